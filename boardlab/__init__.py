@@ -1,0 +1,1 @@
+"""boardlab: hardware-in-the-loop test lab definitions for embedded Linux boards."""

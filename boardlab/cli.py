@@ -1,0 +1,93 @@
+"""The `boardlab` command."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .facts import FactsError
+
+
+def cmd_vlab(args):
+    from .vlab.host import LabError, VirtualLab, format_status, status_json
+    from .vlab.images import ImageBuildError, build_images
+    try:
+        lab = VirtualLab(args.lab)
+        if args.action == "up":
+            lab.up()
+            print(format_status(lab.status()))
+        elif args.action == "down":
+            lab.down()
+        elif args.action == "build":
+            for b in lab.boards:
+                build_images(b, force=args.force)
+        else:
+            st = lab.status()
+            print(status_json(st) if args.json else format_status(st))
+            return 0 if lab.is_up() else 3
+    except (LabError, ImageBuildError) as e:
+        print(f"boardlab vlab {args.action}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_gen(args):
+    from .envgen import write_all
+    stale = write_all(check=args.check)
+    for p in stale:
+        print(f"{'stale' if args.check else 'wrote'}: {p}")
+    return 1 if (args.check and stale) else 0
+
+
+def cmd_boot(args):
+    """Boot a board to a shell once and print its milestones (a smoke test by hand)."""
+    from labgrid import Environment
+    from .strategy import BootError
+    env = Environment(args.env)
+    target = env.get_target("main")
+    strategy = target.get_driver("Strategy")
+    strategy.select(kernel=args.kernel, root=args.root)
+    try:
+        strategy.transition("shell")
+        rec = strategy.last_boot
+        for name, t in rec.milestones.items():
+            print(f"{name:16s} {t:8.3f} s")
+        print(f"console log: {rec.log_path}")
+        out = target.get_driver("ShellDriver").run_check("uname -a")
+        print("\n".join(out))
+    except BootError as e:
+        print(f"boot failed: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if not args.keep_on:
+            strategy.transition("off")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build")
+    v.add_argument("action", choices=["up", "down", "status", "build"])
+    v.add_argument("--lab", default="vlab", help="lab host (places/<lab>/lab-host.yaml)")
+    v.add_argument("--json", action="store_true", help="status as JSON")
+    v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
+    v.set_defaults(func=cmd_vlab)
+    g = sub.add_parser("gen", help="regenerate lab/*.yaml from boards/*.yaml")
+    g.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
+    g.set_defaults(func=cmd_gen)
+    b = sub.add_parser("boot", help="boot a board to a shell once and print its milestones")
+    b.add_argument("--env", default="lab/qemu-arm.yaml")
+    b.add_argument("--kernel", default=None)
+    b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
+    b.add_argument("--keep-on", action="store_true", help="leave the board running")
+    b.set_defaults(func=cmd_boot)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except FactsError as e:
+        print(f"boardlab: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

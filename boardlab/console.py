@@ -1,0 +1,170 @@
+"""Console timestamping and boot milestones, as pure code.
+
+A line's time is the host arrival time of its first character (grabserial's
+definition), not the time a pattern matched. Times are host monotonic seconds; a
+boot log shows them relative to an origin mark (the load command)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+RE_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]")
+
+RX, TX, MARK = "rx", "tx", "mark"
+
+
+@dataclass(frozen=True)
+class TimedLine:
+    t: float          # host monotonic time of the first character (or of the event)
+    text: str         # without line end and terminal escapes
+    kind: str = RX    # rx: from the board, tx: sent to it, mark: an event of ours
+
+
+@dataclass
+class ConsoleTimestamper:
+    """Splits a console byte stream into lines stamped with the arrival of their first
+    character. Feed it every chunk read from the console with the time it was read."""
+    lines: list = field(default_factory=list)
+    _partial: bytearray = field(default_factory=bytearray)
+    _partial_t: float | None = None
+
+    def feed(self, data: bytes, t: float):
+        for piece in re.split(rb"(\n)", data):
+            if not piece:
+                continue
+            if piece == b"\n":
+                self._finish(t)
+                continue
+            if self._partial_t is None:
+                self._partial_t = t
+            self._partial.extend(piece)
+
+    def _finish(self, t):
+        start = self._partial_t if self._partial_t is not None else t
+        self.lines.append(TimedLine(start, clean(bytes(self._partial))))
+        self._partial.clear()
+        self._partial_t = None
+
+    def mark(self, label: str, t: float):
+        """Record an event of ours (power on, the load command sent, ...)."""
+        self.lines.append(TimedLine(t, label, MARK))
+
+    def sent(self, data: bytes, t: float):
+        text = clean(data)
+        if text:
+            self.lines.append(TimedLine(t, text, TX))
+
+    def snapshot(self) -> list:
+        """All lines so far, the unfinished last one included (a prompt has no newline)."""
+        out = list(self.lines)
+        if self._partial_t is not None and clean(bytes(self._partial)):
+            out.append(TimedLine(self._partial_t, clean(bytes(self._partial))))
+        return out
+
+    def clear(self):
+        self.lines.clear()
+        self._partial.clear()
+        self._partial_t = None
+
+
+def clean(raw: bytes) -> str:
+    """Printable text of a console line: escapes, CRs and backspaces removed."""
+    raw = RE_ANSI.sub(b"", raw)
+    text = raw.decode("utf-8", "replace")
+    # a carriage return without newline restarts the line on a terminal
+    text = text.rstrip("\r")
+    if "\r" in text:
+        text = text.split("\r")[-1] or text.replace("\r", "")
+    if "\x08" in text:   # a backspace erases the character before it (U-Boot's countdown)
+        kept = []
+        for c in text:
+            if c == "\x08":
+                if kept:
+                    kept.pop()
+            else:
+                kept.append(c)
+        text = "".join(kept)
+    return "".join(c for c in text if c == "\t" or c >= " ")
+
+
+# ---- milestones ---------------------------------------------------------------------
+
+# name -> pattern, in boot order. 'login' and 'shell' come from the board's facts.
+KERNEL_MILESTONES = (
+    ("starting_kernel", r"Starting kernel"),
+    ("linux_version", r"Linux version \d"),
+    ("freeing_init", r"Freeing unused kernel (?:image )?(?:\(\w+\) )?memory"),
+)
+MILESTONE_LABELS = {
+    "starting_kernel": "Starting kernel",
+    "linux_version": "Linux version",
+    "freeing_init": "Freeing unused kernel memory",
+    "login": "login prompt",
+    "shell": "shell prompt",
+}
+
+
+def milestone_patterns(login_prompt: str, shell_prompt: str):
+    return KERNEL_MILESTONES + (("login", login_prompt), ("shell", shell_prompt))
+
+
+def origin_time(lines, label="load"):
+    for line in lines:
+        if line.kind == MARK and line.text == label:
+            return line.t
+    return None
+
+
+def find_milestones(lines, patterns, origin_label="load") -> dict:
+    """Seconds from the origin mark to the first board line matching each milestone,
+    taken in order (a milestone is searched for after the previous one). Milestones
+    not reached are absent."""
+    t0 = origin_time(lines, origin_label)
+    if t0 is None:
+        return {}
+    found = {}
+    rx = [ln for ln in lines if ln.kind == RX and ln.t >= t0]
+    i = 0
+    for name, pattern in patterns:
+        regex = re.compile(pattern)
+        for j in range(i, len(rx)):
+            if regex.search(rx[j].text):
+                found[name] = round(rx[j].t - t0, 4)
+                i = j  # the shell prompt may share a line with nothing else; stay
+                break
+    return found
+
+
+def last_milestone(milestones: dict, patterns) -> str | None:
+    reached = [name for name, _ in patterns if name in milestones]
+    return reached[-1] if reached else None
+
+
+# ---- the boot log file --------------------------------------------------------------
+
+def format_log(lines, origin_label="load", header=()) -> str:
+    """A boot log a person can read: seconds from the origin, '|' board output,
+    '>' what was sent, '#' our events."""
+    t0 = origin_time(lines, origin_label)
+    if t0 is None:
+        t0 = lines[0].t if lines else 0.0
+    out = [f"# {h}" for h in header]
+    out.append(f"# time: seconds from the '{origin_label}' mark (host clock, first character of each line)")
+    sym = {RX: "|", TX: ">", MARK: "#"}
+    for ln in lines:
+        out.append(f"{ln.t - t0:10.4f} {sym[ln.kind]} {ln.text}")
+    return "\n".join(out) + "\n"
+
+
+RE_LOG_LINE = re.compile(r"^\s*(-?\d+\.\d+) ([|>#]) ?(.*)$")
+
+
+def parse_log(text: str, origin_label="load") -> list:
+    """Read a boot log written by format_log back into TimedLines (origin at 0)."""
+    kinds = {"|": RX, ">": TX, "#": MARK}
+    lines = []
+    for raw in text.splitlines():
+        m = RE_LOG_LINE.match(raw)
+        if m:
+            lines.append(TimedLine(float(m.group(1)), m.group(3), kinds[m.group(2)]))
+    return lines

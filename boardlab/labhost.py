@@ -1,0 +1,78 @@
+"""Configs of a lab host's services, rendered from board facts: ser2net, tftpd-hpa,
+the NFS exports (nfs-kernel-server and nfs-ganesha). Used for the virtual lab host
+at run time and for real lab hosts' files under places/."""
+from __future__ import annotations
+
+import ipaddress
+
+
+def lan_network(lab: dict) -> str:
+    return str(ipaddress.ip_interface(lab["address"]).network)
+
+
+def ser2net_yaml(lines) -> str:
+    """lines: (name, tcp_port, device, baud). RFC2217 on 127.0.0.1-reachable ports;
+    kickolduser so a stale session never blocks the next test run."""
+    out = ["%YAML 1.1", "---", "# ser2net 4.x: one connection per board console (RFC2217)"]
+    for name, port, device, baud, listen in lines:
+        out += [
+            f"connection: &{name}",
+            f"  accepter: telnet(rfc2217),tcp,{listen},{port}",
+            f"  connector: serialdev,{device},{baud}n81,local",
+            "  options:",
+            "    kickolduser: true",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def ganesha_conf(exports, bind_addr: str, clients: str) -> str:
+    """nfs-ganesha (user space: for hosts whose kernel has no nfsd). NFSv3 and v4
+    over TCP, no NLM (boards mount with nolock), graceless so a restart is instant."""
+    out = [
+        "# nfs-ganesha: NFS roots of the lab's boards",
+        "NFS_CORE_PARAM {",
+        "    Protocols = 3, 4;",
+        "    Enable_NLM = false;",
+        "    Enable_RQUOTA = false;",
+        f"    Bind_addr = {bind_addr};",
+        "}",
+        "NFSV4 { Graceless = true; }",
+        "NFS_KRB5 { Active_krb5 = false; }",
+    ]
+    for export_id, path in enumerate(exports, start=1):
+        out += [
+            "EXPORT {",
+            f"    Export_Id = {export_id};",
+            f"    Path = {path};",
+            f"    Pseudo = {path};",
+            "    Access_Type = None;",
+            "    Protocols = 3, 4;",
+            "    Transports = TCP;",
+            "    SecType = sys;",
+            "    Squash = No_Root_Squash;",
+            f"    CLIENT {{ Clients = {clients}; Access_Type = RW; }}",
+            "    FSAL { Name = VFS; }",
+            "}",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def nfs_exports(exports, clients: str) -> str:
+    """/etc/exports lines for nfs-kernel-server: lab network only, root may write
+    (an NFS root needs it)."""
+    lines = ["# NFS roots of the lab's boards: the lab network only"]
+    for path in exports:
+        lines.append(f"{path} {clients}(rw,no_root_squash,no_subtree_check,sync)")
+    return "\n".join(lines) + "\n"
+
+
+def tftpd_defaults(root: str, address: str) -> str:
+    """/etc/default/tftpd-hpa: read-only, secure (chrooted) mode."""
+    return (
+        "# tftpd-hpa on the lab LAN: read-only, chrooted to the TFTP root\n"
+        'TFTP_USERNAME="tftp"\n'
+        f'TFTP_DIRECTORY="{root}"\n'
+        f'TFTP_ADDRESS="{address}:69"\n'
+        'TFTP_OPTIONS="--secure"\n'
+    )

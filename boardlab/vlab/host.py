@@ -1,0 +1,302 @@
+"""`boardlab vlab up | down | status`: the virtual lab host.
+
+up: builds the boards' images (cached), makes the lab LAN (a network namespace with a
+bridge and a tap per board), and starts, each only if not already running:
+a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa and the NFS server
+(rpcbind + nfs-ganesha, or nfs-kernel-server where the kernel has nfsd) inside the
+LAN on their standard ports, and the power switch (127.0.0.1, HTTP).
+down: powers the boards off and stops exactly what up started, by PID, then removes
+the LAN. status: each service and each board's power."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from .. import labhost
+from ..facts import load_board, load_lab_host
+from ..log import progress
+from .images import build_images, sync_tree
+
+
+class LabError(Exception):
+    pass
+
+
+def sh(*cmd, check=True, netns=None):
+    if netns:
+        cmd = ("ip", "netns", "exec", netns) + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise LabError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+RPCBIND_SOCK = "/run/rpcbind.sock"
+
+
+def _rpcbind_alive() -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(RPCBIND_SOCK)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _remove_stale_rpcbind_socket():
+    if os.path.exists(RPCBIND_SOCK) and not _rpcbind_alive():
+        os.unlink(RPCBIND_SOCK)
+
+
+class VirtualLab:
+    def __init__(self, lab_name="vlab"):
+        self.lab = load_lab_host(lab_name)
+        self.boards = [load_board(b) for b in self.lab["boards"]]
+        self.run_dir = Path(self.lab["run_dir"])
+        self.pid_dir = self.run_dir / "pids"
+        self.log_dir = self.run_dir / "logs"
+        self.ns = self.lab["netns"]
+        self.server_ip = self.lab["address"].split("/")[0]
+
+    # ---- processes -------------------------------------------------------------------
+    def _pid(self, name):
+        try:
+            pid = int((self.pid_dir / f"{name}.pid").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        try:   # a PID reused by an unrelated process is not ours
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return None
+        except FileNotFoundError:
+            return None
+        return pid
+
+    def _start(self, name, cmd, netns=None, ready=None, timeout=10.0):
+        pid = self._pid(name)
+        if pid:
+            progress(f"  {name}: running (pid {pid})")
+            return pid
+        if netns:
+            cmd = ["ip", "netns", "exec", netns] + cmd
+        log = open(self.log_dir / f"{name}.log", "ab")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+        (self.pid_dir / f"{name}.pid").write_text(f"{proc.pid}\n")
+        deadline = time.monotonic() + timeout
+        while ready is not None and not ready():
+            if proc.poll() is not None:
+                raise LabError(f"{name} exited with status {proc.returncode} at start; "
+                               f"its log: {self.log_dir / (name + '.log')}\n"
+                               + self._log_tail(name))
+            if time.monotonic() > deadline:
+                raise LabError(f"{name} did not become ready within {timeout:.0f} s; its log: "
+                               f"{self.log_dir / (name + '.log')}\n" + self._log_tail(name))
+            time.sleep(0.05)
+        progress(f"  {name}: started (pid {proc.pid})")
+        return proc.pid
+
+    def _log_tail(self, name, n=8):
+        try:
+            lines = (self.log_dir / f"{name}.log").read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return ""
+        return "\n".join("    " + ln for ln in lines[-n:])
+
+    def _stop(self, name):
+        pid = self._pid(name)
+        if pid is None:
+            (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+            return False
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            try:   # our own child (started in this process): reap it
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+        progress(f"  {name}: stopped (pid {pid})")
+        return True
+
+    # ---- readiness probes --------------------------------------------------------------
+    @staticmethod
+    def _tcp_open(host, port):
+        try:
+            with socket.create_connection((host, port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def _listening(self, proto, port):
+        r = sh("ss", "-Hln" + ("t" if proto == "tcp" else "u"), f"sport = :{port}",
+               netns=self.ns, check=False)
+        return r.returncode == 0 and bool(r.stdout.strip())
+
+    def _netns_exists(self):
+        return Path(f"/run/netns/{self.ns}").exists()
+
+    # ---- up ------------------------------------------------------------------------------
+    def services(self):
+        """(name, command, netns, ready probe) in start order."""
+        lab = self.lab
+        out = []
+        for b in self.boards:
+            link = str(self.run_dir / f"{b['name']}.tty")
+            out.append((f"cable-{b['name']}",
+                        [sys.executable, "-m", "boardlab.vlab.cable",
+                         "--socket", str(self.run_dir / f"{b['name']}.uart.sock"), "--link", link],
+                        None, lambda link=link: os.path.exists(link)))
+        out.append(("ser2net", ["ser2net", "-n", "-u", "-c", str(self.run_dir / "ser2net.yaml"),
+                                "-P", str(self.run_dir / "ser2net.pid")], None,
+                    lambda: all(self._tcp_open("127.0.0.1", b["console"]["ser2net_port"])
+                                for b in self.boards)))
+        out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
+                              f"{self.server_ip}:69", "--secure", "--user", "tftp",
+                              "--verbose", lab["tftp_root"]], self.ns,
+                    lambda: self._listening("udp", 69)))
+        out.append(("rpcbind", ["rpcbind", "-f"], self.ns,
+                    lambda: self._listening("tcp", 111)))
+        out.append(("nfsd", ["ganesha.nfsd", "-F", "-f", str(self.run_dir / "ganesha.conf"),
+                             "-L", str(self.log_dir / "ganesha.log"), "-p",
+                             str(self.run_dir / "ganesha.pid"), "-N", "NIV_EVENT"], self.ns,
+                    lambda: self._listening("tcp", 2049)))
+        out.append(("power-switch", [sys.executable, "-m", "boardlab.vlab.power", "--lab",
+                                     lab["_path"]], None,
+                    lambda: self._tcp_open(lab["power_switch"]["listen"], lab["power_switch"]["port"])))
+        return out
+
+    def _check_host(self):
+        if os.geteuid() != 0:
+            raise LabError("the virtual lab needs root (network namespace, port 69, NFS)")
+        missing = [t for t in ("qemu-system-arm", "ser2net", "in.tftpd", "rpcbind",
+                               "ganesha.nfsd", "mkimage", "ip", "ss")
+                   if not any(os.access(os.path.join(d, t), os.X_OK)
+                              for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"])]
+        if missing:
+            raise LabError(f"not installed: {', '.join(missing)} (run scripts/setup-host.sh)")
+        if not self._pid("rpcbind") and _rpcbind_alive():
+            raise LabError("an rpcbind not started by boardlab is running (/run/rpcbind.sock): "
+                           "the lab's rpcbind would clash with it; stop it first")
+        _remove_stale_rpcbind_socket()
+
+    def _make_lan(self):
+        if self._netns_exists():
+            return
+        progress(f"  lab LAN: netns {self.ns}, bridge {self.lab['bridge']} {self.lab['address']}")
+        sh("ip", "netns", "add", self.ns)
+        br = self.lab["bridge"]
+        sh("ip", "link", "set", "lo", "up", netns=self.ns)
+        sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
+        sh("ip", "addr", "add", self.lab["address"], "dev", br, netns=self.ns)
+        sh("ip", "link", "set", br, "up", netns=self.ns)
+        for b in self.boards:
+            tap = b["qemu"]["tap"]
+            sh("ip", "tuntap", "add", "dev", tap, "mode", "tap", netns=self.ns)
+            sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
+
+    def _render_configs(self):
+        clients = labhost.lan_network(self.lab)
+        (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
+            (b["name"], b["console"]["ser2net_port"], str(self.run_dir / f"{b['name']}.tty"),
+             b["console"]["baud"], "127.0.0.1") for b in self.boards))
+        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(
+            [b["nfs"]["export"] for b in self.boards], self.server_ip, clients))
+
+    def up(self):
+        self._check_host()
+        t0 = time.monotonic()
+        progress(f"virtual lab {self.lab['name']}: up")
+        for d in (self.pid_dir, self.log_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        Path(self.lab["tftp_root"]).mkdir(parents=True, exist_ok=True)
+        for b in self.boards:
+            images = build_images(b)
+            Path(b["tftp"]["dir"]).mkdir(parents=True, exist_ok=True)
+            if not self._pid("nfsd"):   # never pull a root from under a running server
+                sync_tree(images / "nfsroot", Path(b["nfs"]["export"]))
+        self._render_configs()
+        self._make_lan()
+        for name, cmd, netns, ready in self.services():
+            self._start(name, cmd, netns=netns, ready=ready, timeout=20.0)
+        progress(f"virtual lab up in {time.monotonic() - t0:.1f} s")
+
+    # ---- down ----------------------------------------------------------------------------
+    def _switch_off_all(self):
+        ps = self.lab["power_switch"]
+        for b in self.boards:
+            url = b["power"]["host"].format(index=b["power"]["index"])
+            try:
+                req = urllib.request.Request(url, data=b"0", method="PUT")
+                urllib.request.urlopen(req, timeout=10).read()
+            except OSError:
+                pass
+        del ps
+
+    def down(self):
+        progress(f"virtual lab {self.lab['name']}: down")
+        if self._pid("power-switch"):
+            self._switch_off_all()
+        for name, *_ in reversed(self.services()):
+            self._stop(name)
+        for b in self.boards:   # a board whose switch died: its QEMU by its PID file
+            self._stop(f"qemu-{b['name']}")
+        _remove_stale_rpcbind_socket()   # rpcbind leaves its socket behind on SIGTERM
+        if self._netns_exists():
+            sh("ip", "netns", "del", self.ns)
+            progress(f"  lab LAN {self.ns}: removed")
+
+    # ---- status --------------------------------------------------------------------------
+    def status(self) -> dict:
+        svc = {}
+        for name, *_ in self.services():
+            svc[name] = self._pid(name)
+        boards = {}
+        for b in self.boards:
+            state = "unknown (power switch down)"
+            if svc.get("power-switch"):
+                try:
+                    url = b["power"]["host"].format(index=b["power"]["index"])
+                    state = "on" if urllib.request.urlopen(url, timeout=5).read() == b"1" else "off"
+                except OSError as e:
+                    state = f"unknown ({e})"
+            boards[b["name"]] = {"power": state, "qemu_pid": self._pid(f"qemu-{b['name']}"),
+                                 "console": f"rfc2217://127.0.0.1:{b['console']['ser2net_port']}"}
+        return {"lab": self.lab["name"], "netns": self.ns if self._netns_exists() else None,
+                "services": svc, "boards": boards}
+
+    def is_up(self) -> bool:
+        st = self.status()
+        return st["netns"] is not None and all(st["services"].values())
+
+
+def format_status(st: dict) -> str:
+    lines = [f"virtual lab {st['lab']}: lab LAN {st['netns'] or '(none)'}"]
+    for name, pid in st["services"].items():
+        lines.append(f"  {name:14s} {'running, pid ' + str(pid) if pid else 'stopped'}")
+    for name, b in st["boards"].items():
+        q = f", qemu pid {b['qemu_pid']}" if b["qemu_pid"] else ""
+        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}")
+    return "\n".join(lines)
+
+
+def status_json(st: dict) -> str:
+    return json.dumps(st, indent=2)

@@ -1,0 +1,176 @@
+"""The virtual lab's network power switch.
+
+Speaks the HTTP protocol of labgrid's NetworkPowerPort model 'rest':
+GET  /outlet/<n>/value  -> "1" (on) or "0" (off)
+PUT  /outlet/<n>/value  with body "1" or "0"
+so labgrid drives it with NetworkPowerDriver and LAVA with curl, as they would a
+real switch. Switching an outlet on starts the board's QEMU (U-Boot runs at once)
+inside the lab network namespace; off stops it. GET / lists the outlets as JSON."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from ..facts import load_board, load_lab_host
+
+
+def qemu_command(board: dict, lab: dict) -> list[str]:
+    q = board["qemu"]
+    run_dir = Path(lab["run_dir"])
+    mac = board["network"].get("mac")
+    # romfile= : U-Boot drives the NIC itself, no iPXE option ROM needed
+    nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
+    return [
+        "qemu-system-arm", "-M", q["machine"], "-cpu", q["cpu"], "-smp", str(q.get("smp", 1)),
+        "-m", str(board["ram_mb"]), "-bios", q["bios"],
+        "-netdev", f"tap,id=lan,ifname={q['tap']},script=no,downscript=no",
+        "-device", nic,
+        "-chardev", f"socket,id=uart,path={run_dir / (board['name'] + '.uart.sock')}",
+        "-serial", "chardev:uart",
+        "-display", "none", "-monitor", "none", "-nodefaults",
+        "-name", f"boardlab-{board['name']}",
+    ]
+
+
+class Outlet:
+    def __init__(self, board: dict, lab: dict):
+        self.board = board
+        self.lab = lab
+        self.proc = None
+        self.lock = threading.Lock()
+        self.pidfile = Path(lab["run_dir"]) / "pids" / f"qemu-{board['name']}.pid"
+        self.logfile = Path(lab["run_dir"]) / "logs" / f"qemu-{board['name']}.log"
+
+    def is_on(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def on(self):
+        with self.lock:
+            if self.is_on():
+                return
+            cmd = ["ip", "netns", "exec", self.lab["netns"]] + qemu_command(self.board, self.lab)
+            log = open(self.logfile, "ab")
+            log.write(f"--- power on {time.strftime('%F %T')}: {' '.join(cmd)}\n".encode())
+            log.flush()
+            # its own session: the switch's signals and terminal are not the board's
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         start_new_session=True)
+            self.pidfile.write_text(f"{self.proc.pid}\n")
+            try:   # a bad command line or a missing file makes QEMU exit at once
+                self.proc.wait(timeout=0.3)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"QEMU for {self.board['name']} exited at once "
+                                   f"(status {self.proc.returncode}); see {self.logfile}")
+
+    def off(self):
+        with self.lock:
+            if self.proc is None:
+                return
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc = None
+            self.pidfile.unlink(missing_ok=True)
+
+
+def make_handler(outlets: dict):
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "boardlab-power/1"
+
+        def log_message(self, fmt, *args):  # one line per request, on stderr
+            sys.stderr.write(f"{time.strftime('%T')} {self.address_string()} {fmt % args}\n")
+
+        def _reply(self, code, body, ctype="text/plain"):
+            data = body.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _outlet(self):
+            m = re.fullmatch(r"/outlet/(\d+)/value/?", self.path)
+            if not m:
+                self._reply(404, "use /outlet/<n>/value\n")
+                return None
+            n = int(m.group(1))
+            if n not in outlets:
+                self._reply(404, f"no outlet {n} (outlets: {sorted(outlets)})\n")
+                return None
+            return outlets[n]
+
+        def do_GET(self):  # noqa: N802 - http.server's naming
+            if self.path == "/":
+                state = {n: {"board": o.board["name"], "on": o.is_on()} for n, o in outlets.items()}
+                self._reply(200, json.dumps(state) + "\n", "application/json")
+                return
+            outlet = self._outlet()
+            if outlet:
+                self._reply(200, "1" if outlet.is_on() else "0")
+
+        def do_PUT(self):  # noqa: N802
+            outlet = self._outlet()
+            if not outlet:
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).strip()
+            if body not in (b"0", b"1"):
+                self._reply(400, "body must be 0 or 1\n")
+                return
+            try:
+                outlet.on() if body == b"1" else outlet.off()
+            except RuntimeError as e:
+                self._reply(500, f"{e}\n")
+                return
+            self._reply(200, body.decode())
+
+    return Handler
+
+
+def serve(lab_name: str):
+    lab = load_lab_host(lab_name)
+    outlets = {}
+    for name in lab["boards"]:
+        board = load_board(name)
+        outlets[board["power"]["index"]] = Outlet(board, lab)
+    server = ThreadingHTTPServer((lab["power_switch"]["listen"], lab["power_switch"]["port"]),
+                                 make_handler(outlets))
+
+    def stop(*_):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"power switch on http://{lab['power_switch']['listen']}:{lab['power_switch']['port']}"
+          f" outlets {sorted(outlets)}", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        for o in outlets.values():   # a switch that goes away cuts the power
+            o.off()
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="boardlab virtual lab power switch")
+    ap.add_argument("--lab", default="vlab", help="lab host name or lab-host.yaml path")
+    args = ap.parse_args(argv)
+    return serve(args.lab)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
