@@ -140,6 +140,20 @@ def last_milestone(milestones: dict, patterns) -> str | None:
     return reached[-1] if reached else None
 
 
+# ---- raw console captures (JSON lines: host time, bytes as latin-1 text) --------------
+
+def append_raw_chunk(path, t: float, data: bytes):
+    import json
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"t": round(t, 6), "data": data.decode("latin-1")}) + "\n")
+
+
+def read_raw_chunks(path):
+    import json
+    with open(path, encoding="utf-8") as f:
+        return [(c["t"], c["data"].encode("latin-1")) for c in map(json.loads, f) if c]
+
+
 # ---- the boot log file --------------------------------------------------------------
 
 def format_log(lines, origin_label="load", header=()) -> str:

@@ -64,11 +64,16 @@ class TimestampingSerialDriver(SerialDriver):
     def __attrs_post_init__(self):
         super().__attrs_post_init__()
         self.timestamper = con.ConsoleTimestamper()
+        # BOARDLAB_RAW_CONSOLE=FILE: also record every chunk as read (for parser tests)
+        self.raw_capture = os.environ.get("BOARDLAB_RAW_CONSOLE")
 
     def _read(self, size: int = 1, timeout: float = 0.0, max_size: int = None):
         data = super()._read(size=size, timeout=timeout, max_size=max_size)
         if data:
-            self.timestamper.feed(data, time.monotonic())
+            now = time.monotonic()
+            self.timestamper.feed(data, now)
+            if self.raw_capture:
+                con.append_raw_chunk(self.raw_capture, now, data)
         return data
 
     def _write(self, data: bytes):
@@ -84,6 +89,7 @@ class BootRecord:
     kernel: str
     root: str
     milestones: dict = field(default_factory=dict)
+    ramdisk: str | None = None
     power_on_to_uboot_s: float | None = None
     log_path: str | None = None
     lines: list = field(default_factory=list)
@@ -126,7 +132,10 @@ class BoardStrategy(Strategy):
     facts = attr.ib(validator=attr.validators.instance_of(str))
     kernel = attr.ib(default="", validator=attr.validators.instance_of(str))
     root = attr.ib(default="", validator=attr.validators.instance_of(str))
+    ramdisk = attr.ib(default="", validator=attr.validators.instance_of(str))
     log_dir = attr.ib(default="", validator=attr.validators.instance_of(str))
+    uboot_timeout = attr.ib(default=0.0, converter=float)   # 0: the board's facts
+    boot_timeout = attr.ib(default=0.0, converter=float)
     status = attr.ib(default=Status.unknown)
 
     def __attrs_post_init__(self):
@@ -140,12 +149,23 @@ class BoardStrategy(Strategy):
         self.boot_count = 0
 
     # ---- selection -------------------------------------------------------------------
-    def select(self, kernel=None, root=None):
-        """Choose what the next shell transition boots (None keeps the current)."""
+    def select(self, kernel=None, root=None, ramdisk=None):
+        """Choose what the next shell transition boots (None keeps the current,
+        '' goes back to the board's default)."""
         if kernel is not None:
             self.kernel = kernel
         if root is not None:
             self.root = root
+        if ramdisk is not None:
+            self.ramdisk = ramdisk
+
+    @property
+    def selection(self) -> tuple:
+        return (self.kernel_spec, self.root_mode, self.ramdisk)
+
+    def timeout(self, name) -> float:
+        override = {"uboot_s": self.uboot_timeout, "boot_s": self.boot_timeout}.get(name)
+        return override or float(self.board["timeouts"][name])
 
     @property
     def kernel_spec(self) -> str:
@@ -186,7 +206,7 @@ class BoardStrategy(Strategy):
         if status == Status.unknown:
             raise BootError(f"can not transition to {status}")
         if status == Status.shell and self.status == Status.shell \
-                and self.booted == (self.kernel_spec, self.root_mode):
+                and self.booted == self.selection:
             return  # the running kernel is the one asked for: reuse it
         if status == self.status and status != Status.shell:
             return
@@ -256,27 +276,29 @@ class BoardStrategy(Strategy):
         stamps = self._stamps
         stamps.clear()
         self.boot_count += 1
-        self.last_boot = BootRecord(self.board["name"], self.kernel_spec, self.root_mode)
+        self.last_boot = BootRecord(self.board["name"], self.kernel_spec, self.root_mode,
+                                    ramdisk=self.ramdisk or self.board["images"].get("ramdisk"))
         t_on = time.monotonic()
         stamps.mark("power on", t_on)
         try:
             self.power.on()
         except Exception as e:  # noqa: BLE001 - any power driver's error
             self._fail(f"power on failed: {type(e).__name__}: {e}", None)
-        self.uboot.login_timeout = int(self.board["timeouts"]["uboot_s"])
+        uboot_s = self.timeout("uboot_s")
+        self.uboot.login_timeout = int(uboot_s)
         try:
             self.target.activate(self.uboot)
         except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
             got = [ln.text for ln in stamps.snapshot() if ln.kind == con.RX and ln.text.strip()]
             if not got:
                 reason = (f"no U-Boot prompt: nothing at all came from the console within "
-                          f"{self.board['timeouts']['uboot_s']} s of power-on. Suspects: the power "
+                          f"{uboot_s:.0f} s of power-on. Suspects: the power "
                           f"switch ({self.board['power']['host'].format(index=self.board['power']['index'], value='')}) "
                           f"and the serial wiring (ser2net port {self.board['console']['ser2net_port']}, "
                           f"{self.board['console']['device']} at {self.board['console']['baud']} baud)")
             else:
                 reason = (f"no U-Boot prompt {self.board['uboot']['prompt']!r} within "
-                          f"{self.board['timeouts']['uboot_s']} s of power-on, although the board "
+                          f"{uboot_s:.0f} s of power-on, although the board "
                           f"printed {len(got)} lines: wrong prompt in the facts, or U-Boot did "
                           f"not stop autoboot ({type(e).__name__})")
             self._fail(reason, None)
@@ -329,11 +351,17 @@ class BoardStrategy(Strategy):
         kfile = kernel["tftp_name"] or self.stage(kernel["local"])
         ramdisk_file = None
         if root == "ramdisk" or (root == "nfs" and kernel["nfs_loader"]):
-            rd = board["images"].get("ramdisk")
+            rd = self.ramdisk or board["images"].get("ramdisk")
             if not rd:
                 self._fail(f"root {root} needs a ramdisk but images.ramdisk is not set in "
                            f"{board['_path']}", None)
-            ramdisk_file = self.stage(Path(board["images"]["dir"]) / rd)
+            if rd.startswith("tftp:"):
+                ramdisk_file = rd[len("tftp:"):]
+            else:
+                rd_path = Path(rd) if os.sep in rd else Path(board["images"]["dir"]) / rd
+                if not rd_path.exists():
+                    self._fail(f"ramdisk {rd_path} does not exist", None)
+                ramdisk_file = self.stage(rd_path)
 
         for cmd in ub.get("init_commands", []):
             self._uboot_cmd(cmd)
@@ -360,14 +388,14 @@ class BoardStrategy(Strategy):
                                              fdt=ub.get("fdt_addr", ""))
         self.console.sendline(boot_cmd.strip())
         self._await_boot(kfile)
-        self.booted = (self.kernel_spec, root)
+        self.booted = self.selection
 
     def _await_boot(self, kfile):
         board = self.board
         stamps = self._stamps
         patterns = con.milestone_patterns(board["shell"]["login_prompt"], board["shell"]["prompt"])
         kernel_patterns = patterns[:-1]  # up to the login prompt; the shell driver logs in
-        deadline = time.monotonic() + float(board["timeouts"]["boot_s"])
+        deadline = time.monotonic() + self.timeout("boot_s")
         errors = [p for p, _ in UBOOT_ERRORS[3:]]  # the image errors of bootm
         expect = [PANIC] + errors + [board["shell"]["login_prompt"]]
         while True:
@@ -410,7 +438,7 @@ class BoardStrategy(Strategy):
         last = con.last_milestone(ms, patterns)
         nxt = names[names.index(last) + 1] if last and names.index(last) + 1 < len(names) else names[0]
         self._fail(f"timeout: no {con.MILESTONE_LABELS.get(nxt, nxt)!r} within "
-                   f"{self.board['timeouts']['boot_s']} s of the load command",
+                   f"{self.timeout('boot_s'):.0f} s of the load command",
                    self._reached(patterns))
 
     def _panic(self, patterns):
@@ -436,8 +464,13 @@ class BoardStrategy(Strategy):
         rec = self.last_boot
         log_dir = Path(self.log_dir or os.environ.get("BOARDLAB_LOG_DIR") or "results/boot-logs")
         log_dir.mkdir(parents=True, exist_ok=True)
-        safe = re.sub(r"[^\w.-]+", "_", rec.kernel)
-        path = log_dir / f"boot-{rec.board}-{safe}-{rec.root}-{self.boot_count:03d}.log"
+        if rec.log_path:
+            path = Path(rec.log_path)
+        else:   # the next free number: logs of earlier sessions in the same place stay
+            safe = re.sub(r"[^\w.-]+", "_", rec.kernel)
+            n = self.boot_count
+            while (path := log_dir / f"boot-{rec.board}-{safe}-{rec.root}-{n:03d}.log").exists():
+                n += 1
         header = (f"boardlab boot log: board {rec.board}, kernel {rec.kernel}, root {rec.root}, "
                   f"outcome {outcome}",
                   f"written {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")

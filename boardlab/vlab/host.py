@@ -213,6 +213,23 @@ class VirtualLab:
             sh("ip", "tuntap", "add", "dev", tap, "mode", "tap", netns=self.ns)
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 
+    def _sync_nfs_root(self, board, images: Path):
+        """Refresh the board's NFS root from its images when they changed, unless the
+        board is running (it may have that root mounted)."""
+        export = Path(board["nfs"]["export"])
+        want = (images / ".inputs").read_text()
+        stamp = export / ".boardlab-inputs"
+        if stamp.exists() and stamp.read_text() == want:
+            return False
+        if self._pid(f"qemu-{board['name']}"):
+            progress(f"  NFS root {export}: out of date, but {board['name']} is powered on: "
+                     f"left as it is (power the board off and run up again)")
+            return False
+        progress(f"  NFS root {export}: refreshing from {images / 'nfsroot'}")
+        sync_tree(images / "nfsroot", export)
+        stamp.write_text(want)
+        return True
+
     def _render_configs(self):
         clients = labhost.lan_network(self.lab)
         (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
@@ -228,11 +245,13 @@ class VirtualLab:
         for d in (self.pid_dir, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
         Path(self.lab["tftp_root"]).mkdir(parents=True, exist_ok=True)
+        refreshed = False
         for b in self.boards:
             images = build_images(b)
             Path(b["tftp"]["dir"]).mkdir(parents=True, exist_ok=True)
-            if not self._pid("nfsd"):   # never pull a root from under a running server
-                sync_tree(images / "nfsroot", Path(b["nfs"]["export"]))
+            refreshed |= self._sync_nfs_root(b, images)
+        if refreshed and self._pid("nfsd"):
+            self._stop("nfsd")   # its metadata cache still holds the old tree's handles
         self._render_configs()
         self._make_lan()
         for name, cmd, netns, ready in self.services():

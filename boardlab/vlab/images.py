@@ -134,29 +134,56 @@ def _debian_packages(board):
     return kernels
 
 
-def resolve_package(pkg: str) -> str:
-    """A metapackage (linux-image-armmp) to the package it stands for today."""
-    out = run(["apt-cache", "depends", f"{pkg}:armhf"])
+def resolve_packages(metas: dict) -> dict:
+    """Metapackages (linux-image-armmp) to the packages they stand for today,
+    in one apt-cache call: {kernel name: package}."""
+    if not metas:
+        return {}
+    out = run(["apt-cache", "depends"] + [f"{p}:armhf" for p in metas.values()])
+    resolved, current = {}, None
     for line in out.splitlines():
-        line = line.strip()
-        if line.startswith("Depends:") and "linux-image-" in line:
-            return line.split()[1].split(":")[0]
-    raise ImageBuildError(f"cannot resolve {pkg}:armhf with apt-cache (did setup run "
-                          f"'dpkg --add-architecture armhf' and 'apt-get update'?)")
+        if not line.startswith(" "):
+            current = line.strip().split(":")[0]
+        elif current and current not in resolved and "Depends:" in line and "linux-image-" in line:
+            resolved[current] = line.split()[1].split(":")[0]
+    missing = [m for m in metas.values() if m not in resolved]
+    if missing:
+        raise ImageBuildError(f"cannot resolve {', '.join(missing)} (armhf) with apt-cache: did "
+                              f"setup run 'dpkg --add-architecture armhf' and 'apt-get update'?")
+    return {name: resolved[meta] for name, meta in metas.items()}
+
+
+def parse_policy(text: str) -> dict:
+    """'apt-cache policy a b ...' output -> {package: candidate version or None}."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^(\S+?)(?::armhf)?:$", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.match(r"^\s+Candidate:\s*(\S+)", line)
+        if m and name:
+            out[name] = None if m.group(1) == "(none)" else m.group(1)
+    return out
+
+
+def candidate_versions(pkgs) -> dict:
+    """One apt-cache call for all packages (each call costs about a second)."""
+    found = parse_policy(run(["apt-cache", "policy"] + [f"{p}:armhf" for p in pkgs]))
+    versions = {}
+    for pkg in pkgs:
+        if not found.get(pkg):
+            raise ImageBuildError(f"package {pkg}:armhf is not available from apt (setup adds "
+                                  f"'contrib non-free' and armhf; run apt-get update)")
+        versions[pkg] = found[pkg].split(":")[-1]  # without the epoch, as in file names
+    return versions
 
 
 def download(pkgs, debs_dir: Path) -> dict[str, Path]:
     """apt-get download each armhf package (once); returns name -> .deb path."""
     debs_dir.mkdir(parents=True, exist_ok=True)
     have = {}
-    wanted_versions = {}
-    for pkg in pkgs:
-        pol = run(["apt-cache", "policy", f"{pkg}:armhf"])
-        m = re.search(r"Candidate:\s*(\S+)", pol)
-        if not m or m.group(1) == "(none)":
-            raise ImageBuildError(f"package {pkg}:armhf is not available from apt (setup adds "
-                                  f"'contrib non-free' and armhf; run apt-get update)")
-        wanted_versions[pkg] = m.group(1).split(":")[-1]  # strip the epoch as filenames do
+    wanted_versions = candidate_versions(pkgs)
     missing = []
     for pkg in pkgs:
         found = [p for p in debs_dir.glob(f"{pkg}_*_armhf.deb")
@@ -293,7 +320,7 @@ def build_images(board, force=False) -> Path:
     out = Path(board["images"]["dir"])
     build = CACHE_DIR / "build" / board["name"]
     t0 = time.monotonic()
-    kernel_pkgs = {name: resolve_package(pkg) for name, pkg in _debian_packages(board).items()}
+    kernel_pkgs = resolve_packages(_debian_packages(board))
     debs = download(list(kernel_pkgs.values()) + USERLAND_PACKAGES, CACHE_DIR / "debs")
     digest = inputs_digest(board, debs)
     stampfile = out / ".inputs"

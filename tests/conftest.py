@@ -1,0 +1,48 @@
+"""Fixtures of the project's own tests: the virtual lab, brought up once per session
+(and down again, unless it was up before), and the virtual board's labgrid target."""
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session")
+def vlab():
+    from boardlab.vlab.host import VirtualLab
+    lab = VirtualLab("vlab")
+    was_up = lab.is_up()
+    if not was_up:
+        lab.up()
+    try:
+        yield lab
+    finally:
+        if not was_up and not os.environ.get("BOARDLAB_KEEP_LAB"):
+            lab.down()
+
+
+@pytest.fixture(scope="session")
+def qemu_env(vlab, tmp_path_factory):
+    from labgrid import Environment
+    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    yield env
+    env.cleanup()
+
+
+@pytest.fixture(scope="session")
+def qemu_target(qemu_env):
+    return qemu_env.get_target("main")
+
+
+@pytest.fixture
+def qemu(qemu_target, tmp_path):
+    """The virtual board's strategy, defaults selected, console logs in tmp_path.
+    Left powered off if the test failed, so the next test starts clean."""
+    strategy = qemu_target.get_driver("Strategy")
+    strategy.select(kernel="", root="", ramdisk="")
+    strategy.uboot_timeout = strategy.boot_timeout = 0.0
+    strategy.log_dir = str(tmp_path)
+    yield strategy
+    strategy.uboot_timeout = strategy.boot_timeout = 0.0

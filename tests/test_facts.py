@@ -1,0 +1,100 @@
+"""Board facts: the one source of a board's facts, validated with clear errors."""
+import pytest
+import yaml
+
+from boardlab import envgen
+from boardlab.facts import FactsError, bootargs, load_board, load_lab_host
+from conftest import ROOT
+
+
+def write_variant(tmp_path, name="qemu-arm", **changes):
+    data = yaml.safe_load((ROOT / "boards" / "qemu-arm.yaml").read_text())
+    for dotted, value in changes.items():
+        node = data
+        *parents, last = dotted.split("__")
+        for p in parents:
+            node = node[p]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_the_virtual_board_loads():
+    b = load_board("qemu-arm")
+    assert b["console"] == {"device": "ttyAMA0", "baud": 115200, "ser2net_port": 5101}
+    assert b["images"]["default_kernel"] == "armmp"
+
+
+def test_bootargs_are_filled_from_the_facts():
+    b = load_board("qemu-arm")
+    assert bootargs(b, "ramdisk").startswith("console=ttyAMA0,115200 ")
+    nfs = bootargs(b, "nfs")
+    assert "nfsroot=192.168.10.1:/srv/boardlab/nfs/qemu-arm,vers=3,tcp" in nfs
+    assert "ip=192.168.10.10::192.168.10.1:255.255.255.0:qemu-arm:eth0:off" in nfs
+
+
+def test_a_missing_field_names_the_file_and_field(tmp_path):
+    path = write_variant(tmp_path, console__baud=None)
+    with pytest.raises(FactsError, match=r"qemu-arm\.yaml: missing field 'console\.baud'"):
+        load_board(path)
+
+
+def test_a_wrong_type_names_the_field_and_value(tmp_path):
+    path = write_variant(tmp_path, console__baud="fast")
+    with pytest.raises(FactsError, match=r"field 'console\.baud' must be int, got 'fast'"):
+        load_board(path)
+
+
+def test_an_unknown_uboot_dialect_is_refused(tmp_path):
+    with pytest.raises(FactsError, match="uboot.dialect"):
+        load_board(write_variant(tmp_path, uboot__dialect="cisco"))
+
+
+def test_the_default_kernel_must_exist(tmp_path):
+    with pytest.raises(FactsError, match="images.default_kernel.*'nope'"):
+        load_board(write_variant(tmp_path, images__default_kernel="nope"))
+
+
+def test_file_name_and_board_name_agree(tmp_path):
+    with pytest.raises(FactsError, match="must agree"):
+        load_board(write_variant(tmp_path, name="other"))
+
+
+def test_not_yaml_is_a_clear_error(tmp_path):
+    bad = tmp_path / "x.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(FactsError, match=r"x\.yaml: not valid YAML"):
+        load_board(bad)
+
+
+def test_the_lab_host_loads():
+    lab = load_lab_host("vlab")
+    assert lab["boards"] == ["qemu-arm"]
+
+
+def test_generated_labgrid_envs_are_up_to_date():
+    assert envgen.write_all(check=True) == [], "run `boardlab gen` and commit lab/"
+
+
+def test_the_env_carries_the_facts_without_copies():
+    env = envgen.labgrid_env(load_board("qemu-arm"))
+    t = env["targets"]["main"]
+    assert t["resources"]["NetworkSerialPort"] == {
+        "host": "127.0.0.1", "port": 5101, "speed": 115200, "protocol": "rfc2217"}
+    assert t["resources"]["NetworkPowerPort"]["model"] == "rest"
+    assert t["drivers"]["BoardStrategy"] == {"facts": "../boards/qemu-arm.yaml"}
+
+
+def test_the_env_loads_in_labgrid_and_its_drivers_bind():
+    from labgrid import Environment
+    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    target = env.get_target("main")
+    strategy = target.get_driver("Strategy")
+    assert type(strategy).__name__ == "BoardStrategy"
+    assert strategy.board["name"] == "qemu-arm"
+    assert type(strategy.console).__name__ == "TimestampingSerialDriver"
+    env.cleanup()

@@ -1,0 +1,80 @@
+"""Pure helpers of the image builder: module order, cpio, apt output, uImage headers."""
+import subprocess
+
+import pytest
+
+from boardlab import uimage
+from boardlab.vlab import images
+
+
+def test_module_depends_reads_modinfo():
+    blob = b"\x7fELF...\0license=GPL\0depends=nfs,lockd,sunrpc\0vermagic=6.1\0"
+    assert images.module_depends(blob) == ["nfs", "lockd", "sunrpc"]
+    assert images.module_depends(b"\0depends=\0") == []
+
+
+def test_modules_load_after_what_they_depend_on():
+    deps = {"nfsv3": ["nfs", "lockd"], "nfs": ["sunrpc", "lockd"], "lockd": ["sunrpc"],
+            "sunrpc": [], "virtio_net": ["net_failover"], "net_failover": ["failover"],
+            "failover": []}
+    order = images.module_load_order(["virtio_net", "nfsv3"], deps.__getitem__)
+    assert order == ["failover", "net_failover", "virtio_net", "sunrpc", "lockd", "nfs", "nfsv3"]
+
+
+def test_a_dependency_cycle_is_an_error():
+    with pytest.raises(images.ImageBuildError, match="cycle: a -> b -> a"):
+        images.module_load_order(["a"], {"a": ["b"], "b": ["a"]}.__getitem__)
+
+
+def test_cpio_holds_files_links_and_device_nodes(tmp_path):
+    root = tmp_path / "root"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin/busybox").write_bytes(b"\x7fELF")
+    (root / "bin/sh").symlink_to("/bin/busybox")
+    (root / "init").write_text("#!/bin/sh\n")
+    (root / "init").chmod(0o755)
+    archive = images.cpio_newc(images.tree_entries(root, devices=[("dev/console", 5, 1)]))
+    listing = subprocess.run(["cpio", "-tv"], input=archive, capture_output=True, check=True)
+    out = listing.stdout.decode()
+    assert "bin/sh -> /bin/busybox" in out
+    assert "-rwxr-xr-x" in out and " init" in out
+    assert "crw-------" in out and "dev/console" in out
+
+
+def test_apt_policy_output_gives_candidates():
+    text = ("busybox-static:armhf:\n  Installed: (none)\n  Candidate: 1:1.35.0-4+deb12u1+b1\n"
+            "lmbench:armhf:\n  Installed: (none)\n  Candidate: (none)\n")
+    assert images.parse_policy(text) == {"busybox-static": "1:1.35.0-4+deb12u1+b1",
+                                         "lmbench": None}
+
+
+def make_uimage(tmp_path, data=b"\0" * 4096, name="Linux-9.9.9-test"):
+    src = tmp_path / "payload"
+    src.write_bytes(data)
+    out = tmp_path / "test.uImage"
+    subprocess.run(["mkimage", "-A", "arm", "-O", "linux", "-T", "kernel", "-C", "none",
+                    "-a", "0x40008000", "-e", "0x40008000", "-n", name, "-d", str(src), str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+def test_uimage_header_is_read_like_mkimage_wrote_it(tmp_path):
+    h = uimage.read(make_uimage(tmp_path))
+    assert (h.name, h.release, h.data_size, h.load_addr, h.type, h.compression) == (
+        "Linux-9.9.9-test", "9.9.9-test", 4096, 0x40008000, "kernel", "none")
+
+
+def test_a_flipped_data_byte_breaks_the_data_crc(tmp_path):
+    path = make_uimage(tmp_path)
+    assert uimage.data_crc_ok(path)
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert not uimage.data_crc_ok(path)
+
+
+def test_not_a_uimage_is_a_clear_error(tmp_path):
+    p = tmp_path / "zImage"
+    p.write_bytes(b"\0" * 128)
+    with pytest.raises(uimage.UImageError, match="zImage: not a uImage"):
+        uimage.read(p)

@@ -1,0 +1,17 @@
+"""The board reaches a shell running the kernel under test (the base of every suite)."""
+from boardlab import uimage
+
+
+def test_kernel_release_matches_uimage(board, shell):
+    info = board.kernel_info()
+    if info["local"] is None:
+        return   # a file already on the TFTP server: nothing local to compare with
+    release = uimage.read(info["local"]).release
+    assert shell.run_check("uname -r") == [release]
+
+
+def test_boot_log_has_the_milestones(board, shell):
+    rec = board.last_boot
+    for name in ("linux_version", "freeing_init", "login", "shell"):
+        assert name in rec.milestones, f"milestone {name} missing; console log {rec.log_path}"
+    assert 0 < rec.milestones["linux_version"] < rec.milestones["login"]
