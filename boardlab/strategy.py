@@ -255,7 +255,7 @@ class BoardStrategy(Strategy):
         """Drop whatever the console had buffered (an earlier boot's output)."""
         while True:
             try:
-                self.console.read(size=65536, timeout=0.1)
+                self.console.read(size=65536, timeout=0.01)
             except TIMEOUT:
                 break
         self.console._expect.buffer = b""  # pylint: disable=protected-access
@@ -286,24 +286,47 @@ class BoardStrategy(Strategy):
             self._fail(f"power on failed: {type(e).__name__}: {e}", None)
         uboot_s = self.timeout("uboot_s")
         self.uboot.login_timeout = int(uboot_s)
-        try:
-            self.target.activate(self.uboot)
-        except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
+        error = None
+        for attempt in range(3):
+            try:
+                self.target.activate(self.uboot)
+                break
+            except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
+                error = e
+                prompt_seen = any(self.board["uboot"]["prompt"].strip() in ln.text
+                                  for ln in stamps.snapshot() if ln.kind == con.RX)
+                if not prompt_seen or attempt == 2:
+                    break
+                # U-Boot is there but lost a character of the prompt check (typed while
+                # it was leaving the autoboot countdown): ask again
+                self.target.deactivate(self.uboot)
+                self.console.sendline("")
+        if not self.uboot.get_status():
             got = [ln.text for ln in stamps.snapshot() if ln.kind == con.RX and ln.text.strip()]
             if not got:
                 reason = (f"no U-Boot prompt: nothing at all came from the console within "
-                          f"{uboot_s:.0f} s of power-on. Suspects: the power "
-                          f"switch ({self.board['power']['host'].format(index=self.board['power']['index'], value='')}) "
-                          f"and the serial wiring (ser2net port {self.board['console']['ser2net_port']}, "
-                          f"{self.board['console']['device']} at {self.board['console']['baud']} baud)")
+                          f"{uboot_s:.0f} s of power-on. Suspects: {self._wiring()}")
             else:
                 reason = (f"no U-Boot prompt {self.board['uboot']['prompt']!r} within "
                           f"{uboot_s:.0f} s of power-on, although the board "
                           f"printed {len(got)} lines: wrong prompt in the facts, or U-Boot did "
-                          f"not stop autoboot ({type(e).__name__})")
+                          f"not stop autoboot ({type(error).__name__})")
             self._fail(reason, None)
         stamps.mark("uboot prompt", time.monotonic())
         self.last_boot.power_on_to_uboot_s = round(time.monotonic() - t_on, 4)
+
+    def _wiring(self) -> str:
+        """The power and console wiring in use, as the bound resources say."""
+        pw = getattr(self.power, "port", None)
+        if pw is not None and hasattr(pw, "model"):
+            power = f"the power switch ({pw.model} {pw.host.format(index=pw.index, value='')})"
+        else:
+            power = f"the power switch ({type(self.power).__name__})"
+        port = getattr(self.console, "port", None)
+        where = (f"ser2net {port.host} port {port.port}" if hasattr(port, "host")
+                 else getattr(port, "port", "?"))
+        return (f"{power} and the serial wiring ({where}, board console "
+                f"{self.board['console']['device']} at {self.board['console']['baud']} baud)")
 
     def _uboot_cmd(self, cmd, timeout=10.0):
         """Send one U-Boot command and wait for the prompt; returns the output.

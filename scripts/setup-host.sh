@@ -1,64 +1,80 @@
 #!/usr/bin/env bash
-# Installs everything boardlab needs on a Debian bookworm host. Idempotent:
-# a second run only checks. Root for apt; the Python side goes into .venv.
+# Installs everything boardlab needs on a Debian bookworm host, as root. Idempotent:
+# a second run only checks. Host packages with apt (adding Debian's contrib and
+# non-free components and the armhf architecture); Python packages into .venv.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-stamp="$top/.venv/.setup-stamp"
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Host packages: the virtual lab host (QEMU + U-Boot, ser2net, tftpd-hpa, an NFS
-# server, rpcbind), image building (mkimage, cpio, cross gcc), LAVA's dispatcher.
 APT_PACKAGES=(
-  qemu-system-arm u-boot-qemu u-boot-tools
-  ser2net tftpd-hpa tftp-hpa nfs-ganesha nfs-ganesha-vfs rpcbind nfs-kernel-server
-  iproute2 cpio xz-utils zstd file binutils
+  # the virtual lab host: QEMU + U-Boot, the console server, TFTP, NFS (user space
+  # ganesha where the kernel has no nfsd; nfs-kernel-server's tools for real hosts)
+  qemu-system-arm u-boot-qemu u-boot-tools ser2net tftpd-hpa tftp-hpa
+  nfs-ganesha nfs-ganesha-vfs rpcbind iproute2
+  # building the board's images: cross compiler for target/ programs, cpio, xz
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross binutils-arm-linux-gnueabihf
-  tmux socat python3-venv
+  cpio xz-utils file curl
+  # tests: interactive console checks, python venv
+  tmux python3-venv
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-need_apt=0
-if ! grep -qs 'non-free' /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list 2>/dev/null; then
-  log "adding contrib non-free components (lmbench lives in non-free)"
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    sed -i -E 's/^Components: main$/Components: main contrib non-free/' /etc/apt/sources.list.d/debian.sources
-  else
-    sed -i -E 's/^(deb .* main)$/\1 contrib non-free/' /etc/apt/sources.list
-  fi
-  need_apt=1
+if [ "$(id -u)" != 0 ]; then
+  log "run as root (apt-get, network namespaces, port 69)"; exit 1
+fi
+
+changed=0
+src=/etc/apt/sources.list.d/debian.sources
+if [ -f "$src" ] && ! grep -q '^Components:.*non-free' "$src"; then
+  log "adding contrib non-free to $src (lmbench is in non-free)"
+  sed -i -E 's/^Components: main$/Components: main contrib non-free/' "$src"
+  changed=1
+elif [ ! -f "$src" ] && ! grep -qs '^deb .* non-free' /etc/apt/sources.list; then
+  log "adding contrib non-free to /etc/apt/sources.list"
+  sed -i -E 's/^(deb .* main)$/\1 contrib non-free/' /etc/apt/sources.list
+  changed=1
 fi
 if ! dpkg --print-foreign-architectures | grep -qx armhf; then
-  log "adding the armhf architecture (target kernel, busybox, rt-tests, lmbench)"
+  log "adding the armhf architecture (the virtual board's kernel and userland)"
   dpkg --add-architecture armhf
-  need_apt=1
+  changed=1
 fi
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ] || [ $need_apt = 1 ] || [ ! -e /var/lib/apt/lists/lock ] ; then
-  log "apt-get update"
-  apt-get update -qq
+# (grep without -q: an early exit would kill the producer with SIGPIPE under pipefail)
+lists_ok() { apt-cache policy lmbench:armhf 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; }
+if [ $changed = 1 ] || [ ${#missing[@]} -gt 0 ] || ! lists_ok; then
+  for try in 1 2 3; do
+    log "apt-get update (try $try)"
+    # an index in the middle of a mirror sync fails the whole command: the others are
+    # still fresh, so retry, then go on with what is there
+    if apt-get update -qq; then break; fi
+    sleep 3
+  done
+  lists_ok || { log "apt has no lmbench:armhf even after apt-get update"; exit 1; }
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
-  # Debian's postinst would start daemons (tftpd-hpa, rpcbind, ganesha) host-wide:
-  # the lab runs its own instances inside the lab netns, so keep the host ones down.
-  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
+  # the packages' own daemons (tftpd-hpa, rpcbind, ganesha) must not start host-wide:
+  # the lab runs its instances inside the lab network namespace
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  rm -f /usr/sbin/policy-rc.d
 fi
 
-# Python side: a venv with the pinned dependencies and boardlab itself (editable).
 py=${PYTHON:-python3}
 if [ ! -x "$top/.venv/bin/python" ]; then
   log "creating $top/.venv"
   "$py" -m venv "$top/.venv"
 fi
+stamp="$top/.venv/.boardlab-installed"
 if [ ! -f "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
-  log "pip install -e . into .venv"
-  "$top/.venv/bin/pip" install -q --upgrade pip
-  "$top/.venv/bin/pip" install -q -e "$top[test]"
+  log "pip install -e . (pinned dependencies) into .venv"
+  "$top/.venv/bin/pip" install -q --disable-pip-version-check -e "$top"
   touch "$stamp"
 fi
 log "host ready"

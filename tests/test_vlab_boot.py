@@ -1,0 +1,239 @@
+"""End to end on the virtual board: real QEMU + U-Boot, console through ser2net, the
+kernel over TFTP from tftpd-hpa, the root from a ramdisk or the NFS server, power
+through the HTTP power switch."""
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boardlab import envgen, uimage
+from boardlab.facts import load_board
+from boardlab.strategy import BootError
+from boardlab.vlab import images
+from conftest import ROOT
+
+pytestmark = pytest.mark.vlab
+
+BOARD = load_board("qemu-arm")
+IMAGES = Path(BOARD["images"]["dir"])
+
+
+def power_state():
+    url = BOARD["power"]["host"].format(index=BOARD["power"]["index"])
+    return urllib.request.urlopen(url, timeout=5).read().decode()
+
+
+def shell_of(strategy):
+    return strategy.target.get_driver("ShellDriver")
+
+
+def assert_failed_cleanly(err, strategy, *must_contain):
+    """The error says what went wrong, the board is off, the console log is kept."""
+    msg = str(err.value)
+    for text in must_contain:
+        assert text in msg, f"{text!r} not in the error:\n{msg}"
+    assert power_state() == "0", "a failed boot must leave the board powered off"
+    assert err.value.log_path and os.path.exists(err.value.log_path), "console log lost"
+    assert strategy.status.name == "off"
+    return Path(err.value.log_path).read_text()
+
+
+# ---- the lab -------------------------------------------------------------------------
+
+def test_lab_host_services_are_real_processes(vlab):
+    st = vlab.status()
+    assert st["netns"] == "boardlab-lan"
+    comms = {}
+    for name, pid in st["services"].items():
+        assert pid, f"{name} is not running"
+        comms[name] = Path(f"/proc/{pid}/comm").read_text().strip()
+    assert comms["ser2net"] == "ser2net"
+    assert comms["tftpd"] == "in.tftpd"
+    assert comms["rpcbind"] == "rpcbind"
+    assert comms["nfsd"].startswith("ganesha")
+
+
+def test_tftpd_serves_the_lab_lan_only_read_only(vlab, tmp_path):
+    """tftp from inside the lab LAN fetches a file; writing is refused (secure, no -c)."""
+    probe = Path(BOARD["tftp"]["dir"]) / "probe.txt"
+    probe.write_text("boardlab\n")
+    try:
+        got = tmp_path / "got.txt"
+        r = subprocess.run(["ip", "netns", "exec", vlab.ns, "tftp", "192.168.10.1", "-c", "get",
+                            "qemu-arm/probe.txt", str(got)], capture_output=True, text=True,
+                           timeout=20)
+        assert got.read_text() == "boardlab\n", r.stderr
+        r = subprocess.run(["ip", "netns", "exec", vlab.ns, "tftp", "192.168.10.1", "-c", "put",
+                            str(got), "qemu-arm/uploaded.txt"], capture_output=True, text=True,
+                           timeout=20)
+        assert not (Path(BOARD["tftp"]["dir"]) / "uploaded.txt").exists()
+    finally:
+        probe.unlink()
+
+
+# ---- booting -------------------------------------------------------------------------
+
+def test_armmp_ramdisk_boot_reaches_a_shell_running_that_kernel(qemu):
+    qemu.transition("off")
+    qemu.transition("shell")
+    rec = qemu.last_boot
+    assert shell_of(qemu).run_check("uname -r") == [uimage.read(IMAGES / "armmp.uImage").release]
+    assert list(rec.milestones) == ["starting_kernel", "linux_version", "freeing_init",
+                                    "login", "shell"]
+    assert os.path.exists(rec.log_path)
+    assert "Linux version" in Path(rec.log_path).read_text()
+    assert qemu.board["name"] in rec.log_path
+
+
+def test_asking_for_the_shell_again_reuses_the_running_board(qemu):
+    qemu.transition("shell")
+    boots = qemu.boot_count
+    shell_of(qemu).run_check("touch /tmp/still-the-same-boot")
+    qemu.transition("shell")
+    assert qemu.boot_count == boots
+    assert shell_of(qemu).run("test -e /tmp/still-the-same-boot")[2] == 0
+
+
+def test_nfs_root_boot(qemu):
+    qemu.select(root="nfs")
+    qemu.transition("shell")
+    sh = shell_of(qemu)
+    assert sh.run_check("uname -r") == [uimage.read(IMAGES / "armmp.uImage").release]
+    mounts = "\n".join(sh.run_check("cat /proc/mounts"))
+    assert f"192.168.10.1:{BOARD['nfs']['export']} / nfs" in mounts
+    assert "shell" in qemu.last_boot.milestones
+
+
+def test_rt_kernel_boots_and_reports_preempt_rt(qemu):
+    qemu.select(kernel="rt-armmp")
+    qemu.transition("shell")
+    sh = shell_of(qemu)
+    assert sh.run_check("uname -r") == [uimage.read(IMAGES / "rt-armmp.uImage").release]
+    assert "PREEMPT_RT" in sh.run_check("uname -v")[0]
+    assert sh.run_check("cat /sys/kernel/realtime") == ["1"]
+
+
+# ---- failures: each clear, each leaves the board off, none loses the console log -----
+
+def test_uimage_missing_on_the_tftp_server(qemu):
+    qemu.select(kernel="tftp:qemu-arm/no-such-kernel.uImage")
+    with pytest.raises(BootError) as err:
+        qemu.transition("shell")
+    log = assert_failed_cleanly(err, qemu, "qemu-arm/no-such-kernel.uImage is not on the TFTP "
+                                           "server 192.168.10.1")
+    assert "tftpboot" in log
+
+
+def test_uimage_with_a_bad_data_crc(qemu, tmp_path):
+    bad = tmp_path / "bad-crc.uImage"
+    data = bytearray((IMAGES / "armmp.uImage").read_bytes())
+    data[uimage.HEADER.size + 4096] ^= 0xFF     # one bit pattern in the payload
+    bad.write_bytes(bytes(data))
+    qemu.select(kernel=str(bad))
+    with pytest.raises(BootError) as err:
+        qemu.transition("shell")
+    log = assert_failed_cleanly(err, qemu, "bad-crc.uImage: bad data CRC")
+    assert "Bad Data CRC" in log
+
+
+def test_a_kernel_that_panics(qemu, tmp_path):
+    """A ramdisk with no init at all: the kernel panics; the panic text is the error."""
+    empty = tmp_path / "empty"
+    (empty / "etc").mkdir(parents=True)
+    cpio = tmp_path / "no-init.cpio"
+    cpio.write_bytes(images.cpio_newc(images.tree_entries(empty)))
+    ramdisk = tmp_path / "no-init.uImage"
+    images.mkimage("ramdisk", cpio, ramdisk, BOARD, "no init")
+    qemu.select(ramdisk=str(ramdisk))
+    with pytest.raises(BootError) as err:
+        qemu.transition("shell")
+    log = assert_failed_cleanly(err, qemu, "kernel panic:", "Kernel panic - not syncing")
+    assert "Linux version" in str(err.value)     # last milestone reached
+    assert "Kernel panic" in log
+
+
+def test_a_kernel_that_prints_nothing_after_starting_kernel(qemu, tmp_path):
+    """A valid uImage of zeros: U-Boot jumps into it, and nothing comes back."""
+    payload = tmp_path / "zeros"
+    payload.write_bytes(b"\0" * 65536)
+    silent = tmp_path / "silent.uImage"
+    images.mkimage("kernel", payload, silent, BOARD, "Linux-silent")
+    qemu.select(kernel=str(silent))
+    qemu.boot_timeout = 8.0
+    with pytest.raises(BootError) as err:
+        qemu.transition("shell")
+    log = assert_failed_cleanly(err, qemu, "timeout: no 'Linux version' within 8 s",
+                                "last milestone reached: Starting kernel at")
+    assert "Starting kernel" in log
+
+
+def test_no_uboot_prompt_names_power_and_serial_wiring(qemu, vlab, tmp_path):
+    """The board is powered, but its console is wired to a line nothing is attached
+    to: a second ser2net port on a cable without a board."""
+    port = 5199
+    link = tmp_path / "dead.tty"
+    cable = subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
+                              str(tmp_path / "dead.sock"), "--link", str(link)])
+    ser2net = None
+    env = None
+    try:
+        for _ in range(100):
+            if link.exists():
+                break
+            time.sleep(0.05)
+        cfg = tmp_path / "ser2net.yaml"
+        from boardlab import labhost
+        cfg.write_text(labhost.ser2net_yaml([("dead", port, str(link), 115200, "127.0.0.1")]))
+        ser2net = subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
+                                    str(tmp_path / "ser2net.pid")])
+        for _ in range(100):
+            if vlab._tcp_open("127.0.0.1", port):
+                break
+            time.sleep(0.05)
+        data = envgen.labgrid_env(BOARD)
+        data["targets"]["main"]["resources"]["NetworkSerialPort"]["port"] = port
+        data["targets"]["main"]["drivers"]["BoardStrategy"] = {
+            "facts": str(ROOT / "boards" / "qemu-arm.yaml"), "uboot_timeout": 4.0,
+            "log_dir": str(tmp_path)}
+        envfile = tmp_path / "miswired.yaml"
+        envfile.write_text(yaml.safe_dump(data, sort_keys=False))  # drivers in binding order
+        from labgrid import Environment
+        env = Environment(str(envfile))
+        miswired = env.get_target("main").get_driver("Strategy")
+        with pytest.raises(BootError) as err:
+            miswired.transition("shell")
+        assert_failed_cleanly(err, miswired, "no U-Boot prompt: nothing at all came from the "
+                                             "console within 4 s of power-on",
+                              "the power switch (rest http://127.0.0.1:8101/outlet/1/value)",
+                              "the serial wiring (ser2net 127.0.0.1 port 5199")
+    finally:
+        if env is not None:
+            env.cleanup()
+        for proc in (ser2net, cable):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=10)
+
+
+def test_after_the_failures_the_board_boots_again(qemu):
+    qemu.transition("shell")
+    assert shell_of(qemu).run_check("echo alive") == ["alive"]
+    qemu.transition("off")
+    assert power_state() == "0"
+
+
+def test_pytest_with_the_labgrid_env_runs_the_testsuites(vlab, tmp_path):
+    """The way people run it: pytest --lg-env lab/qemu-arm.yaml testsuites/."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
+                        "testsuites/test_shell.py", "-q", "-p", "no:cacheprovider",
+                        "--run-dir", str(tmp_path / "run")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "2 passed" in r.stdout
+    logs = list((tmp_path / "run" / "console").glob("boot-qemu-arm-armmp-*.log"))
+    assert len(logs) == 1, "the two tests share one boot"
