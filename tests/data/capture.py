@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Regenerate tests/data/captured/: boot the virtual board (lab up) and save the raw
+output of each tool the parsers read. Run by hand when a tool's output changes:
+    .venv/bin/python tests/data/capture.py [--kernel rt-armmp]"""
+import argparse
+import subprocess
+from pathlib import Path
+
+from labgrid import Environment
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent / "captured"
+QUICK = "ENOUGH=100000 TIMING_O=0 LOOP_O=0"
+
+COMMANDS = {
+    "free": "free",
+    "kernel-memory": "dmesg | grep 'Memory:'",
+    "mem_eat": "mem_eat > /tmp/me.log 2>&1; tail -n 3 /tmp/me.log",
+    "lat_syscall": f"{QUICK} lat_syscall null; {QUICK} lat_syscall read",
+    "lat_proc": f"{QUICK} lat_proc fork",
+    "lat_pipe": f"{QUICK} lat_pipe",
+    "lat_unix": f"{QUICK} lat_unix",
+    "lat_udp": f"lat_udp -s; sleep 0.2; {QUICK} lat_udp 127.0.0.1; lat_udp -S 127.0.0.1",
+    "lat_tcp": f"lat_tcp -s; sleep 0.2; {QUICK} lat_tcp 127.0.0.1; lat_tcp -S 127.0.0.1",
+    "lat_connect": f"lat_connect -s; sleep 0.2; {QUICK} lat_connect 127.0.0.1; lat_connect -S 127.0.0.1",
+    "lat_select": f"{QUICK} lat_select -n 100 file",
+    "lat_mmap": f"dd if=/dev/zero of=/tmp/f bs=1024 count=1024 2>/dev/null; {QUICK} lat_mmap 1m /tmp/f",
+    "lat_pagefault": f"{QUICK} lat_pagefault /tmp/f",
+    "lat_fs": f"{QUICK} lat_fs -s 0 /tmp",
+    "lat_ctx": f"{QUICK} lat_ctx -s 0 2 4 8 16; {QUICK} lat_ctx -s 16 2 4",
+    "bw_pipe": f"{QUICK} bw_pipe",
+    "bw_unix": f"{QUICK} bw_unix",
+    "bw_tcp": f"bw_tcp -s; sleep 0.2; {QUICK} bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1",
+    "bw_file_rd": f"{QUICK} bw_file_rd 1m io_only /tmp/f",
+    "cyclictest-q": "cyclictest -q -m -p 80 -i 1000 -D 3",
+    "cyclictest-h": "cyclictest -q -m -p 80 -i 1000 -D 3 -h 200",
+    "cyclictest-json": "cyclictest -q -m -p 80 -i 1000 -D 3 --json=/tmp/c.json >/dev/null; cat /tmp/c.json",
+    "cyclictest-v": "cyclictest -m -p 80 -i 1000 -l 50 -v",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernel", default="armmp")
+    args = ap.parse_args()
+    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    target = env.get_target("main")
+    strategy = target.get_driver("Strategy")
+    strategy.select(kernel=args.kernel, root="ramdisk")
+    strategy.log_dir = "/tmp/boardlab-capture"
+    strategy.transition("shell")
+    shell = target.get_driver("ShellDriver")
+    OUT.mkdir(exist_ok=True)
+    try:
+        for name, cmd in COMMANDS.items():
+            out, _, rc = shell.run(cmd, timeout=120)
+            (OUT / f"{args.kernel}.{name}.txt").write_text("\n".join(out) + "\n")
+            print(f"{name:16s} rc={rc} {len(out)} lines")
+        for tool in ("size", "mkimage -l"):
+            pass
+    finally:
+        strategy.transition("off")
+        env.cleanup()
+    img = ROOT / "tests/data/captured"
+    uimage = Path(strategy.board["images"]["dir"]) / f"{args.kernel}.uImage"
+    (img / f"{args.kernel}.mkimage-l.txt").write_text(
+        subprocess.run(["mkimage", "-l", str(uimage)], capture_output=True, text=True).stdout)
+
+
+if __name__ == "__main__":
+    main()

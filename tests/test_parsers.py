@@ -1,0 +1,138 @@
+"""Parsers on output captured from the virtual board (tests/data/captured, made by
+tests/data/capture.py) and on the 2005 study's own lines."""
+import pytest
+
+from boardlab import parsers as p
+from conftest import DATA
+
+CAP = DATA / "captured"
+
+
+def cap(name, kernel="armmp"):
+    return (CAP / f"{kernel}.{name}.txt").read_text()
+
+
+def test_free_busybox_columns():
+    assert p.parse_free(cap("free")) == {"total": 112196, "used": 6140, "free": 90020,
+                                         "shared": 10236, "buff_cache": 16036, "available": 92216}
+
+
+def test_free_procps_2005_columns():
+    text = ("             total       used       free     shared    buffers     cached\n"
+            "Mem:         15032       7112       7920          0        108       2764\n")
+    assert p.parse_free(text)["buffers"] == 108
+    assert p.parse_free(text)["total"] == 15032
+
+
+def test_kernel_memory_line_of_linux_6():
+    m = p.parse_kernel_memory(cap("kernel-memory"))
+    assert m["available_kb"] == 83744 and m["total_kb"] == 131072
+    assert (m["code_kb"], m["rwdata_kb"], m["rodata_kb"], m["init_kb"]) == (11264, 1700, 3732, 2048)
+    assert m["code_data_kb"] == 11264 + 1700 + 3732
+
+
+@pytest.mark.parametrize("line, code, data, init, code_data", [
+    ("Memory: 13396k available (892k kernel code, 252k data, 52k init, 0k highmem)", 892, 252, 52, 1144),
+    ("Memory: 12980k available (1240k kernel code, 288k data, 88k init, 0k highmem)", 1240, 288, 88, 1528),
+    ("Memory: 59648KB available (826K code, 134K data, 64K init)", 826, 134, 64, 960),
+])
+def test_kernel_memory_line_of_the_study(line, code, data, init, code_data):
+    m = p.parse_kernel_memory(line)
+    assert (m["code_kb"], m["data_kb"], m["init_kb"], m["code_data_kb"]) == (code, data, init, code_data)
+
+
+def test_mem_eat_last_total_survives_the_oom_kill():
+    assert p.parse_mem_eat(cap("mem_eat")) == {"bytes": 90963968, "kb": 88832, "ended_by": "killed"}
+    assert p.parse_mem_eat("Got total = 9240576 = 9024kB\n")["kb"] == 9024
+
+
+def test_lmbench_lines():
+    text = "\n".join(cap(n) for n in ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix",
+                                      "lat_udp", "lat_tcp", "lat_connect", "lat_select",
+                                      "lat_pagefault", "bw_pipe", "bw_unix"))
+    r = p.parse_lmbench(text)
+    assert r["lat_syscall_null_us"] == 13.2252
+    assert r["lat_proc_fork_us"] == 3882.4444
+    assert r["lat_udp_us"] == 576.3255
+    assert r["lat_connect_us"] == 2497.3171
+    assert r["lat_select_100fd_us"] == 64.7857
+    assert r["lat_pagefault_us"] == 4.7496
+    assert r["bw_pipe_mb_s"] == 67.95
+    assert {"lat_pipe_us", "lat_unix_us", "lat_tcp_us", "bw_unix_mb_s"} <= set(r)
+
+
+def test_lat_ctx_blocks():
+    r = p.parse_lat_ctx(cap("lat_ctx"))
+    assert r[0] == {"ovr": 65.54, 2: 64.50, 4: 65.89, 8: 85.78, 16: 112.57}
+    assert r[16][2] == 94.31
+
+
+def test_lat_fs_creates_and_deletes_per_second():
+    r = p.parse_lat_fs(cap("lat_fs"))
+    assert r[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
+    assert set(r) == {0, 1, 4, 10}
+
+
+def test_size_value_programs():
+    assert p.parse_size_value(cap("lat_mmap")) == (1.048576, 612.0)
+    assert p.parse_size_value(cap("bw_tcp")) == (0.065536, 110.27)
+    assert p.parse_size_value(cap("bw_file_rd")) == (1.05, 266.57)
+
+
+def test_cyclictest_quiet_summary():
+    [t] = p.parse_cyclictest_summary(cap("cyclictest-q"))
+    assert (t["min"], t["avg"], t["max"], t["cycles"], t["priority"]) == (92, 346, 5159, 2926, 80)
+
+
+def test_cyclictest_histogram():
+    h = p.parse_cyclictest_histogram(cap("cyclictest-h"))
+    assert (h["min"], h["max"], h["overflows"]) == (95, 9458, 2791)
+    assert sum(h["counts"].values()) == 104
+
+
+def test_cyclictest_json_keys_lose_their_trailing_colon():
+    j = p.parse_cyclictest_json(cap("cyclictest-json"))
+    assert j["rt_test_version"] == "2.40"
+    assert j["cmdline"].startswith("cyclictest -q")
+    assert j["thread"]["0"]["max"] == 5083
+
+
+def test_cyclictest_verbose_samples():
+    s = p.parse_cyclictest_verbose(cap("cyclictest-v"))
+    assert s[0] == (0, 0, 1378)
+    assert len(s) == 50
+
+
+def test_percentile_from_histogram():
+    counts = {10: 50, 20: 40, 100: 9, 500: 1}
+    assert p.percentile_from_histogram(counts, 50) == 10
+    assert p.percentile_from_histogram(counts, 99) == 100
+    assert p.percentile_from_histogram(counts, 100) == 500
+
+
+def test_size_of_vmlinux():
+    text = ("   text\t   data\t    bss\t    dec\t    hex\tfilename\n"
+            "1838116\t 125624\t 172708\t2136448\t 209a80\tvmlinux\n")
+    assert p.parse_size(text) == {"text": 1838116, "data": 125624, "bss": 172708, "dec": 2136448}
+
+
+def test_mkimage_list():
+    r = p.parse_mkimage_list(cap("mkimage-l"))
+    assert r == {"name": "Linux-6.1.0-50-armmp", "type": "ARM Linux Kernel Image (uncompressed)",
+                 "data_size": 5448192, "load_addr": 0x40008000, "entry": 0x40008000}
+
+
+@pytest.mark.parametrize("text, real", [
+    ("real\t1m17.700s\nuser\t4m28.200s\nsys\t0m28.300s\n", 77.7),
+    ("real 77.70\nuser 268.20\nsys 28.30\n", 77.7),
+    ("real\t0m 1.23s\nuser\t0m 0.50s\nsys\t0m 0.10s\n", 1.23),
+])
+def test_time_output(text, real):
+    assert p.parse_time(text)["real"] == pytest.approx(real)
+
+
+def test_bad_output_is_a_parse_error_not_a_zero():
+    with pytest.raises(p.ParseError):
+        p.parse_mem_eat("sh: mem_eat: not found")
+    with pytest.raises(p.ParseError):
+        p.parse_cyclictest_summary("cyclictest: invalid option -- 'n'")
