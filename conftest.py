@@ -16,9 +16,20 @@ def pytest_addoption(parser):
                      "(default: the board's default kernel; env BOARDLAB_KERNEL)")
     g.addoption("--root", default=os.environ.get("BOARDLAB_ROOT"), choices=["ramdisk", "nfs"],
                 help="root file system: ramdisk or nfs (default: the board's; env BOARDLAB_ROOT)")
+    g.addoption("--ramdisk", default=os.environ.get("BOARDLAB_RAMDISK"),
+                help="ramdisk uImage to boot instead of the board's (a root file system variant)")
     g.addoption("--run-dir", default=os.environ.get("BOARDLAB_RUN_DIR"),
                 help="directory for this run's results and console logs "
                      "(default: results/<date>-<time>)")
+    g.addoption("--quick", action="store_true", default=bool(os.environ.get("BOARDLAB_QUICK")),
+                help="quick mode for CI: lmbench's short timing, a short jitter run")
+    g.addoption("--boot-repeats", type=int, default=3,
+                help="boots per boot-time measurement (median and spread; default 3)")
+    g.addoption("--jitter-duration", type=int, default=None,
+                help="cyclictest run length in seconds (default 60, quick mode 10)")
+    g.addoption("--update-baselines", action="store_true",
+                help="write this run's metrics as the stored baselines (kernels/<kernel>/<board>.yaml);"
+                     " nothing else ever changes them")
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +46,8 @@ def board(strategy, run_dir, request):
     """The board's strategy with the kernel and root of the command line selected.
     Powered off at the end of the session."""
     strategy.select(kernel=request.config.getoption("--kernel") or "",
-                    root=request.config.getoption("--root") or "")
+                    root=request.config.getoption("--root") or "",
+                    ramdisk=request.config.getoption("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
     yield strategy
     strategy.transition("off")
@@ -46,3 +58,45 @@ def shell(board, target):
     """The board at a shell with the selected kernel: booted once, reused after."""
     board.transition("shell")
     return target.get_driver("ShellDriver")
+
+
+@pytest.fixture(scope="session")
+def results(run_dir, request):
+    """The run's results.json; with --update-baselines, written as baselines at the end."""
+    from boardlab.results import RunResults
+    res = RunResults(run_dir)
+    yield res
+    if request.config.getoption("--update-baselines") and res.metrics:
+        for path in res.update_baselines():
+            print(f"\nbaselines written: {path}")
+
+
+class Gate:
+    """Records a test's metrics against the baselines of (board, kernel); check()
+    fails the test naming every metric over its limit, with value and baseline."""
+
+    def __init__(self, results, board, nodeid):
+        self.results, self.board, self.nodeid = results, board, nodeid
+        self.recorded = []
+
+    def record(self, suite, name, value, unit, direction="lower", samples=(), kernel=None):
+        m = self.results.record(self.board.board["name"], kernel or self.board.kernel_info()["name"],
+                                suite, name, value, unit, direction, samples, test=self.nodeid)
+        self.recorded.append(m)
+        return m
+
+    def check(self):
+        failed = [m for m in self.recorded if m.verdict == "fail"]
+        if failed:
+            pytest.fail("over the baseline:\n" + "\n".join("  " + m.describe() for m in failed),
+                        pytrace=False)
+
+
+@pytest.fixture
+def gate(results, board, request):
+    return Gate(results, board, request.node.nodeid)
+
+
+@pytest.fixture(scope="session")
+def quick(request):
+    return request.config.getoption("--quick")

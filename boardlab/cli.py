@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .baselines import BaselineError
 from .facts import FactsError
 
 
@@ -63,6 +64,28 @@ def cmd_boot(args):
     return 0
 
 
+def cmd_report(args):
+    from pathlib import Path
+    from .report import html_page, markdown
+    try:
+        print(markdown(args.run, args.run2), end="")
+        out = Path(args.html) if args.html else (
+            Path(args.run) / "report.html" if Path(args.run).is_dir() else Path("report.html"))
+        html_page(args.run, args.run2, out)
+        print(f"\nHTML report: {out}")
+    except FileNotFoundError as e:
+        print(f"boardlab report: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_baselines(args):
+    from .reference import seed
+    for p in seed():
+        print(f"wrote: {p}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -81,10 +104,18 @@ def main(argv=None):
     b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     b.add_argument("--keep-on", action="store_true", help="leave the board running")
     b.set_defaults(func=cmd_boot)
+    r = sub.add_parser("report", help="study-style table of a run, or of two side by side")
+    r.add_argument("run", help="results directory, or baseline:<board>:<kernel>")
+    r.add_argument("run2", nargs="?", help="the second (B) of the comparison")
+    r.add_argument("--html", help="where the HTML page goes (default: RUN/report.html)")
+    r.set_defaults(func=cmd_report)
+    bs = sub.add_parser("baselines", help="seed-reference: the study's numbers as baselines")
+    bs.add_argument("action", choices=["seed-reference"])
+    bs.set_defaults(func=cmd_baselines)
     args = ap.parse_args(argv)
     try:
         return args.func(args)
-    except FactsError as e:
+    except (FactsError, BaselineError) as e:
         print(f"boardlab: {e}", file=sys.stderr)
         return 2
 

@@ -14,8 +14,14 @@ if [ $was_up = 0 ]; then
   .venv/bin/boardlab vlab up || exit 1
   trap '.venv/bin/boardlab vlab down' EXIT
 fi
-.venv/bin/pytest --lg-env lab/qemu-arm.yaml testsuites/ --run-dir "$run_dir" \
+# quick mode by default: the stored baselines of the virtual board are quick-mode runs
+mode=--quick
+[ -n "${BOARDLAB_FULL:-}" ] && mode=
+.venv/bin/pytest --lg-env lab/qemu-arm.yaml testsuites/ $mode --run-dir "$run_dir" \
   --junitxml "$run_dir/junit.xml" "$@"
 status=$?
-echo "results: $run_dir (console logs in $run_dir/console)"
+if [ -f "$run_dir/results.json" ]; then
+  .venv/bin/boardlab report "$run_dir"
+fi
+echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console)"
 exit $status

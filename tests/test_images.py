@@ -78,3 +78,12 @@ def test_not_a_uimage_is_a_clear_error(tmp_path):
     p.write_bytes(b"\0" * 128)
     with pytest.raises(uimage.UImageError, match="zImage: not a uImage"):
         uimage.read(p)
+
+
+def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
+    from boardlab import kbuild
+    frag = tmp_path / "frag.config"
+    frag.write_text("# comment\nCONFIG_ROOT_NFS=y\nCONFIG_IP_PNP=y\n")
+    config = tmp_path / ".config"
+    config.write_text("CONFIG_IP_PNP=y\n# CONFIG_ROOT_NFS is not set\n")
+    assert kbuild._unset_options(config, frag) == ["CONFIG_ROOT_NFS"]

@@ -1,0 +1,136 @@
+"""Results of a run: results/<run-id>/results.json, one entry per metric with its
+baseline and verdict. Rewritten atomically after every metric, so an interrupted run
+keeps the results of everything measured before the interruption."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import baselines as bl
+
+
+@dataclass
+class Metric:
+    board: str
+    kernel: str
+    suite: str
+    name: str
+    value: float
+    unit: str
+    direction: str = "lower"
+    samples: list = field(default_factory=list)
+    baseline: dict | None = None
+    limit: float | None = None
+    verdict: str = bl.NEW
+    test: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}.{self.name}"
+
+    def describe(self) -> str:
+        base = self.baseline
+        if not base:
+            return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
+        worse = "above" if self.direction == "lower" else "below"
+        return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
+                f"{base['value']:g} {base['unit']}, limit {self.limit:g} (fails {worse})")
+
+
+def atomic_write(path: Path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class RunResults:
+    def __init__(self, run_dir: Path, baselines_root: Path = bl.KERNELS_DIR):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / "results.json"
+        self.baselines_root = baselines_root
+        self.metrics: list[Metric] = []
+        self.meta = {"run_id": self.run_dir.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                     "host": socket.gethostname()}
+        self._baselines = {}
+        if self.path.exists():   # a resumed run keeps what it had
+            data = json.loads(self.path.read_text())
+            self.meta.update(data.get("meta", {}))
+            self.metrics = [Metric(**m) for m in data.get("metrics", [])]
+
+    def baselines(self, board, kernel) -> dict:
+        if (board, kernel) not in self._baselines:
+            self._baselines[(board, kernel)] = bl.load(kernel, board, self.baselines_root)
+        return self._baselines[(board, kernel)]
+
+    def record(self, board, kernel, suite, name, value, unit, direction="lower", samples=(),
+               test="") -> Metric:
+        m = Metric(board, kernel, suite, name, float(value), unit, direction,
+                   [float(s) for s in samples], test=test)
+        base = self.baselines(board, kernel).get(m.key)
+        if base is not None:
+            if base.unit != unit:
+                raise bl.BaselineError(f"{bl.baseline_path(kernel, board, self.baselines_root)}: "
+                                       f"metrics.{m.key}.unit is {base.unit!r}, the suite "
+                                       f"measures {unit!r}")
+            m.baseline = base.to_dict()
+            m.limit = round(base.limit(), 6)
+            m.verdict = base.judge(m.value)
+            m.direction = base.direction
+        self.metrics = [x for x in self.metrics
+                        if (x.board, x.kernel, x.key) != (board, kernel, m.key)] + [m]
+        self.save()
+        return m
+
+    def save(self):
+        doc = {"meta": self.meta, "metrics": [asdict(m) for m in self.metrics]}
+        atomic_write(self.path, json.dumps(doc, indent=1) + "\n")
+
+    def update_baselines(self) -> list[Path]:
+        """Write the run's metrics as baselines (only when asked: --update-baselines)."""
+        written = []
+        by_target = {}
+        for m in self.metrics:
+            by_target.setdefault((m.board, m.kernel), []).append(m)
+        for (board, kernel), metrics in by_target.items():
+            new = {}
+            for m in metrics:
+                samples = m.samples or [m.value]
+                old = self.baselines(board, kernel).get(m.key)
+                tol = old.tolerance if old else default_tolerance(m.key, self.baselines_root)
+                new[m.key] = bl.Baseline(m.key, round(statistics.median(samples), 6), m.unit,
+                                         m.direction, tol, bl.spread_of(samples),
+                                         bl.measured_source(len(samples)))
+            written.append(bl.write(kernel, board, new, self.baselines_root))
+            self._baselines.pop((board, kernel), None)
+        return written
+
+
+def default_tolerance(key: str, root: Path = bl.KERNELS_DIR) -> dict:
+    """The tolerance a metric gets when it first enters a baseline: the first matching
+    pattern of kernels/tolerances.yaml."""
+    import fnmatch
+    import yaml
+    path = root / "tolerances.yaml"
+    patterns = yaml.safe_load(path.read_text())["patterns"] if path.exists() else {}
+    for pattern, tol in patterns.items():
+        if fnmatch.fnmatch(key, pattern):
+            return dict(tol)
+    return dict(bl.DEFAULT_TOLERANCE)
+
+
+def load_run(path) -> dict:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        return json.loads(p.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no results.json (is it a run directory?)") from None

@@ -1,0 +1,135 @@
+"""The baseline gate, the results file and the study-style report."""
+import json
+
+import pytest
+import yaml
+
+from boardlab import baselines as bl
+from boardlab import reference, report
+from boardlab.results import RunResults, default_tolerance
+from conftest import ROOT
+
+
+def write_baseline(root, kernel, board, metrics):
+    (root / kernel).mkdir(parents=True, exist_ok=True)
+    (root / kernel / f"{board}.yaml").write_text(yaml.safe_dump({"metrics": metrics}))
+
+
+def test_a_noisy_baseline_gets_the_band_its_spread_earned():
+    b = bl.Baseline("boot_time.login", 7.0, "s", "lower", {"rel": 0.05},
+                    {"min": 6.5, "max": 8.0, "stdev": 0.5, "n": 5})
+    assert b.allowance() == pytest.approx(1.5)      # 3 x stdev beats 5 %
+    assert b.judge(8.4) == bl.PASS                  # an unlucky rerun is not a failure
+    assert b.judge(8.6) == bl.FAIL                  # a real slowdown is
+    assert b.judge(5.4) == bl.IMPROVED
+
+
+def test_a_stable_metric_keeps_its_narrow_tolerance():
+    b = bl.Baseline("build.uimage_data_bytes", 1_000_000, "bytes", "lower", {"rel": 0.02})
+    assert b.judge(1_019_000) == bl.PASS
+    assert b.judge(1_021_000) == bl.FAIL
+
+
+def test_higher_is_better_fails_below():
+    b = bl.Baseline("memory.mem_eat_kb", 9024, "kB", "higher", {"rel": 0.05})
+    assert b.limit() == pytest.approx(9024 * 0.95)
+    assert b.judge(8500) == bl.FAIL and b.judge(8700) == bl.PASS
+
+
+def test_a_metric_without_baseline_is_new_not_failed(tmp_path):
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "kernels")
+    m = res.record("qemu-arm", "armmp", "boot_time", "login", 7.0, "s")
+    assert m.verdict == bl.NEW and m.baseline is None
+
+
+def test_results_are_on_disk_after_every_metric(tmp_path):
+    write_baseline(tmp_path / "kernels", "armmp", "qemu-arm",
+                   {"boot_time.login": {"value": 7.0, "unit": "s", "tolerance": {"rel": 0.1}}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "kernels")
+    res.record("qemu-arm", "armmp", "boot_time", "login", 9.0, "s", samples=[9.0])
+    on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
+    [m] = on_disk["metrics"]
+    assert (m["verdict"], m["baseline"]["value"], m["limit"]) == ("fail", 7.0, pytest.approx(7.7))
+    # an interrupted run, resumed: the first result is still there
+    again = RunResults(tmp_path / "run", baselines_root=tmp_path / "kernels")
+    again.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000, "kB", "higher")
+    assert len(json.loads((tmp_path / "run" / "results.json").read_text())["metrics"]) == 2
+
+
+def test_update_baselines_writes_median_and_spread_and_nothing_else_changes_them(tmp_path):
+    root = tmp_path / "kernels"
+    res = RunResults(tmp_path / "run", baselines_root=root)
+    res.record("qemu-arm", "armmp", "boot_time", "login", 7.1, "s", samples=[7.4, 7.1, 6.9])
+    assert not (root / "armmp" / "qemu-arm.yaml").exists()    # recording alone writes none
+    [path] = res.update_baselines()
+    b = bl.load("armmp", "qemu-arm", root)["boot_time.login"]
+    assert b.value == 7.1 and b.spread["min"] == 6.9 and b.spread["max"] == 7.4
+    assert b.spread["n"] == 3 and b.source["kind"] == "measured" and b.source["repeats"] == 3
+    assert path == root / "armmp" / "qemu-arm.yaml"
+
+
+@pytest.mark.parametrize("metrics, message", [
+    ({"boot_time.login": {"unit": "s"}}, r"value must be a number, got None"),
+    ({"boot_time.login": {"value": "fast", "unit": "s"}}, r"value must be a number, got 'fast'"),
+    ({"boot_time.login": {"value": 1, "unit": "s", "direction": "up"}}, r"direction must be lower or higher"),
+    ({"boot_time.login": {"value": 1, "unit": "s", "tolerance": {"rel": -1}}}, r"tolerance must be"),
+])
+def test_a_malformed_baseline_names_the_file_and_field(tmp_path, metrics, message):
+    write_baseline(tmp_path, "armmp", "qemu-arm", metrics)
+    with pytest.raises(bl.BaselineError, match=r"qemu-arm\.yaml: metrics\.boot_time\.login\." + message):
+        bl.load("armmp", "qemu-arm", tmp_path)
+
+
+def test_a_unit_mismatch_is_an_error_not_a_verdict(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm",
+                   {"boot_time.login": {"value": 7000, "unit": "ms"}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    with pytest.raises(bl.BaselineError, match="unit is 'ms', the suite measures 's'"):
+        res.record("qemu-arm", "armmp", "boot_time", "login", 7.0, "s")
+
+
+def test_default_tolerances_come_from_the_table():
+    assert default_tolerance("build.uimage_data_bytes") == {"rel": 0.02}
+    assert default_tolerance("jitter.max_us") == {"rel": 3.0}
+    assert default_tolerance("boot_time.login") == {"rel": 0.25, "abs": 0.5}
+
+
+def test_the_study_baselines_are_seeded_from_the_reference(tmp_path):
+    (tmp_path / "tolerances.yaml").write_text((ROOT / "kernels" / "tolerances.yaml").read_text())
+    reference.seed(root=tmp_path)
+    for f in tmp_path.rglob("*/*.yaml"):   # the committed files are what seeding writes
+        committed = ROOT / "kernels" / f.relative_to(tmp_path)
+        assert committed.read_text() == f.read_text(), f"{committed} differs from the reference"
+    b = bl.load("2.4.25", "tqm860l", tmp_path)
+    assert b["boot_time.linux_version"].value == 1.9
+    assert b["memory.mem_eat_kb"].value == 9024
+    assert b["memory.kernel_code_data_kb"].value == 1144
+
+
+def table(md):
+    return {ln.split("|")[1].strip(): ln.split("|")[-2].strip() for ln in md.splitlines()[2:]}
+
+
+def test_the_report_reproduces_the_study_deltas():
+    sand = table(report.markdown("baseline:sandpoint:2.4.25", "baseline:sandpoint:2.6.11.7"))
+    tqm = table(report.markdown("baseline:tqm860l:2.4.25", "baseline:tqm860l:2.6.11.7"))
+    # the study: build real +31 % / +43 %, compressed kernel +27 % / +43 %
+    assert sand["sandpoint build.real_s"] == "+30.8 %"
+    assert tqm["tqm860l build.real_s"] == "+43.5 %"
+    assert sand["sandpoint build.uimage_data_bytes"] == "+26.5 %"
+    assert tqm["tqm860l build.uimage_data_bytes"] == "+42.6 %"
+    assert tqm["tqm860l memory.mem_eat_kb"] == "-7.8 %"
+
+
+def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "jitter", "max_us", 900, "us")
+    md = report.markdown(str(tmp_path / "run"))
+    assert "| qemu-arm jitter.max_us | us | 900 | new |" in md
+    page = report.html_page(str(tmp_path / "run"), None, tmp_path / "r.html")
+    assert "<table>" in page.read_text()
+
+
+def test_report_of_a_missing_run_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no results.json"):
+        report.markdown(str(tmp_path / "nope"))

@@ -1,0 +1,90 @@
+"""The measurement suites end to end on the virtual board, against the stored
+baselines: the quick run of every suite passes (a rerun of the baselines' own
+measurement: no false failure), the rt kernel's jitter sits beside armmp's in the
+report, and a real slowdown is caught by the boot-time gate."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boardlab import report
+from boardlab.facts import load_board
+from boardlab.vlab import images
+from conftest import ROOT
+
+pytestmark = pytest.mark.vlab
+
+
+def suites(*args, timeout=1800):
+    return subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
+                           "-p", "no:cacheprovider", "-q", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def armmp_run(vlab, tmp_path_factory):
+    run = tmp_path_factory.mktemp("armmp") / "run"
+    r = suites("testsuites/", "--quick", "--run-dir", str(run), "--junitxml", str(run / "junit.xml"))
+    return r, run
+
+
+def test_every_suite_passes_its_quick_run_against_the_baselines(armmp_run):
+    r, run = armmp_run
+    assert r.returncode == 0, r.stdout[-4000:]
+    metrics = json.loads((run / "results.json").read_text())["metrics"]
+    suites_seen = {m["suite"] for m in metrics}
+    assert {"boot_time", "memory", "lmbench", "jitter"} <= suites_seen
+    unjudged = [m["suite"] + "." + m["name"] for m in metrics if m["baseline"] is None]
+    assert not unjudged, f"metrics without a stored baseline: {unjudged}"
+    assert all(m["verdict"] in ("pass", "improved") for m in metrics)
+    assert (run / "junit.xml").exists()
+    assert list((run / "console").glob("boot-qemu-arm-armmp-*.log"))
+    assert (run / "jitter-armmp-over-time.png").stat().st_size > 1000
+    assert (run / "jitter-armmp-histogram.png").stat().st_size > 1000
+
+
+def test_rt_jitter_beside_armmp_in_the_report(armmp_run, tmp_path):
+    _, armmp = armmp_run
+    rt = tmp_path / "rt"
+    r = suites("testsuites/test_jitter.py", "--quick", "--kernel", "rt-armmp", "--run-dir", str(rt))
+    assert r.returncode == 0, r.stdout[-4000:]
+    md = report.markdown(str(armmp), str(rt))
+    line = next(ln for ln in md.splitlines() if "jitter.max_us" in ln)
+    cells = [c.strip() for c in line.split("|")]
+    assert cells[3] != "-" and cells[4] != "-", line      # both kernels have a value
+    page = report.html_page(str(armmp), str(rt), tmp_path / "report.html").read_text()
+    assert page.count("<img") == 4                        # both kernels' two plots
+
+
+def slow_ramdisk(tmp_path, seconds=4):
+    """The board's root file system with an init script that sleeps before the login
+    prompt: a real slowdown of the boot, made here from the built tree."""
+    board = load_board("qemu-arm")
+    tree = tmp_path / "rootfs"
+    subprocess.run(["cp", "-a", f"{board['images']['dir']}/nfsroot/.", str(tree)], check=True)
+    shutil.rmtree(tree / "dev")
+    (tree / "dev").mkdir()
+    script = tree / "etc/init.d/S50slow"
+    script.write_text(f"#!/bin/sh\nsleep {seconds}\n")
+    script.chmod(0o755)
+    cpio = tmp_path / "slow.cpio"
+    cpio.write_bytes(images.cpio_newc(images.tree_entries(
+        tree, devices=[("dev/console", 5, 1), ("dev/null", 1, 3)])))
+    out = tmp_path / "slow-rootfs.uImage"
+    images.mkimage("ramdisk", cpio, out, board, "rootfs with a slow init")
+    return out
+
+
+def test_a_real_slowdown_fails_the_boot_time_gate(vlab, tmp_path):
+    r = suites("testsuites/test_boot_time.py", "--boot-repeats", "1",
+               "--ramdisk", str(slow_ramdisk(tmp_path)), "--run-dir", str(tmp_path / "run"))
+    assert r.returncode == 1, r.stdout[-4000:]
+    assert "over the baseline:" in r.stdout
+    assert "boot_time.login = " in r.stdout and "fail; baseline" in r.stdout
+    metrics = {m["name"]: m for m in json.loads((tmp_path / "run/results.json").read_text())["metrics"]}
+    assert metrics["login"]["verdict"] == "fail"
+    assert metrics["login"]["value"] > metrics["login"]["limit"]
+    assert metrics["linux_version"]["verdict"] in ("pass", "improved")

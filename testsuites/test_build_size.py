@@ -1,0 +1,54 @@
+"""Build size, as the study measured it: a clean kernel build timed (real, user, sys),
+the uImage's data size (compressed), `size vmlinux` and the uncompressed image. Built
+from Debian's linux-source with each config kernels/<kernel>/<board>.config; then the
+fresh uImage is booted, root=/dev/nfs, like a real board (build -> boot)."""
+from pathlib import Path
+
+import pytest
+
+from boardlab import kbuild, uimage
+from boardlab.baselines import KERNELS_DIR
+
+pytestmark = pytest.mark.slow
+
+
+def configs_of(board_name):
+    return sorted(KERNELS_DIR.glob(f"*/{board_name}.config"))
+
+
+@pytest.fixture(scope="module")
+def built(board):
+    configs = configs_of(board.board["name"])
+    if not configs:
+        pytest.skip(f"no kernel config for board {board.board['name']} under kernels/")
+    if board.board["arch"] not in kbuild.ARCH:
+        pytest.skip(f"no cross compiler set up for arch {board.board['arch']}")
+    return {cfg.parent.name: kbuild.build(board.board, cfg.parent.name, cfg) for cfg in configs}
+
+
+def test_build_time_and_size(built, gate):
+    for kernel, b in built.items():
+        gate.record("build", "real_s", b.real_s, "s", "lower", kernel=kernel)
+        gate.record("build", "user_s", b.user_s, "s", "lower", kernel=kernel)
+        gate.record("build", "sys_s", b.sys_s, "s", "lower", kernel=kernel)
+        gate.record("build", "uimage_data_bytes", b.uimage_data_bytes, "bytes", "lower", kernel=kernel)
+        for part in ("text", "data", "bss", "dec"):
+            gate.record("build", f"vmlinux_{part}_bytes", b.vmlinux[part], "bytes", "lower",
+                        kernel=kernel)
+        gate.record("build", "uncompressed_bytes", b.uncompressed_bytes, "bytes", "lower",
+                    kernel=kernel)
+    gate.check()
+
+
+def test_the_fresh_kernel_boots_with_nfs_root(built, board, target):
+    selected = (board.kernel, board.root, board.ramdisk)
+    kernel, b = next(iter(built.items()))
+    try:
+        board.select(kernel=kernel, root="nfs", ramdisk="")
+        board.transition("shell")
+        shell = target.get_driver("ShellDriver")
+        assert shell.run_check("uname -r") == [uimage.read(b.uimage).release]
+        assert "root=/dev/nfs" in shell.run_check("cat /proc/cmdline")[0]
+        assert board.last_boot.milestones.get("shell"), board.last_boot.log_path
+    finally:
+        board.select(*selected)

@@ -1,0 +1,46 @@
+"""Jitter: cyclictest (the successor of realfeel) under load, like the 2005 article:
+a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; plots of
+latency over time and of the histogram (log counts) go to the run directory."""
+import pytest
+
+from boardlab import parsers, plots
+
+INTERVAL_US = 1000
+HIST_US = 20000          # histogram range: a QEMU board's worst case is in milliseconds
+SLICES = 200             # points of the latency-over-time figure
+
+
+def test_cyclictest_under_load(board, shell, gate, run_dir, quick, request):
+    duration = request.config.getoption("--jitter-duration") or (10 if quick else 60)
+    loops = duration * 1_000_000 // INTERVAL_US
+    per_slice = max(1, loops // SLICES)
+    shell.run_check("(while true; do ls -lR / >/dev/null 2>&1; find / -name core >/dev/null 2>&1;"
+                    " done) >/dev/null 2>&1 & echo $! > /tmp/load.pids; "
+                    "(while true; do hackbench -g 2 -l 50 >/dev/null 2>&1; done) >/dev/null 2>&1 & "
+                    "echo $! >> /tmp/load.pids")
+    try:
+        out, _, rc = shell.run(
+            f"cyclictest -m -p 80 -i {INTERVAL_US} -l {loops} -h {HIST_US} --json=/tmp/cyc.json "
+            f"-v > /tmp/cyc.v 2>/dev/null; echo rc=$?", timeout=duration * 3 + 60)
+    finally:
+        shell.run("kill $(cat /tmp/load.pids) 2>/dev/null; rm -f /tmp/load.pids")
+    assert out[-1] == "rc=0", f"cyclictest failed: {out}"
+    stats = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/cyc.json")))
+    # the latency-over-time series, reduced on the board: the max of each slice
+    series_out = shell.run_check(
+        f"awk -F: 'NF==3 && $2 ~ /^ *[0-9]+$/ {{n++; if ($3+0 > m) m = $3+0; "
+        f"if (n % {per_slice} == 0) {{ print n, m; m = 0 }} }}' /tmp/cyc.v; rm -f /tmp/cyc.v")
+    series = [(int(n) * INTERVAL_US / 1e6, int(v)) for n, v in (ln.split() for ln in series_out)]
+    t = stats["thread"]["0"]
+    counts = t["histogram"]
+    p99 = parsers.percentile_from_histogram(counts, 99)
+    kernel = board.kernel_info()["name"]
+    title = f"{board.board['name']} {kernel}: cyclictest -p 80 -i {INTERVAL_US} under load, {duration} s"
+    plots.latency_over_time(series, run_dir / f"jitter-{kernel}-over-time.png", title)
+    plots.latency_histogram(counts, run_dir / f"jitter-{kernel}-histogram.png", title)
+    gate.record("jitter", "min_us", t["min"], "us", "lower")
+    gate.record("jitter", "avg_us", t["avg"], "us", "lower")
+    gate.record("jitter", "max_us", t["max"], "us", "lower")
+    gate.record("jitter", "p99_us", p99, "us", "lower")
+    assert t["cycles"] >= loops * 0.99, f"cyclictest ran {t['cycles']} of {loops} cycles"
+    gate.check()

@@ -1,0 +1,41 @@
+"""Memory, as the study measured it on a ramdisk root: `free`, the kernel's
+'Memory: …k available (…k kernel code, …k data, …k init)' boot line, and how much an
+application can allocate (mem_eat, until malloc fails or the OOM killer stops it)."""
+import pytest
+
+from boardlab import parsers
+
+
+@pytest.fixture
+def ramdisk_shell(board, shell):
+    if board.root_mode != "ramdisk":
+        pytest.skip("memory is measured on the ramdisk root, as in the study (--root ramdisk)")
+    return shell
+
+
+def test_free(ramdisk_shell, gate):
+    free = parsers.parse_free("\n".join(ramdisk_shell.run_check("free")))
+    gate.record("memory", "free_total_kb", free["total"], "kB", "higher")
+    gate.record("memory", "free_used_kb", free["used"], "kB", "lower")
+    gate.record("memory", "free_free_kb", free["free"], "kB", "higher")
+    buffers = free.get("buffers", free.get("buff_cache"))
+    gate.record("memory", "free_buffers_kb", buffers, "kB", "lower")
+    gate.check()
+
+
+def test_kernel_memory_line(board, ramdisk_shell, gate):
+    boot_log = "\n".join(ln.text for ln in board.last_boot.lines)
+    mem = parsers.parse_kernel_memory(boot_log)
+    gate.record("memory", "kernel_available_kb", mem["available_kb"], "kB", "higher")
+    gate.record("memory", "kernel_code_kb", mem["code_kb"], "kB", "lower")
+    gate.record("memory", "kernel_init_kb", mem["init_kb"], "kB", "lower")
+    gate.record("memory", "kernel_code_data_kb", mem["code_data_kb"], "kB", "lower")
+    gate.check()
+
+
+def test_mem_eat(ramdisk_shell, gate):
+    out, _, _ = ramdisk_shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
+                                  "rm /tmp/mem_eat.log", timeout=300)
+    eat = parsers.parse_mem_eat("\n".join(out))
+    gate.record("memory", "mem_eat_kb", eat["kb"], "kB", "higher")
+    gate.check()
