@@ -13,6 +13,8 @@ APT_PACKAGES=(
   # building the board's images: cross compiler for target/ programs, cpio, xz
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross binutils-arm-linux-gnueabihf
   cpio xz-utils file curl
+  # the build-size suite: Debian's kernel source and what building it needs
+  linux-source-6.1 make gcc libc6-dev flex bison bc
   # tests: interactive console checks, python venv
   tmux python3-venv
 )
