@@ -20,6 +20,7 @@ def alive(pid):
 
 
 def test_up_twice_starts_nothing_new(vlab):
+    vlab.up()
     before = vlab.status()["services"]
     r = subprocess.run([sys.executable, "-m", "boardlab.cli", "vlab", "up"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

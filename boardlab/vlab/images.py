@@ -217,8 +217,13 @@ def inputs_digest(board, debs) -> str:
     for name in sorted(debs):
         h.update(debs[name].name.encode())
     _digest_tree(h, TARGET_DIR)
-    for key in ("name", "console", "images"):
-        h.update(repr(board[key]).encode())
+    # only the facts that go into the images: a kernel built elsewhere (no Debian
+    # package) or a changed timeout must not rebuild them
+    imgs = board["images"]
+    h.update(repr((board["name"], board["console"]["device"], board["console"]["baud"],
+                   board["mkimage"], imgs["ramdisk"], imgs.get("loader_modules"),
+                   sorted((k, v["uimage"]) for k, v in imgs["kernels"].items()
+                          if "debian_package" in v))).encode())
     return h.hexdigest()
 
 
