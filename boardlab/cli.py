@@ -80,8 +80,21 @@ def cmd_report(args):
 
 
 def cmd_baselines(args):
-    from .reference import seed
-    for p in seed():
+    if args.action == "seed-reference":
+        from .reference import seed
+        written = seed()
+    else:
+        from .results import Metric, load_run, update_baselines
+        if not args.runs:
+            print("boardlab baselines update: name one or more run directories", file=sys.stderr)
+            return 2
+        try:
+            runs = [[Metric(**m) for m in load_run(r)["metrics"]] for r in args.runs]
+        except FileNotFoundError as e:
+            print(f"boardlab baselines update: {e}", file=sys.stderr)
+            return 1
+        written = update_baselines(runs)
+    for p in written:
         print(f"wrote: {p}")
     return 0
 
@@ -109,8 +122,10 @@ def main(argv=None):
     r.add_argument("run2", nargs="?", help="the second (B) of the comparison")
     r.add_argument("--html", help="where the HTML page goes (default: RUN/report.html)")
     r.set_defaults(func=cmd_report)
-    bs = sub.add_parser("baselines", help="seed-reference: the study's numbers as baselines")
-    bs.add_argument("action", choices=["seed-reference"])
+    bs = sub.add_parser("baselines", help="update RUN...: baselines pooled over runs; "
+                                          "seed-reference: the study's numbers")
+    bs.add_argument("action", choices=["update", "seed-reference"])
+    bs.add_argument("runs", nargs="*", help="update: run directories (results.json) to pool")
     bs.set_defaults(func=cmd_baselines)
     args = ap.parse_args(argv)
     try:

@@ -95,22 +95,35 @@ class RunResults:
 
     def update_baselines(self) -> list[Path]:
         """Write the run's metrics as baselines (only when asked: --update-baselines)."""
-        written = []
-        by_target = {}
-        for m in self.metrics:
-            by_target.setdefault((m.board, m.kernel), []).append(m)
-        for (board, kernel), metrics in by_target.items():
-            new = {}
-            for m in metrics:
-                samples = m.samples or [m.value]
-                old = self.baselines(board, kernel).get(m.key)
-                tol = old.tolerance if old else default_tolerance(m.key, self.baselines_root)
-                new[m.key] = bl.Baseline(m.key, round(statistics.median(samples), 6), m.unit,
-                                         m.direction, tol, bl.spread_of(samples),
-                                         bl.measured_source(len(samples)))
-            written.append(bl.write(kernel, board, new, self.baselines_root))
-            self._baselines.pop((board, kernel), None)
-        return written
+        return update_baselines([self.metrics], self.baselines_root)
+
+
+def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
+    """Baselines from one or more runs (lists of Metric): per metric the median of all
+    samples pooled, and their spread: pooled over runs, the spread is the run-to-run
+    noise the gate must not take for a change. Tolerances of existing baselines stay."""
+    pooled = {}
+    for metrics in runs:
+        for m in metrics:
+            entry = pooled.setdefault((m.board, m.kernel, m.key), {"m": m, "samples": [], "runs": 0})
+            entry["samples"] += m.samples or [m.value]
+            entry["runs"] += 1
+    by_target = {}
+    for (board, kernel, key), e in pooled.items():
+        by_target.setdefault((board, kernel), {})[key] = e
+    written = []
+    for (board, kernel), entries in sorted(by_target.items()):
+        old = bl.load(kernel, board, root)
+        new = {}
+        for key, e in entries.items():
+            m, samples = e["m"], e["samples"]
+            tol = old[key].tolerance if key in old else default_tolerance(key, root)
+            source = bl.measured_source(len(samples))
+            source["runs"] = e["runs"]
+            new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
+                                   tol, bl.spread_of(samples), source)
+        written.append(bl.write(kernel, board, new, root))
+    return written
 
 
 def default_tolerance(key: str, root: Path = bl.KERNELS_DIR) -> dict:

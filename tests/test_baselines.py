@@ -133,3 +133,14 @@ def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
 def test_report_of_a_missing_run_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no results.json"):
         report.markdown(str(tmp_path / "nope"))
+
+
+def test_baselines_pooled_over_runs_carry_the_run_to_run_noise(tmp_path):
+    from boardlab.results import Metric, update_baselines
+    runs = [[Metric("qemu-arm", "armmp", "lmbench", "lat_pipe_us", v, "us")] for v in (400, 600, 500)]
+    update_baselines(runs, tmp_path)
+    b = bl.load("armmp", "qemu-arm", tmp_path)["lmbench.lat_pipe_us"]
+    assert b.value == 500 and b.spread["n"] == 3 and b.source["runs"] == 3
+    assert b.spread["stdev"] == pytest.approx(100)
+    assert b.judge(780) == bl.PASS          # within the noise three runs showed
+    assert b.judge(820) == bl.FAIL
