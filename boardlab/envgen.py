@@ -1,59 +1,126 @@
-"""Generate the files that are derived from board facts, so no fact is hand-copied:
-the labgrid environment lab/<board>.yaml (a test checks they are up to date)."""
+"""Generate the files that are derived from board facts, so no fact is hand-copied
+(a test checks they are up to date): the labgrid environments lab/<board>.yaml and
+their RemotePlace variants lab/remote/<board>.yaml, and per lab host under
+places/<host>/: the labgrid exporter config, the coordinator places with tags, and
+(for a real lab host) ser2net, tftpd-hpa and NFS exports configs."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
 
-from .facts import BOARDS_DIR, PROJECT_ROOT, load_board
+from . import labhost
+from .facts import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, lab_hosts, load_board
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
 
 
 def uboot_driver(board: dict) -> tuple[str, dict]:
+    """labgrid's UBootDriver only gets the strategy to the prompt (autoboot stop, an echo
+    check); the strategy sends one command per line, which every U-Boot dialect takes,
+    so old U-Boots without hush need no other driver."""
     ub = board["uboot"]
     cfg = {"prompt": ub["prompt"], "autoboot": ub["autoboot"], "interrupt": "\n",
            "login_timeout": int(board["timeouts"]["uboot_s"])}
-    # an old U-Boot has no hush shell: labgrid's SmallUBootDriver does not rely on it
-    return ("UBootDriver" if ub["dialect"] == "hush" else "SmallUBootDriver"), cfg
+    return "UBootDriver", cfg
 
 
-def labgrid_env(board: dict) -> dict:
-    """The labgrid environment of a board, as data."""
+def serial_host(board: dict) -> str:
+    return "127.0.0.1" if board["lab_host"] == "vlab" else board["lab_host"]
+
+
+def board_resources(board: dict) -> dict:
+    """The board's resources as its lab host exports them (and a local env uses them)."""
     con, pw = board["console"], board["power"]
+    return {
+        "NetworkSerialPort": {"host": serial_host(board), "port": con["ser2net_port"],
+                              "speed": con["baud"], "protocol": "rfc2217"},
+        "NetworkPowerPort": {"model": pw["model"], "host": pw["host"], "index": pw["index"]},
+        "TFTPProvider": {"internal": board["tftp"]["dir"].rstrip("/") + "/",
+                         "external": board["tftp"]["prefix"]},
+    }
+
+
+def tag_value(value) -> str:
+    """labgrid tag values: lower case letters, digits, '_'."""
+    return re.sub(r"[^a-z0-9_]+", "_", str(value).lower()).strip("_")
+
+
+def place_tags(board: dict) -> dict:
+    return {"board": tag_value(board["name"]), "arch": tag_value(board["arch"]),
+            "cpu": tag_value(board["cpu"].split(" (")[0]), "ram": f"{board['ram_mb']}mb"}
+
+
+def labgrid_env(board: dict, remote: bool = False) -> dict:
+    """The labgrid environment of a board, as data (remote: through the coordinator)."""
     uboot_name, uboot_cfg = uboot_driver(board)
     shell = {"prompt": board["shell"]["prompt"], "login_prompt": board["shell"]["login_prompt"],
              "username": board["shell"]["username"], "login_timeout": 60}
     if board["shell"].get("password") is not None:
         shell["password"] = board["shell"]["password"]
-    facts_rel = Path("..") / "boards" / f"{board['name']}.yaml"
-    resources = {
-        "NetworkSerialPort": {"host": "127.0.0.1" if board["lab_host"] == "vlab" else board["lab_host"],
-                              "port": con["ser2net_port"], "speed": con["baud"],
-                              "protocol": "rfc2217"},
-        "NetworkPowerPort": {"model": pw["model"], "host": pw["host"], "index": pw["index"]},
-        "TFTPProvider": {"internal": board["tftp"]["dir"].rstrip("/") + "/",
-                         "external": board["tftp"]["prefix"]},
-        "NFSProvider": {},
-    }
+    facts_rel = Path("..") / ("../boards" if remote else "boards") / f"{board['name']}.yaml"
+    if remote:
+        resources = {"RemotePlace": {"name": board["name"]}}
+    else:
+        resources = {**board_resources(board), "NFSProvider": {}}
     drivers = {
         "TimestampingSerialDriver": {},
         "NetworkPowerDriver": {"delay": 0.5},
         uboot_name: uboot_cfg,
         "ShellDriver": shell,
         "TFTPProviderDriver": {},
-        "NFSProviderDriver": {},
         "BoardStrategy": {"facts": str(facts_rel)},
     }
+    if not remote:
+        drivers = {k: v for k, v in drivers.items() if k != "BoardStrategy"}
+        drivers["NFSProviderDriver"] = {}
+        drivers["BoardStrategy"] = {"facts": str(facts_rel)}
     return {"targets": {"main": {"resources": resources, "drivers": drivers}},
             "imports": ["boardlab.strategy"]}
 
 
-def render_env(board: dict) -> str:
-    body = yaml.safe_dump(labgrid_env(board), sort_keys=False, default_flow_style=False, width=100)
-    return GENERATED.format(name=board["name"]) + body
+def _yaml(data) -> str:
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
+
+
+def render_env(board: dict, remote: bool = False) -> str:
+    return GENERATED.format(name=board["name"]) + _yaml(labgrid_env(board, remote))
+
+
+def exporter_config(lab: dict, boards: list) -> str:
+    """labgrid-exporter config: one group per board. It is Jinja2 with '#' as line
+    statement prefix: comments start with '##'."""
+    groups = {b["name"]: {"location": f"{lab['name']}", **board_resources(b)} for b in boards}
+    return (f"## Generated from boards/*.yaml by `boardlab gen`: labgrid-exporter of lab host "
+            f"{lab['name']}\n" + _yaml(groups))
+
+
+def places_config(lab: dict, boards: list) -> str:
+    """Coordinator places with tags; `boardlab places sync` creates them."""
+    exporter = lab.get("exporter_name", lab["name"])
+    places = {b["name"]: {"matches": [f"{exporter}/{b['name']}/*"], "tags": place_tags(b)}
+              for b in boards}
+    return (f"# Generated from boards/*.yaml by `boardlab gen`: the coordinator's places of lab "
+            f"host {lab['name']}.\n# Create or update them: boardlab places sync --lab "
+            f"{lab['name']} --coordinator HOST:PORT\n" + _yaml(places))
+
+
+def lab_host_files(lab: dict) -> dict[Path, str]:
+    boards = [load_board(b) for b in lab["boards"]]
+    d = PLACES_DIR / lab["name"]
+    files = {d / "exporter.yaml": exporter_config(lab, boards),
+             d / "places.yaml": places_config(lab, boards)}
+    if lab["kind"] == "real":   # the virtual lab host renders these at run time
+        server = lab["address"].split("/")[0]
+        clients = labhost.lan_network(lab)
+        files[d / "ser2net.yaml"] = labhost.ser2net_yaml(
+            (b["name"], b["console"]["ser2net_port"], b["console"]["serial_adapter"],
+             b["console"]["baud"], "0.0.0.0") for b in boards)
+        files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab["tftp_root"], server)
+        files[d / "exports"] = labhost.nfs_exports([b["nfs"]["export"] for b in boards], clients)
+    return files
 
 
 def generated_files() -> dict[Path, str]:
@@ -61,6 +128,9 @@ def generated_files() -> dict[Path, str]:
     for facts in sorted(BOARDS_DIR.glob("*.yaml")):
         board = load_board(facts)
         files[LAB_DIR / f"{board['name']}.yaml"] = render_env(board)
+        files[LAB_DIR / "remote" / f"{board['name']}.yaml"] = render_env(board, remote=True)
+    for lab in lab_hosts():
+        files.update(lab_host_files(lab))
     return files
 
 

@@ -68,16 +68,20 @@ BOARD_SCHEMA = {
     "qemu?": dict,
 }
 
-LAB_HOST_SCHEMA = {
+LAB_HOST_SCHEMA = {          # a real lab host
     "name": str,
+    "address": str,
+    "tftp_root": str,
+    "boards": list,
+    "exporter_name?": str,
+}
+VIRTUAL_LAB_HOST_SCHEMA = {  # the virtual one adds its LAN and power switch
+    **LAB_HOST_SCHEMA,
     "netns": str,
     "bridge": str,
-    "address": str,
     "run_dir": str,
-    "tftp_root": str,
     "power_switch.listen": str,
     "power_switch.port": int,
-    "boards": list,
 }
 
 UBOOT_DIALECTS = ("hush", "old")
@@ -165,20 +169,30 @@ def load_lab_host(name_or_path="vlab") -> dict:
     p = Path(name_or_path)
     path = p if p.suffix in (".yaml", ".yml") else PLACES_DIR / str(name_or_path) / "lab-host.yaml"
     data = _load_yaml(path)
-    validate(data, LAB_HOST_SCHEMA, path)
+    kind = data.get("kind", "virtual") if isinstance(data, dict) else None
+    if kind not in ("virtual", "real"):
+        raise FactsError(f"{path}: field 'kind' must be virtual or real, got {kind!r}")
+    validate(data, VIRTUAL_LAB_HOST_SCHEMA if kind == "virtual" else LAB_HOST_SCHEMA, path)
+    data["kind"] = kind
     data["_path"] = str(path)
     return data
 
 
-def bootargs(board: dict, root: str) -> str:
-    """The kernel command line for a root mode, with the board's facts filled in."""
+def lab_hosts() -> list[dict]:
+    return [load_lab_host(p) for p in sorted(PLACES_DIR.glob("*/lab-host.yaml"))]
+
+
+def bootargs(board: dict, root: str, kernel: str | None = None) -> str:
+    """The kernel command line for a root mode, with the board's facts filled in. A
+    kernel may name its console differently (Linux 2.4's ttyS0 for 2.6's ttyCPM0)."""
     try:
         template = board["root"]["bootargs"][root]
     except KeyError:
         raise FactsError(f"{board['_path']}: no bootargs for root mode {root!r} "
                          f"(root.bootargs has: {', '.join(board['root']['bootargs'])})") from None
     net = board["network"]
+    device = board["images"]["kernels"].get(kernel or "", {}).get("console") or board["console"]["device"]
     return template.format(
-        console=f"{board['console']['device']},{board['console']['baud']}",
+        console=f"{device},{board['console']['baud']}",
         ip=net["ip"], netmask=net["netmask"], server_ip=net["server_ip"],
         nfs_export=board["nfs"]["export"], name=board["name"])

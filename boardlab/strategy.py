@@ -124,7 +124,7 @@ class BoardStrategy(Strategy):
     bindings = {
         "power": "PowerProtocol",
         "console": "ConsoleProtocol",
-        "uboot": {"UBootDriver", "SmallUBootDriver"},
+        "uboot": "UBootDriver",   # or a subclass (SmallUBootDriver): only the prompt is used
         "shell": "ShellDriver",
         "tftp": {"TFTPProviderDriver", None},
     }
@@ -390,7 +390,8 @@ class BoardStrategy(Strategy):
             self._uboot_cmd(cmd)
         net = board["network"]
         for var, value in (("ipaddr", net["ip"]), ("serverip", net["server_ip"]),
-                           ("netmask", net["netmask"]), ("bootargs", bootargs(board, root))):
+                           ("netmask", net["netmask"]),
+                           ("bootargs", bootargs(board, root, kernel["name"]))):
             self._uboot_cmd(f"setenv {var} {value}")
 
         load_s = float(board["timeouts"]["load_s"])

@@ -98,3 +98,38 @@ def test_the_env_loads_in_labgrid_and_its_drivers_bind():
     assert strategy.board["name"] == "qemu-arm"
     assert type(strategy.console).__name__ == "TimestampingSerialDriver"
     env.cleanup()
+
+
+ALL_ENVS = sorted((ROOT / "lab").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("envfile", ALL_ENVS, ids=lambda p: p.stem)
+def test_every_labgrid_env_loads_and_binds(envfile):
+    from labgrid import Environment
+    env = Environment(str(envfile))
+    target = env.get_target("main")
+    strategy = target.get_driver("Strategy", activate=False)
+    board = strategy.board
+    assert board["name"] == envfile.stem
+    port = target.get_resource("NetworkSerialPort")
+    assert (port.port, port.speed) == (board["console"]["ser2net_port"], board["console"]["baud"])
+    uboot = strategy.uboot
+    assert type(uboot).__name__ == "UBootDriver"
+    assert uboot.prompt == board["uboot"]["prompt"]
+    env.cleanup()
+
+
+@pytest.mark.parametrize("board", ["tqm860l", "sandpoint", "smdk24a0"])
+def test_real_boards_carry_the_studys_facts(board):
+    ref = yaml.safe_load((ROOT.parent / "shared/reference/linux-2.4-vs-2.6.yaml").read_text())
+    b = load_board(board)
+    assert b["ram_mb"] == ref["boards"][board]["ram_mb"]
+    assert b["cpu_mhz"] == ref["boards"][board]["cpu_mhz"]
+    assert ref["boards"][board]["cpu"].split()[0] in b["cpu"]
+
+
+def test_a_kernel_can_name_its_console_differently():
+    tqm = load_board("tqm860l")
+    assert bootargs(tqm, "nfs", "2.4.25").startswith("console=ttyS0,115200 root=/dev/nfs rw ")
+    assert bootargs(tqm, "nfs", "2.6.11.7").startswith("console=ttyCPM0,115200 ")
+    assert "ip=192.168.20.11:192.168.20.1::255.255.255.0:tqm860l:eth0:off" in bootargs(tqm, "nfs")
