@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .baselines import BaselineError
@@ -99,6 +100,17 @@ def cmd_baselines(args):
     return 0
 
 
+def cmd_places(args):
+    from .places import PlacesError, sync
+    try:
+        done = sync(args.lab, args.coordinator)
+    except PlacesError as e:
+        print(f"boardlab places sync: {e}", file=sys.stderr)
+        return 1
+    print("\n".join(done) if done else f"places of {args.lab}: up to date")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -127,6 +139,12 @@ def main(argv=None):
     bs.add_argument("action", choices=["update", "seed-reference"])
     bs.add_argument("runs", nargs="*", help="update: run directories (results.json) to pool")
     bs.set_defaults(func=cmd_baselines)
+    pl = sub.add_parser("places", help="sync: create/update a lab host's places on a coordinator")
+    pl.add_argument("action", choices=["sync"])
+    pl.add_argument("--lab", default="vlab", help="lab host (places/<lab>/places.yaml)")
+    pl.add_argument("--coordinator", default=os.environ.get("LG_COORDINATOR", "127.0.0.1:20408"),
+                    help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
+    pl.set_defaults(func=cmd_places)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

@@ -44,8 +44,8 @@ def board_resources(board: dict) -> dict:
 
 
 def tag_value(value) -> str:
-    """labgrid tag values: lower case letters, digits, '_'."""
-    return re.sub(r"[^a-z0-9_]+", "_", str(value).lower()).strip("_")
+    """labgrid tag values: lower case letters, digits, '_' and '-'."""
+    return re.sub(r"[^a-z0-9_-]+", "_", str(value).lower()).strip("_")
 
 
 def place_tags(board: dict) -> dict:

@@ -16,7 +16,7 @@ APT_PACKAGES=(
   # the build-size suite: Debian's kernel source and what building it needs
   linux-source-6.1 make gcc libc6-dev flex bison bc
   # tests: interactive console checks, python venv
-  tmux python3-venv
+  tmux microcom python3-venv   # microcom: labgrid-client console
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -133,3 +133,37 @@ def test_a_kernel_can_name_its_console_differently():
     assert bootargs(tqm, "nfs", "2.4.25").startswith("console=ttyS0,115200 root=/dev/nfs rw ")
     assert bootargs(tqm, "nfs", "2.6.11.7").startswith("console=ttyCPM0,115200 ")
     assert "ip=192.168.20.11:192.168.20.1::255.255.255.0:tqm860l:eth0:off" in bootargs(tqm, "nfs")
+
+
+def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch):
+    """The guide's steps on a copy of the project: facts file, lab host list, `gen`."""
+    import shutil
+
+    from boardlab import facts
+    for d in ("boards", "lab", "places"):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    for mod in (facts, envgen):
+        monkeypatch.setattr(mod, "BOARDS_DIR", tmp_path / "boards", raising=False)
+        monkeypatch.setattr(mod, "PLACES_DIR", tmp_path / "places", raising=False)
+    monkeypatch.setattr(envgen, "LAB_DIR", tmp_path / "lab")
+    new = yaml.safe_load((tmp_path / "boards/tqm860l.yaml").read_text())
+    new.update(name="tqm866m", cpu="MPC866", ram_mb=32)
+    new["console"]["ser2net_port"] = 5009
+    new["power"]["index"] = 8
+    (tmp_path / "boards/tqm866m.yaml").write_text(yaml.safe_dump(new))
+    host = tmp_path / "places/labhost1/lab-host.yaml"
+    host.write_text(host.read_text().replace("boards: [tqm860l,", "boards: [tqm866m, tqm860l,"))
+
+    written = envgen.write_all()
+
+    names = {p.relative_to(tmp_path).as_posix() for p in written}
+    assert {"lab/tqm866m.yaml", "lab/remote/tqm866m.yaml", "places/labhost1/exporter.yaml",
+            "places/labhost1/places.yaml", "places/labhost1/ser2net.yaml",
+            "places/labhost1/exports"} <= names
+    assert "tcp,0.0.0.0,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
+    assert "board: tqm866m" in (tmp_path / "places/labhost1/places.yaml").read_text()
+    from labgrid import Environment
+    env = Environment(str(tmp_path / "lab/tqm866m.yaml"))
+    strategy = env.get_target("main").get_driver("Strategy", activate=False)
+    assert strategy.board["ram_mb"] == 32
+    env.cleanup()
