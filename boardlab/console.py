@@ -93,7 +93,9 @@ def clean(raw: bytes) -> str:
 KERNEL_MILESTONES = (
     ("starting_kernel", r"Starting kernel"),
     ("linux_version", r"Linux version \d"),
-    ("freeing_init", r"Freeing unused kernel (?:image )?(?:\(\w+\) )?memory"),
+    # PPC/x86 and 6.x: "Freeing unused kernel [image (initmem) ]memory"; ARM 2.6.11:
+    # "Freeing init memory" (not "Freeing initrd memory", which comes earlier)
+    ("freeing_init", r"Freeing (?:unused kernel (?:image )?(?:\(\w+\) )?|init )memory"),
 )
 MILESTONE_LABELS = {
     "starting_kernel": "Starting kernel",

@@ -91,3 +91,13 @@ def test_boot_log_round_trip():
     assert [(round(ln.t, 4), ln.text, ln.kind) for ln in back] == [
         (-1.0, "power on", con.MARK), (0.0, "load", con.MARK),
         (0.0, "tftpboot 0x1 f", con.TX), (1.25, "Linux version 6.1", con.RX)]
+
+
+def test_freeing_init_memory_of_each_era():
+    for line in ("Freeing unused kernel memory: 52k init",
+                 "[    2.28] Freeing unused kernel image (initmem) memory: 2048K",
+                 "Freeing init memory: 64K"):
+        lines = [con.TimedLine(0.0, "load", con.MARK), con.TimedLine(1.0, line)]
+        assert "freeing_init" in con.find_milestones(lines, PATTERNS), line
+    lines = [con.TimedLine(0.0, "load", con.MARK), con.TimedLine(1.0, "Freeing initrd memory: 10020K")]
+    assert "freeing_init" not in con.find_milestones(lines, PATTERNS)

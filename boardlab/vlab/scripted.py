@@ -1,0 +1,156 @@
+"""A scripted console: a TEST FIXTURE, not a board. It stands in where no board can -
+the real boards' U-Boot of their era - and plugs into a serial cable's socket the way
+QEMU does, so ser2net, the labgrid console and the strategy run for real.
+
+It prints the U-Boot banner and countdown of its script, answers at the prompt
+(echo, setenv, tftpboot, bootm, one command per line like an old U-Boot), and on
+bootm replays a boot log whose times are seconds from the load command, scaled by
+--scale. After the login prompt it answers as a minimal shell, enough for labgrid's
+ShellDriver (echo markers, its run() helper)."""
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from ..console import RX, parse_log
+
+
+class ScriptedBoard:
+    def __init__(self, sock: socket.socket, script: dict, log_lines, scale: float):
+        self.sock = sock
+        self.script = script
+        self.log = [ln for ln in log_lines if ln.kind == RX]
+        self.scale = scale
+        self.buf = b""
+        self.t_load = None
+
+    def out(self, text: str):
+        self.sock.sendall(text.replace("\n", "\r\n").encode())
+
+    def readline(self, echo=True) -> str:
+        while not (m := re.search(rb"\r\n|\r|\n", self.buf)):
+            data = self.sock.recv(4096)
+            if not data:
+                raise EOFError
+            self.buf += data
+        line, self.buf = self.buf[:m.start()], self.buf[m.end():]
+        text = line.decode("latin-1")
+        if echo:
+            self.out(text + "\n")
+        return text
+
+    def key_pressed(self, timeout: float) -> bool:
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(4096)
+        except socket.timeout:
+            return False
+        finally:
+            self.sock.settimeout(None)
+        if not data:
+            raise EOFError
+        return True      # the key that stops autoboot is consumed, as U-Boot does
+
+    def run(self):
+        s = self.script
+        self.out(s["banner"])
+        stopped = False
+        for n in range(s.get("bootdelay", 3), -1, -1):
+            self.out(f"\r{s['autoboot']}: {n:2d} " if n == s.get("bootdelay", 3)
+                     else f"\b\b\b{n:2d} ")
+            if self.key_pressed(1.0 * self.scale if n else 0.01):
+                stopped = True
+                break
+        self.out("\n")
+        if not stopped:
+            self.out("## Booting from flash ... (scripted: no autoboot)\n")
+        while True:
+            self.out(s["prompt"])
+            cmd = self.readline().strip()
+            if not cmd:
+                continue
+            self.uboot_command(cmd)
+
+    def uboot_command(self, cmd: str):
+        words = cmd.split()
+        if words[0] == "echo":
+            self.out(re.sub(r"'([^']*)'", r"\1", cmd[5:]) + "\n")
+        elif words[0] == "setenv":
+            pass
+        elif words[0] in ("tftpboot", "tftp"):
+            if self.t_load is None:
+                self.t_load = time.monotonic()
+            size = self.script.get("image_size", 723718)
+            self.out(f"TFTP from server {self.script['server_ip']}; our IP address is "
+                     f"{self.script['ip']}\nFilename '{words[2]}'.\nLoad address: 0x{words[1]}\n"
+                     f"Loading: {'#' * 40}\ndone\nBytes transferred = {size} ({size:x} hex)\n")
+        elif words[0] == "bootm":
+            self.boot()
+        else:
+            self.out(f"Unknown command '{words[0]}' - try 'help'\n")
+
+    def boot(self):
+        t0 = self.t_load or time.monotonic()
+        for ln in self.log:
+            delay = t0 + ln.t * self.scale - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            text = ln.text
+            if re.search(self.script["login_prompt"] + r"\s*$", text):
+                self.out(text)           # the prompt waits for input
+                break
+            self.out(text + "\n")
+        self.shell()
+
+    def shell(self):
+        prompt = self.script["shell_prompt"]
+        user = self.readline()
+        if user.strip() != "root":
+            self.out("Login incorrect\n")
+        while True:
+            self.out(prompt)
+            cmd = self.readline().strip()
+            m = re.match(r"MARKER='(\w+)''(\w+)' run '(.*)'$", cmd)
+            if m:   # labgrid's ShellDriver: run() prints the marker, output, marker + status
+                marker = m.group(1) + m.group(2)
+                self.out(f"{marker}{self.canned(m.group(3))}{marker} 0\n")
+            elif cmd:
+                self.out(self.canned(cmd))
+
+    def canned(self, cmd: str) -> str:
+        """Output of a command: echo works, others as the script's 'commands' say."""
+        if cmd.startswith("run()"):
+            return ""
+        if cmd.startswith("echo "):
+            return re.sub(r"'([^']*)'", r"\1", cmd[5:]) + "\n"
+        return self.script.get("commands", {}).get(cmd, "")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="scripted console (a test fixture, not a board)")
+    ap.add_argument("--socket", required=True, help="the serial cable's board socket")
+    ap.add_argument("--script", required=True, help="the U-Boot dialect: YAML")
+    ap.add_argument("--log", required=True, help="boot log to replay (boardlab boot log format)")
+    ap.add_argument("--scale", type=float, default=1.0, help="time scale of the replay")
+    args = ap.parse_args(argv)
+    script = yaml.safe_load(Path(args.script).read_text())
+    lines = parse_log(Path(args.log).read_text())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(args.socket)
+    try:
+        ScriptedBoard(sock, script, lines, args.scale).run()
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
