@@ -167,3 +167,21 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     strategy = env.get_target("main").get_driver("Strategy", activate=False)
     assert strategy.board["ram_mb"] == 32
     env.cleanup()
+
+
+@pytest.mark.parametrize("host", sorted(p.name for p in (ROOT / "places").iterdir() if p.is_dir()))
+def test_every_lab_host_file_loads(host):
+    from labgrid.remote.config import ResourceConfig
+    d = ROOT / "places" / host
+    exported = ResourceConfig(str(d / "exporter.yaml")).data   # Jinja2 + YAML, as the exporter reads it
+    places = yaml.safe_load((d / "places.yaml").read_text())
+    assert set(exported) == set(places)
+    for name, place in places.items():
+        group = place["matches"][0].split("/")[1]
+        assert group in exported and "NetworkSerialPort" in exported[group]
+        remote = yaml.safe_load((ROOT / "lab/remote" / f"{name}.yaml").read_text())
+        assert remote["targets"]["main"]["resources"]["RemotePlace"]["name"] == name
+    if (d / "ser2net.yaml").exists():   # ser2net 4 YAML: one 'connection' per board
+        text = (d / "ser2net.yaml").read_text()
+        assert yaml.safe_load(text)["connection"]["accepter"].startswith("telnet(rfc2217),tcp,")
+        assert text.count("connection: &") == len(places)

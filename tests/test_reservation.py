@@ -93,14 +93,15 @@ def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
         assert bob.returncode != 0
         assert "already acquired by" in bob.stderr and "alice" in bob.stderr
 
-        # the boot suite through RemotePlace
+        # the boot suite through RemotePlace, gated against the stored baselines
         r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/remote/qemu-arm.yaml",
-                            "--lg-coordinator", COORD, "testsuites/test_shell.py", "-q",
+                            "--lg-coordinator", COORD, "testsuites/test_boot_time.py",
+                            "testsuites/test_shell.py", "--boot-repeats", "1", "-q",
                             "-p", "no:cacheprovider", "--run-dir", str(tmp_path / "run")],
                            cwd=ROOT, capture_output=True, text=True, timeout=600,
                            env={**os.environ, "LG_USERNAME": "alice"})
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-        assert "2 passed" in r.stdout
+        assert "3 passed" in r.stdout
 
         # an interactive console (microcom in a terminal) while power is cycled
         tmux = ["tmux", "-L", "boardlab-test"]   # a private tmux server, ended below
@@ -136,8 +137,17 @@ def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
             client("-p", "+", "release", token=token)
             client("cancel-reservation", token)
             token = None
-        out, _ = waiting.communicate(timeout=60)
-        assert "allocated" in out
+        try:
+            out, _ = waiting.communicate(timeout=60)   # returns once allocated
+        finally:
+            if waiting.poll() is None:
+                waiting.kill()
+        assert waiting.returncode == 0, out
+        bob_token = out.split("token: ")[1].split()[0]
+        listing = client("reservations").stdout
+        bob_entry = listing.split(f"Reservation '{bob_token}':")[1].split("Reservation '")[0]
+        assert "state: allocated" in bob_entry and "main: qemu-arm" in bob_entry
+        client("cancel-reservation", bob_token, user="bob")
     finally:
         if token:
             client("-p", "+", "release", token=token, check=False)

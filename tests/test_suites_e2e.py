@@ -59,7 +59,7 @@ def test_rt_jitter_beside_armmp_in_the_report(armmp_run, tmp_path):
     assert page.count("<img") == 4                        # both kernels' two plots
 
 
-def slow_ramdisk(tmp_path, seconds=4):
+def slow_ramdisk(tmp_path, seconds=8):
     """The board's root file system with an init script that sleeps before the login
     prompt: a real slowdown of the boot, made here from the built tree."""
     board = load_board("qemu-arm")
