@@ -71,12 +71,9 @@ def labgrid_env(board: dict, remote: bool = False) -> dict:
         uboot_name: uboot_cfg,
         "ShellDriver": shell,
         "TFTPProviderDriver": {},
-        "BoardStrategy": {"facts": str(facts_rel)},
+        **({} if remote else {"NFSProviderDriver": {}}),
+        "BoardStrategy": {"facts": str(facts_rel)},   # last: it binds the drivers above
     }
-    if not remote:
-        drivers = {k: v for k, v in drivers.items() if k != "BoardStrategy"}
-        drivers["NFSProviderDriver"] = {}
-        drivers["BoardStrategy"] = {"facts": str(facts_rel)}
     return {"targets": {"main": {"resources": resources, "drivers": drivers}},
             "imports": ["boardlab.strategy"]}
 

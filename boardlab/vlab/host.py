@@ -260,7 +260,6 @@ class VirtualLab:
 
     # ---- down ----------------------------------------------------------------------------
     def _switch_off_all(self):
-        ps = self.lab["power_switch"]
         for b in self.boards:
             url = b["power"]["host"].format(index=b["power"]["index"])
             try:
@@ -268,7 +267,6 @@ class VirtualLab:
                 urllib.request.urlopen(req, timeout=10).read()
             except OSError:
                 pass
-        del ps
 
     def down(self):
         progress(f"virtual lab {self.lab['name']}: down")

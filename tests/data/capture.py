@@ -56,8 +56,6 @@ def main():
             out, _, rc = shell.run(cmd, timeout=120)
             (OUT / f"{args.kernel}.{name}.txt").write_text("\n".join(out) + "\n")
             print(f"{name:16s} rc={rc} {len(out)} lines")
-        for tool in ("size", "mkimage -l"):
-            pass
     finally:
         strategy.transition("off")
         env.cleanup()
