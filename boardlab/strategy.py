@@ -416,7 +416,6 @@ class BoardStrategy(Strategy):
 
     def _await_boot(self, kfile):
         board = self.board
-        stamps = self._stamps
         patterns = con.milestone_patterns(board["shell"]["login_prompt"], board["shell"]["prompt"])
         kernel_patterns = patterns[:-1]  # up to the login prompt; the shell driver logs in
         deadline = time.monotonic() + self.timeout("boot_s")

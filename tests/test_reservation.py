@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, tcp_open, wait_for
 
 pytestmark = pytest.mark.vlab
 
@@ -30,15 +30,6 @@ def client(*args, user="alice", token=None, timeout=60, check=True):
     return r
 
 
-def wait_for(pred, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timeout: {what}")
-
-
 @pytest.fixture(scope="module")
 def coordinator(vlab, tmp_path_factory):
     """Coordinator + the virtual lab host's exporter; both stopped by PID afterwards."""
@@ -48,7 +39,7 @@ def coordinator(vlab, tmp_path_factory):
         procs.append(subprocess.Popen([str(BIN / "labgrid-coordinator"), "-l", COORD], cwd=work,
                                       stdout=open(work / "coordinator.log", "w"),
                                       stderr=subprocess.STDOUT))
-        wait_for(lambda: vlab._tcp_open("127.0.0.1", PORT), 20, "coordinator listening")
+        wait_for(lambda: tcp_open(PORT), 20, "coordinator listening")
         procs.append(subprocess.Popen([str(BIN / "labgrid-exporter"), "-c", COORD, "--name", "vlab",
                                        str(ROOT / "places/vlab/exporter.yaml")], cwd=work,
                                       stdout=open(work / "exporter.log", "w"),

@@ -5,14 +5,13 @@ timing, scaled down. Everything else is real: the board's generated labgrid env,
 serial cable pty, ser2net (RFC2217), labgrid's power driver, the shared strategy."""
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
 
 from boardlab import envgen
 from boardlab.facts import load_board
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, serial_line
 
 # time scale per board: short enough for CI, the first milestone still >= 0.3 s so that
 # 1 % of it is more than the console's few milliseconds of transport
@@ -22,86 +21,57 @@ CASES = [("tqm860l", "2.4.25", "tftp:tqm860l/uImage-2.4.25", "nfs", 0.25),   # l
 STUDY_MILESTONES = ("linux_version", "freeing_init", "login")
 
 
-def wait_for(pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("name, kernel, spec, root, scale", CASES, ids=[c[0] for c in CASES])
 def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kernel, spec, root,
                                                                      scale, tmp_path):
     from labgrid import Environment
 
     from boardlab import console as con
-    from boardlab import labhost
     board = load_board(name)
     port = 5300 + [c[0] for c in CASES].index(name)
-    sock, link, pidfile = tmp_path / "uart.sock", tmp_path / "line.tty", tmp_path / "board.pid"
+    pidfile = tmp_path / "board.pid"
     boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
-    procs = []
     env = None
-    try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
-                                       str(sock), "--link", str(link)], stdout=subprocess.DEVNULL))
-        assert wait_for(link.exists)
-        cfg = tmp_path / "ser2net.yaml"
-        cfg.write_text(labhost.ser2net_yaml([(name, port, str(link), board["console"]["baud"],
-                                              "127.0.0.1")]))
-        procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
-                                       str(tmp_path / "ser2net.pid")], stderr=subprocess.DEVNULL))
-        import socket
+    with serial_line(tmp_path, name, port, board["console"]["baud"]) as sock:
+        try:
+            # the board's own generated env; only the wiring points at this test's console
+            # and power switching starts/stops the scripted console (labgrid's ExternalPowerDriver)
+            data = envgen.labgrid_env(board)
+            t = data["targets"]["main"]
+            t["resources"]["NetworkSerialPort"].update(host="127.0.0.1", port=port)
+            del t["resources"]["NetworkPowerPort"]
+            del t["drivers"]["NetworkPowerDriver"]
+            start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
+                     f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale}")
+            t["drivers"] = {"ExternalPowerDriver": {
+                "cmd_on": f"sh -c '{start} >{tmp_path}/board.log 2>&1 & echo $! > {pidfile}'",
+                "cmd_off": f"sh -c 'test -f {pidfile} && kill $(cat {pidfile}); rm -f {pidfile}; true'",
+                "delay": 0.1}, **t["drivers"]}
+            t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / f"{name}.yaml"),
+                                             "kernel": spec, "root": root, "log_dir": str(tmp_path),
+                                             "ramdisk": "tftp:" + board["tftp"]["prefix"] + "ramdisk"}
+            envfile = tmp_path / f"{name}.yaml"
+            envfile.write_text(yaml.safe_dump(data, sort_keys=False))
+            env = Environment(str(envfile))
+            target = env.get_target("main")
+            strategy = target.get_driver("Strategy")
+            strategy.transition("shell")
+            measured = strategy.last_boot.milestones
+            replayed = con.find_milestones(con.parse_log(boot_log.read_text()),
+                                           con.milestone_patterns(board["shell"]["login_prompt"], "^$"))
+            assert set(STUDY_MILESTONES) <= set(replayed) <= set(measured), (replayed, measured)
+            for milestone in STUDY_MILESTONES:
+                expected = replayed[milestone] * scale
+                assert measured[milestone] == pytest.approx(expected, rel=0.01, abs=0.002), \
+                    f"{name} {milestone}: measured {measured[milestone]:.4f} s, replayed {expected:.4f} s"
+            bootargs_line = next(ln.text for ln in strategy.last_boot.lines
+                                 if ln.kind == "tx" and ln.text.startswith("setenv bootargs"))
+            assert board["console"]["device"] in bootargs_line or "ttyS0" in bootargs_line
+            assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
+            strategy.transition("off")
 
-        def listening():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return True
-            except OSError:
-                return False
-        assert wait_for(listening)
-        # the board's own generated env; only the wiring points at this test's console
-        # and power switching starts/stops the scripted console (labgrid's ExternalPowerDriver)
-        data = envgen.labgrid_env(board)
-        t = data["targets"]["main"]
-        t["resources"]["NetworkSerialPort"].update(host="127.0.0.1", port=port)
-        del t["resources"]["NetworkPowerPort"]
-        del t["drivers"]["NetworkPowerDriver"]
-        start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
-                 f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale}")
-        t["drivers"] = {"ExternalPowerDriver": {
-            "cmd_on": f"sh -c '{start} >{tmp_path}/board.log 2>&1 & echo $! > {pidfile}'",
-            "cmd_off": f"sh -c 'test -f {pidfile} && kill $(cat {pidfile}); rm -f {pidfile}; true'",
-            "delay": 0.1}, **t["drivers"]}
-        t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / f"{name}.yaml"),
-                                         "kernel": spec, "root": root, "log_dir": str(tmp_path),
-                                         "ramdisk": "tftp:" + board["tftp"]["prefix"] + "ramdisk"}
-        envfile = tmp_path / f"{name}.yaml"
-        envfile.write_text(yaml.safe_dump(data, sort_keys=False))
-        env = Environment(str(envfile))
-        target = env.get_target("main")
-        strategy = target.get_driver("Strategy")
-        strategy.transition("shell")
-        measured = strategy.last_boot.milestones
-        replayed = con.find_milestones(con.parse_log(boot_log.read_text()),
-                                       con.milestone_patterns(board["shell"]["login_prompt"], "^$"))
-        assert set(STUDY_MILESTONES) <= set(replayed) <= set(measured), (replayed, measured)
-        for milestone in STUDY_MILESTONES:
-            expected = replayed[milestone] * scale
-            assert measured[milestone] == pytest.approx(expected, rel=0.01, abs=0.002), \
-                f"{name} {milestone}: measured {measured[milestone]:.4f} s, replayed {expected:.4f} s"
-        bootargs_line = next(ln.text for ln in strategy.last_boot.lines
-                             if ln.kind == "tx" and ln.text.startswith("setenv bootargs"))
-        assert board["console"]["device"] in bootargs_line or "ttyS0" in bootargs_line
-        assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
-        strategy.transition("off")
-    finally:
-        if env is not None:
-            env.cleanup()
-        if pidfile.exists():
-            subprocess.run(["sh", "-c", f"kill $(cat {pidfile})"], capture_output=True)
-        for p in reversed(procs):
-            p.terminate()
-            p.wait(timeout=10)
+        finally:
+            if env is not None:
+                env.cleanup()
+            if pidfile.exists():   # the scripted console, if power-off did not end it
+                subprocess.run(["sh", "-c", f"kill $(cat {pidfile})"], capture_output=True)

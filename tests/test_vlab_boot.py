@@ -4,7 +4,6 @@ through the HTTP power switch."""
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from boardlab import envgen, uimage
 from boardlab.facts import load_board
 from boardlab.strategy import BootError
 from boardlab.vlab import images
-from conftest import ROOT
+from conftest import ROOT, serial_line
 
 pytestmark = pytest.mark.vlab
 
@@ -176,25 +175,8 @@ def test_no_uboot_prompt_names_power_and_serial_wiring(qemu, vlab, tmp_path):
     """The board is powered, but its console is wired to a line nothing is attached
     to: a second ser2net port on a cable without a board."""
     port = 5199
-    link = tmp_path / "dead.tty"
-    cable = subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
-                              str(tmp_path / "dead.sock"), "--link", str(link)])
-    ser2net = None
     env = None
-    try:
-        for _ in range(100):
-            if link.exists():
-                break
-            time.sleep(0.05)
-        cfg = tmp_path / "ser2net.yaml"
-        from boardlab import labhost
-        cfg.write_text(labhost.ser2net_yaml([("dead", port, str(link), 115200, "127.0.0.1")]))
-        ser2net = subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
-                                    str(tmp_path / "ser2net.pid")])
-        for _ in range(100):
-            if vlab._tcp_open("127.0.0.1", port):
-                break
-            time.sleep(0.05)
+    with serial_line(tmp_path, "dead", port, 115200):
         data = envgen.labgrid_env(BOARD)
         data["targets"]["main"]["resources"]["NetworkSerialPort"]["port"] = port
         data["targets"]["main"]["drivers"]["BoardStrategy"] = {
@@ -203,21 +185,18 @@ def test_no_uboot_prompt_names_power_and_serial_wiring(qemu, vlab, tmp_path):
         envfile = tmp_path / "miswired.yaml"
         envfile.write_text(yaml.safe_dump(data, sort_keys=False))  # drivers in binding order
         from labgrid import Environment
-        env = Environment(str(envfile))
-        miswired = env.get_target("main").get_driver("Strategy")
-        with pytest.raises(BootError) as err:
-            miswired.transition("shell")
-        assert_failed_cleanly(err, miswired, "no U-Boot prompt: nothing at all came from the "
-                                             "console within 4 s of power-on",
-                              "the power switch (rest http://127.0.0.1:8101/outlet/1/value)",
-                              "the serial wiring (ser2net 127.0.0.1 port 5199")
-    finally:
-        if env is not None:
-            env.cleanup()
-        for proc in (ser2net, cable):
-            if proc is not None:
-                proc.terminate()
-                proc.wait(timeout=10)
+        try:
+            env = Environment(str(envfile))
+            miswired = env.get_target("main").get_driver("Strategy")
+            with pytest.raises(BootError) as err:
+                miswired.transition("shell")
+            assert_failed_cleanly(err, miswired, "no U-Boot prompt: nothing at all came from the "
+                                                 "console within 4 s of power-on",
+                                  "the power switch (rest http://127.0.0.1:8101/outlet/1/value)",
+                                  "the serial wiring (ser2net 127.0.0.1 port 5199")
+        finally:
+            if env is not None:
+                env.cleanup()
 
 
 def test_after_the_failures_the_board_boots_again(qemu):
