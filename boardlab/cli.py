@@ -111,6 +111,159 @@ def cmd_places(args):
     return 0
 
 
+def _job_options(args) -> dict:
+    return {"quick": args.quick, "jitter_duration": args.jitter_duration}
+
+
+def _render(lava, board, args, work):
+    """The job of --board/--kernel/--root/--suites, with its test definitions tarball."""
+    url = args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+    return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
+                           testdefs_url=url, image_base=args.image_base, **_job_options(args))
+
+
+def cmd_lava(args):
+    import time
+    from pathlib import Path
+    from . import lava
+    from .facts import load_board
+    from .results import atomic_write
+    try:
+        if args.action == "render":
+            board = load_board(args.board)
+            work = Path(args.out or f"results/lava-{board['name']}")
+            job = _render(lava, board, args, work)
+            text = lava.dump_job(job)
+            if args.out:
+                atomic_write(work / "job.yaml", text)
+                atomic_write(work / "device.yaml", lava.render_device(board))
+                print(f"wrote: {work / 'job.yaml'}\nwrote: {work / 'device.yaml'}")
+            else:
+                print(text, end="")
+            return 0
+        if args.action == "validate":
+            files = [(("device" if f.endswith("device.yaml") else "job"), Path(f)) for f in args.files]
+            errors = lava.validate(files)
+            for path, err in errors.items():
+                print(f"{path}: invalid: {err}", file=sys.stderr)
+            print(f"{len(files) - len(errors)} of {len(files)} valid (LAVA's own schemas)")
+            return 1 if errors else 0
+        if args.action == "run":
+            board = load_board(args.board)
+            lab = lava.lab_of(board)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            work = Path(args.run_dir or f"results/lava-{stamp}-{board['name']}").resolve()
+            job = _render(lava, board, args, work)
+            lava.check_tftp_root(lab)
+            files = lava.prepare_run(board, job, work, lab)
+            errors = lava.validate([("device", files["device"]), ("job", files["job"])])
+            if errors:
+                for path, err in errors.items():
+                    print(f"{path}: invalid: {err}", file=sys.stderr)
+                return 1
+            job_id = int(time.time()) % 1_000_000
+            rc, log = lava.lava_run(files, work, job_id)
+            return _results(lava, log, board, job["metadata"]["boardlab.kernel"], work,
+                            f"lava-run-{job_id}", lava_rc=rc)
+        if args.action == "results":
+            return _cmd_results(lava, args)
+        if args.action == "submit":
+            return _cmd_submit(lava, args)
+        if args.action == "schedule":
+            sched = lava.load_schedule(Path(args.schedule))
+            if args.systemd:
+                for name, text in lava.systemd_units(sched).items():
+                    print(f"# /etc/systemd/system/{name}\n{text}")
+            else:
+                print(lava.cron_lines(sched), end="")
+            return 0
+    except lava.LavaError as e:
+        print(f"boardlab lava {args.action}: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0):
+    from pathlib import Path
+    entries = lava.read_log(Path(log_path).read_text())
+    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref)
+    for m in res.metrics:
+        print(f"  {m.describe()}")
+    failed = [m for m in res.metrics if m.verdict == "fail"]
+    lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
+    problem = lava.job_failure(entries)
+    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} over their baseline; "
+          f"LAVA test cases failed: {len(lava_failed)})")
+    if problem:
+        print(f"LAVA job did not complete: {problem}", file=sys.stderr)
+    if problem or lava_rc:
+        return 1
+    return 1 if (failed or lava_failed) else 0
+
+
+def _cmd_results(lava, args):
+    """JOB: a lava-run directory (with job.log and job.yaml) or a server job id."""
+    from pathlib import Path
+    import yaml
+    src = Path(args.job)
+    if src.is_dir():
+        job = yaml.safe_load((src / "job.yaml").read_text())
+        board, kernel = lava.board_of_job(job)
+        out = Path(args.run_dir) if args.run_dir else src
+        return _results(lava, src / "job.log", board, kernel, out, f"lava-run:{src.name}")
+    if not args.job.isdigit():
+        raise lava.LavaError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
+    out = Path(args.run_dir or f"results/lava-job-{args.job}")
+    out.mkdir(parents=True, exist_ok=True)
+    job = yaml.safe_load(lava.lavacli(args.identity, "jobs", "definition", args.job))
+    (out / "job.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
+    (out / "job.log").write_text(lava.lavacli(args.identity, "jobs", "logs", "--raw", args.job))
+    board, kernel = lava.board_of_job(job)
+    return _results(lava, out / "job.log", board, kernel, out, f"job:{args.job}")
+
+
+def _cmd_submit(lava, args):
+    from pathlib import Path
+    from .facts import load_board
+    sched = lava.load_schedule(Path(args.schedule))
+    if args.job:
+        jobs = {n: s for n, s in sched["jobs"].items() if n in args.job}
+        missing = set(args.job) - set(jobs)
+        if missing:
+            raise lava.LavaError(f"{args.schedule}: no job {', '.join(sorted(missing))} "
+                                 f"(has: {', '.join(sched['jobs'])})")
+    else:
+        jobs = lava.schedule_jobs(sched, args.when)
+    if not jobs:
+        raise lava.LavaError(f"{args.schedule}: no job runs {args.when!r}")
+    work = Path(args.out or "results/lava-submit")
+    url = args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+    ids = []
+    for name, spec in jobs.items():
+        board = load_board(spec["board"])
+        job = lava.render_job(board, spec.get("kernel"), spec.get("suites", lava.DEFAULT_SUITES),
+                              spec.get("root"), quick=spec.get("quick", False),
+                              jitter_duration=spec.get("jitter_duration"), testdefs_url=url,
+                              image_base=args.image_base)
+        job["metadata"]["boardlab.schedule"] = name
+        path = work / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(lava.dump_job(job))
+        if args.dry_run:
+            print(f"{name}: rendered {path} (not submitted)")
+            continue
+        out = lava.lavacli(args.identity, "jobs", "submit", str(path)).split()
+        ids += out
+        print(f"{name}: submitted as job {' '.join(out)}")
+    if args.wait and ids:
+        bad = 0
+        for job_id in ids:
+            health = lava.wait_for_job(args.identity, job_id, args.wait)
+            bad += health != "Complete"
+        return 1 if bad else 0
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -145,7 +298,40 @@ def main(argv=None):
     pl.add_argument("--coordinator", default=os.environ.get("LG_COORDINATOR", "127.0.0.1:20408"),
                     help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
     pl.set_defaults(func=cmd_places)
+    lv = sub.add_parser("lava", help="LAVA: render, validate, run (lava-run here), submit, "
+                                     "results, schedule")
+    lv.add_argument("action", choices=["render", "validate", "run", "submit", "results", "schedule"])
+    lv.add_argument("job", nargs="?", help="results: a lava-run directory or a server job id")
+    lv.add_argument("files", nargs="*", help="validate: rendered files (*device.yaml = device)")
+    lv.add_argument("--board", default="qemu-arm")
+    lv.add_argument("--kernel", default=None, help="default: the board's default kernel")
+    lv.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
+    lv.add_argument("--suites", default="boot-time,memory,lmbench,jitter",
+                    help="comma separated: boot-time, memory, lmbench, jitter")
+    lv.add_argument("--quick", action="store_true", help="short lmbench and jitter runs")
+    lv.add_argument("--jitter-duration", type=int, default=None, help="seconds (default 60, quick 10)")
+    lv.add_argument("--testdefs-url", default=None,
+                    help="tarball of jobs/testdefs the worker can fetch (default: made locally, file://)")
+    lv.add_argument("--image-base", default=None, help="URL of the images (default: file:// images.dir)")
+    lv.add_argument("--out", default=None, help="render/submit: directory for the job files")
+    lv.add_argument("--run-dir", default=None, help="run/results: where results.json goes")
+    lv.add_argument("--schedule", default="jobs/schedule.yaml")
+    lv.add_argument("--when", default="nightly", help="submit: the schedule group")
+    lv.add_argument("--job", action="append", dest="job_names", default=None,
+                    help="submit: only this scheduled job (repeatable)")
+    lv.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY"),
+                    help="lavacli identity (default: $LAVACLI_IDENTITY or lavacli's default)")
+    lv.add_argument("--wait", type=float, default=0, help="submit: wait up to N s for the jobs")
+    lv.add_argument("--dry-run", action="store_true", help="submit: render only")
+    lv.add_argument("--cron", action="store_true", help="schedule: cron lines (default)")
+    lv.add_argument("--systemd", action="store_true", help="schedule: systemd timer units")
+    lv.set_defaults(func=cmd_lava)
     args = ap.parse_args(argv)
+    if getattr(args, "func", None) is cmd_lava:
+        if args.action == "validate" and args.job:
+            args.files = [args.job] + args.files
+        if args.action == "submit":
+            args.job = args.job_names
     try:
         return args.func(args)
     except (FactsError, BaselineError) as e:

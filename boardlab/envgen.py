@@ -2,7 +2,8 @@
 (a test checks they are up to date): the labgrid environments lab/<board>.yaml and
 their RemotePlace variants lab/remote/<board>.yaml, and per lab host under
 places/<host>/: the labgrid exporter config, the coordinator places with tags, and
-(for a real lab host) ser2net, tftpd-hpa and NFS exports configs."""
+(for a real lab host) ser2net, tftpd-hpa and NFS exports configs; and the LAVA device
+types and device dictionaries under jobs/ (boardlab.lava)."""
 from __future__ import annotations
 
 import re
@@ -128,6 +129,8 @@ def generated_files() -> dict[Path, str]:
         files[LAB_DIR / "remote" / f"{board['name']}.yaml"] = render_env(board, remote=True)
     for lab in lab_hosts():
         files.update(lab_host_files(lab))
+    from . import lava   # LAVA device types and device dictionaries: the same facts
+    files.update(lava.generated_files())
     return files
 
 

@@ -17,6 +17,10 @@ APT_PACKAGES=(
   linux-source-6.1 make gcc libc6-dev flex bison bc
   # tests: interactive console checks, python venv
   tmux microcom python3-venv   # microcom: labgrid-client console
+  # LAVA: lava-run and LAVA's schemas (lava-dispatcher), the device-type templates and
+  # the server for the full loop (lava-server needs PostgreSQL running to install),
+  # lavacli to submit, telnet for the device's connection command
+  postgresql lava-dispatcher lava-server lavacli telnet
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -65,7 +69,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
   chmod +x /usr/sbin/policy-rc.d
   trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  started_pg=
+  if printf '%s\n' "${missing[@]}" | grep -qx lava-server; then
+    # lava-server's postinst creates its database: PostgreSQL must answer during the
+    # install (no systemd here, policy-rc.d blocks invoke-rc.d), so start it by hand
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    if pg_lsclusters -h | awk '$4 != "online" {found=1} END {exit !found}'; then
+      log "starting PostgreSQL for lava-server's install"
+      pg_lsclusters -h | awk '$4 != "online" {print $1, $2}' | while read -r ver cl; do
+        pg_ctlcluster "$ver" "$cl" start; done
+      started_pg=1
+    fi
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ -n "$started_pg" ]; then   # stop only what this script started
+    pg_lsclusters -h | awk '$4 == "online" {print $1, $2}' | while read -r ver cl; do
+      pg_ctlcluster "$ver" "$cl" stop; done
+  fi
 fi
 
 py=${PYTHON:-python3}

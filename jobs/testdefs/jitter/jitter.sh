@@ -1,0 +1,29 @@
+#!/bin/sh
+# cyclictest under load: the same metric names as testsuites/test_jitter.py
+. ../lib/gate.sh
+loops=$((DURATION * 1000000 / INTERVAL))
+
+(while true; do ls -lR / >/dev/null 2>&1; find / -name core >/dev/null 2>&1; done) >/dev/null 2>&1 &
+load1=$!
+(while true; do hackbench -g 2 -l 50 >/dev/null 2>&1; done) >/dev/null 2>&1 &
+load2=$!
+cyclictest -m -q -p 80 -i "$INTERVAL" -l "$loops" -h "$HISTOGRAM" > /tmp/cyc.hist 2>/dev/null
+rc=$?
+kill $load1 $load2 2>/dev/null
+wait 2>/dev/null
+[ $rc = 0 ] || echo "boardlab: cyclictest exited with $rc"
+
+# the -h summary: '# Min Latencies: 00010' ...; histogram lines 'us count'
+field() { awk -v k="# $1 Latencies:" 'index($0, k) == 1 { print $4 + 0 }' /tmp/cyc.hist; }
+overflows=$(awk '/^# Histogram Overflows:/ { print $4 + 0 }' /tmp/cyc.hist)
+p99=$(awk -v over="${overflows:-0}" '
+    /^[0-9]+[ \t]+[0-9]+$/ { lat[n] = $1 + 0; cnt[n] = $2 + 0; total += $2; n++ }
+    END { total += over; need = 0.99 * total; seen = 0
+          for (i = 0; i < n; i++) { seen += cnt[i]; if (cnt[i] && seen >= need) { print lat[i]; exit } }
+          if (n) print lat[n - 1] }' /tmp/cyc.hist)
+grep '^#' /tmp/cyc.hist | grep -v '^# Histogram$'
+report min_us "$(field Min)" us
+report avg_us "$(field Avg)" us
+report max_us "$(field Max)" us
+report p99_us "$p99" us
+rm -f /tmp/cyc.hist
