@@ -169,6 +169,24 @@ def cmd_lava(args):
             return _cmd_results(lava, args)
         if args.action == "submit":
             return _cmd_submit(lava, args)
+        if args.action == "server":
+            from .lavaserver import LocalLavaServer, ServerError
+            if args.job not in ("up", "down"):
+                raise lava.LavaError("boardlab lava server up|down")
+            srv = LocalLavaServer(Path(args.run_dir or "/run/boardlab/lava-server"), port=args.port,
+                                  identity=args.identity or "boardlab-vlab")
+            try:
+                if args.job == "up":
+                    srv.up()
+                    print(f"LAVA server {srv.url} (lavacli identity {srv.identity}); "
+                          f"stop it: boardlab lava server down")
+                else:
+                    srv.down()
+            except ServerError as e:
+                if args.job == "up":
+                    srv.down()   # leave nothing half started
+                raise lava.LavaError(str(e)) from None
+            return 0
         if args.action == "schedule":
             sched = lava.load_schedule(Path(args.schedule))
             if args.systemd:
@@ -299,9 +317,11 @@ def main(argv=None):
                     help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
     pl.set_defaults(func=cmd_places)
     lv = sub.add_parser("lava", help="LAVA: render, validate, run (lava-run here), submit, "
-                                     "results, schedule")
-    lv.add_argument("action", choices=["render", "validate", "run", "submit", "results", "schedule"])
-    lv.add_argument("job", nargs="?", help="results: a lava-run directory or a server job id")
+                                     "results, schedule, server up|down")
+    lv.add_argument("action", choices=["render", "validate", "run", "submit", "results", "schedule",
+                                       "server"])
+    lv.add_argument("job", nargs="?", help="results: a lava-run directory or a server job id; "
+                                           "server: up or down (a LAVA server + worker here)")
     lv.add_argument("files", nargs="*", help="validate: rendered files (*device.yaml = device)")
     lv.add_argument("--board", default="qemu-arm")
     lv.add_argument("--kernel", default=None, help="default: the board's default kernel")
@@ -322,6 +342,7 @@ def main(argv=None):
     lv.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY"),
                     help="lavacli identity (default: $LAVACLI_IDENTITY or lavacli's default)")
     lv.add_argument("--wait", type=float, default=0, help="submit: wait up to N s for the jobs")
+    lv.add_argument("--port", type=int, default=8180, help="server: its port on 127.0.0.1")
     lv.add_argument("--dry-run", action="store_true", help="submit: render only")
     lv.add_argument("--cron", action="store_true", help="schedule: cron lines (default)")
     lv.add_argument("--systemd", action="store_true", help="schedule: systemd timer units")

@@ -546,10 +546,14 @@ def systemd_units(schedule: dict, project: Path = PROJECT_ROOT) -> dict[str, str
     return units
 
 
-def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, poll=5.0) -> str:
+def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, poll=5.0,
+                 check=None) -> str:
+    """Poll a job until it finishes; check() may raise when the server cannot make progress."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
+        if check:
+            check()
         info = yaml.safe_load(lavacli(identity, "jobs", "show", str(job_id), "--yaml"))
         state, health = info.get("state"), info.get("health")
         if (state, health) != last:

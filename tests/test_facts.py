@@ -140,12 +140,15 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     import shutil
 
     from boardlab import facts
-    for d in ("boards", "lab", "places"):
+    from boardlab import lava
+    for d in ("boards", "lab", "places", "jobs"):
         shutil.copytree(ROOT / d, tmp_path / d)
-    for mod in (facts, envgen):
+    for mod in (facts, envgen, lava):
         monkeypatch.setattr(mod, "BOARDS_DIR", tmp_path / "boards", raising=False)
         monkeypatch.setattr(mod, "PLACES_DIR", tmp_path / "places", raising=False)
     monkeypatch.setattr(envgen, "LAB_DIR", tmp_path / "lab")
+    monkeypatch.setattr(lava, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
+    monkeypatch.setattr(lava, "DEVICES_DIR", tmp_path / "jobs/devices")
     new = yaml.safe_load((tmp_path / "boards/tqm860l.yaml").read_text())
     new.update(name="tqm866m", cpu="MPC866", ram_mb=32)
     new["console"]["ser2net_port"] = 5009
@@ -159,9 +162,12 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
     assert {"lab/tqm866m.yaml", "lab/remote/tqm866m.yaml", "places/labhost1/exporter.yaml",
             "places/labhost1/places.yaml", "places/labhost1/ser2net.yaml",
-            "places/labhost1/exports"} <= names
+            "places/labhost1/exports", "jobs/device-types/boardlab-tqm866m.jinja2",
+            "jobs/devices/tqm866m.jinja2"} <= names
     assert "tcp,0.0.0.0,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
     assert "board: tqm866m" in (tmp_path / "places/labhost1/places.yaml").read_text()
+    assert "labhost1 5009" in (tmp_path / "jobs/devices/tqm866m.jinja2").read_text()
+    assert "p=8&s=1" in lava.render_device(load_board("tqm866m"))
     from labgrid import Environment
     env = Environment(str(tmp_path / "lab/tqm866m.yaml"))
     strategy = env.get_target("main").get_driver("Strategy", activate=False)

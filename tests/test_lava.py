@@ -1,0 +1,288 @@
+"""LAVA: device types, device dictionaries and jobs rendered from the board facts pass
+LAVA's own schemas; the board-side gate; a captured LAVA log read into results.json;
+lava-run end to end on the virtual board (vlab); the server loop (lava_server)."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boardlab import baselines as bl
+from boardlab import envgen, lava
+from boardlab.facts import BOARDS_DIR, load_board
+from conftest import DATA, ROOT
+
+BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
+CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
+URL = "file:///srv/boardlab/testdefs.tar.gz"
+
+
+def jobs_of(board):
+    """Every kernel x root mode of a board, with the suites that root mode takes."""
+    for kernel in board["images"]["kernels"]:
+        for root in board["root"]["bootargs"]:
+            suites = list(lava.DEFAULT_SUITES) if root == "ramdisk" else ["boot-time", "lmbench", "jitter"]
+            yield kernel, root, lava.render_job(board, kernel, suites, root, testdefs_url=URL)
+
+
+def test_every_rendered_device_and_job_passes_lavas_own_schemas(tmp_path):
+    files = []
+    for name in BOARDS:
+        board = load_board(name)
+        dev = tmp_path / f"{name}.device.yaml"
+        dev.write_text(lava.render_device(board))
+        files.append(("device", dev))
+        for kernel, root, job in jobs_of(board):
+            path = tmp_path / f"{name}-{kernel}-{root}.job.yaml"
+            path.write_text(lava.dump_job(job))
+            files.append(("job", path))
+    assert len(files) >= 2 * len(BOARDS)
+    assert lava.validate(files) == {}
+
+
+def test_schema_validation_catches_a_broken_job(tmp_path):
+    job = lava.render_job(load_board("qemu-arm"), testdefs_url=URL)
+    job["actions"][2]["test"]["definitions"][0]["from"] = "svn"
+    path = tmp_path / "broken.job.yaml"
+    path.write_text(lava.dump_job(job))
+    errors = lava.validate([("job", path)])
+    assert str(path) in errors and "['from']" in errors[str(path)]
+
+
+def test_device_config_comes_from_the_board_facts():
+    board = load_board("qemu-arm")
+    dev = yaml.safe_load(lava.render_device(board))
+    env = envgen.labgrid_env(board)["targets"]["main"]["resources"]
+    # the same console port and power switch labgrid uses
+    assert dev["commands"]["connect"] == f"telnet 127.0.0.1 {env['NetworkSerialPort']['port']}"
+    url = env["NetworkPowerPort"]["host"].format(index=env["NetworkPowerPort"]["index"])
+    assert dev["commands"]["power_on"] == f"curl -fsS -X PUT -d 1 {url}"
+    assert dev["commands"]["power_off"] == f"curl -fsS -X PUT -d 0 {url}"
+    assert dev["commands"]["hard_reset"][-1] == dev["commands"]["power_on"]
+    uboot = dev["actions"]["boot"]["methods"]["u-boot"]
+    assert uboot["parameters"]["bootloader_prompt"] == board["uboot"]["prompt"].strip()
+    ramdisk = uboot["ramdisk"]["commands"]
+    assert "tftpboot {KERNEL_ADDR} {KERNEL}" in ramdisk
+    assert ramdisk[-1] == "bootm {KERNEL_ADDR} {RAMDISK_ADDR} {DTB_ADDR}"
+    assert "console=ttyAMA0,115200n8" in next(c for c in ramdisk if c.startswith("setenv bootargs"))
+    assert dev["parameters"]["bootm"]["kernel"] == "${kernel_addr_r}"
+    assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "arm"
+
+
+def test_old_uboot_boards_keep_their_own_boot_command():
+    dev = yaml.safe_load(lava.render_device(load_board("tqm860l")))
+    nfs = dev["actions"]["boot"]["methods"]["u-boot"]["nfs"]["commands"]
+    assert nfs[-1] == "bootm {KERNEL_ADDR}"
+    assert not any("initrd_high" in c for c in nfs)   # U-Boot 1.x: no such variable
+    assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "ppc"
+    assert "switch.html?cmd=1&p=1&s=1" in dev["commands"]["power_on"]
+
+
+def test_gate_parameter_carries_the_baselines_limits():
+    gate = lava.gate_parameter("qemu-arm", "armmp", "memory")
+    entries = dict((e.split(":")[0], e.split(":")[1:]) for e in gate.split())
+    base = bl.load("armmp", "qemu-arm")["memory.mem_eat_kb"]
+    assert entries["mem_eat_kb"] == ["higher", f"{round(base.limit(), 6):g}"]
+
+
+def test_bad_job_requests_name_the_cause():
+    board = load_board("qemu-arm")
+    with pytest.raises(lava.LavaError, match="unknown suite 'boot'"):
+        lava.render_job(board, suites=["boot"], testdefs_url=URL)
+    with pytest.raises(lava.LavaError, match=r"boards/qemu-arm.yaml: no kernel '4.4'"):
+        lava.render_job(board, "4.4", testdefs_url=URL)
+    with pytest.raises(lava.LavaError, match="memory is measured on the ramdisk root"):
+        lava.render_job(board, suites=["memory"], root="nfs", testdefs_url=URL)
+
+
+def test_linux_24_job_names_its_console():
+    job = lava.render_job(load_board("tqm860l"), "2.4.25", ["boot-time"], testdefs_url=URL)
+    assert job["context"] == {"console_device": "ttyS0"}
+    assert "context" not in lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot-time"],
+                                            testdefs_url=URL)
+
+
+# ---- the board-side gate (jobs/testdefs/lib/gate.sh), run by the host's sh -------------
+
+def run_gate(tmp_path, gate, name, value, units="us"):
+    """gate.sh's report with lava-test-case replaced by a recorder: the gate's logic
+    only (the measurement is given), as the board's shell runs it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    rec = bin_dir / "lava-test-case"
+    rec.write_text('#!/bin/sh\necho "$@" >> "$RECORD"\n')
+    rec.chmod(0o755)
+    record = tmp_path / "record"
+    record.unlink(missing_ok=True)
+    lib = ROOT / "jobs/testdefs/lib/gate.sh"
+    subprocess.run(["sh", "-c", f'. {lib}; report "$0" "$1" "$2"', name, value, units], check=True,
+                   env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GATE": gate,
+                        "RECORD": str(record)}, capture_output=True)
+    return record.read_text().split()
+
+
+@pytest.mark.parametrize("gate, value, result", [
+    ("max_us:lower:100 min_us:lower:20", "99.5", "pass"),
+    ("max_us:lower:100 min_us:lower:20", "100.5", "fail"),
+    ("mem_eat_kb:higher:80000", "79999", "fail"),
+    ("mem_eat_kb:higher:80000", "80001", "pass"),
+    ("min_us:lower:20", "5", "skip"),          # no baseline for this metric yet
+])
+def test_gate_verdicts(tmp_path, gate, value, result):
+    name = "mem_eat_kb" if "mem_eat" in gate else "max_us"
+    args = run_gate(tmp_path, gate, name, value)
+    assert args == [name, "--result", result, "--measurement", value, "--units", "us"]
+
+
+def test_gate_fails_a_metric_it_could_not_read(tmp_path):
+    assert run_gate(tmp_path, "max_us:lower:100", "max_us", "") == ["max_us", "--result", "fail"]
+
+
+# ---- a LAVA job log -> results.json --------------------------------------------------------
+
+def test_captured_log_gives_the_pytest_metric_names_and_units(tmp_path):
+    entries = lava.read_log(CAPTURED.read_text())
+    res = lava.results_from_log(entries, load_board("qemu-arm"), "armmp", tmp_path, "captured")
+    got = {m.key: m for m in res.metrics}
+    base = bl.load("armmp", "qemu-arm")
+    assert {"boot_time.linux_version", "boot_time.freeing_init", "boot_time.login",
+            "boot_time.shell", "memory.mem_eat_kb", "jitter.max_us", "jitter.p99_us"} <= set(got)
+    for key, m in got.items():
+        assert key in base, f"{key}: not a metric of the pytest suites"
+        assert m.unit == base[key].unit
+    # boot time from the kernel's load command, as the study and the strategy time it
+    assert 0 < got["boot_time.linux_version"].value < got["boot_time.freeing_init"].value \
+        < got["boot_time.login"].value <= got["boot_time.shell"].value < 30
+    assert json.loads((tmp_path / "results.json").read_text())["meta"]["source"] == "lava"
+    assert lava.job_failure(entries) is None
+
+
+def test_server_log_format_reads_the_same():
+    text = CAPTURED.read_text()
+    as_server = "".join(f"- {ln}\n" for ln in text.splitlines())
+    assert lava.read_log(as_server) == lava.read_log(text)
+
+
+def test_a_dead_test_run_is_a_job_failure():
+    entries = lava.read_log(CAPTURED.read_text()) + [
+        {"dt": "2026-11-21T19:14:00", "lvl": "error", "msg": "Marking unfinished test run as failed"},
+        {"dt": "2026-11-21T19:14:00", "lvl": "results",
+         "msg": {"case": "1_jitter", "definition": "lava", "result": "fail"}}]
+    assert "1_jitter fail" in lava.job_failure(entries)
+    assert "unfinished" in lava.job_failure(entries)
+
+
+# ---- schedule ---------------------------------------------------------------------------
+
+def test_schedule_renders_every_job_and_its_timers(tmp_path):
+    sched = lava.load_schedule()
+    assert lava.schedule_jobs(sched, "nightly") and lava.schedule_jobs(sched, "weekly")
+    files = []
+    for name, spec in sched["jobs"].items():
+        job = lava.render_job(load_board(spec["board"]), spec.get("kernel"), spec["suites"],
+                              spec.get("root"), quick=spec.get("quick", False), testdefs_url=URL)
+        files.append(("job", tmp_path / f"{name}.yaml"))
+        files[-1][1].write_text(lava.dump_job(job))
+    assert lava.validate(files) == {}
+    cron = lava.cron_lines(sched)
+    assert "15 2 * * * root" in cron and "lava submit --when nightly" in cron
+    units = lava.systemd_units(sched)
+    assert "OnCalendar=*-*-* 02:15:00" in units["boardlab-lava-nightly.timer"]
+
+
+def test_a_schedule_with_an_unknown_group_names_it(tmp_path):
+    bad = tmp_path / "schedule.yaml"
+    bad.write_text("when: {nightly: {cron: '0 1 * * *'}}\njobs:\n  x: {board: qemu-arm, when: hourly}\n")
+    with pytest.raises(lava.LavaError, match=r"jobs.x.when is 'hourly'"):
+        lava.load_schedule(bad)
+
+
+# ---- lava-run on the virtual board -----------------------------------------------------------
+
+def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None):
+    work = tmp_path / "job"
+    url = lava.testdefs_tarball(work / "testdefs.tar.gz").as_uri()
+    job = lava.render_job(board, "armmp", suites, "ramdisk", quick=True, jitter_duration=5,
+                          testdefs_url=url, baselines_root=baselines_root)
+    files = lava.prepare_run(board, job, work, lab)
+    rc, log = lava.lava_run(files, work, 4242)
+    entries = lava.read_log(log.read_text())
+    res = lava.results_from_log(entries, board, "armmp", tmp_path / "run", "test", baselines_root)
+    return rc, entries, res
+
+
+@pytest.mark.vlab
+def test_lava_run_on_the_virtual_board(vlab, tmp_path):
+    """U-Boot, TFTP, boot, the test shell: boot-time, mem_eat and a short cyclictest,
+    results under the pytest suites' names and units, every LAVA test case passing."""
+    board = load_board("qemu-arm")
+    lava.check_tftp_root(vlab.lab)
+    rc, entries, res = run_job(board, tmp_path, ["boot-time", "memory", "jitter"], lab=vlab.lab)
+    assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
+    cases = {c["case"]: c for c in lava.test_cases(entries)}
+    assert {"mem_eat_kb", "free_total_kb", "min_us", "avg_us", "max_us", "p99_us"} <= set(cases)
+    assert all(c["result"] == "pass" for c in cases.values()), cases
+    got = {m.key: m for m in res.metrics}
+    base = bl.load("armmp", "qemu-arm")
+    for key in ("boot_time.linux_version", "boot_time.freeing_init", "boot_time.login",
+                "boot_time.shell", "memory.mem_eat_kb", "jitter.avg_us", "jitter.max_us", "jitter.p99_us"):
+        assert key in got and got[key].unit == base[key].unit
+        assert got[key].verdict != "fail", got[key].describe()
+    # the TFTP transfer was real: U-Boot reports the bytes of the uImage it loaded
+    size = (Path(board["images"]["dir"]) / board["images"]["kernels"]["armmp"]["uimage"]).stat().st_size
+    assert any(f"Bytes transferred = {size} " in str(e.get("msg")) for e in entries)
+
+
+@pytest.mark.vlab
+def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
+    """mem_eat's stored baseline raised beyond what the board can give: the LAVA test
+    case fails on the board, and the pulled result fails the gate too."""
+    root = tmp_path / "kernels"
+    shutil.copytree(bl.KERNELS_DIR, root)
+    metrics = bl.load("armmp", "qemu-arm", root)
+    metrics["memory.mem_eat_kb"].value *= 4
+    bl.write("armmp", "qemu-arm", metrics, root)
+    rc, entries, res = run_job(load_board("qemu-arm"), tmp_path, ["memory"], root, lab=vlab.lab)
+    assert rc == 0   # the job completed; its test case failed
+    cases = {c["case"]: c for c in lava.test_cases(entries)}
+    assert cases["mem_eat_kb"]["result"] == "fail"
+    assert cases["free_total_kb"]["result"] == "pass"
+    eat = next(m for m in res.metrics if m.key == "memory.mem_eat_kb")
+    assert eat.verdict == "fail" and eat.value < eat.limit
+
+
+# ---- the full loop through a LAVA server ---------------------------------------------------
+
+@pytest.mark.vlab
+@pytest.mark.lava_server
+def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
+    """PostgreSQL + lava-server + lava-scheduler + lava-worker on 127.0.0.1, the virtual
+    board registered from jobs/: a scheduled job submitted with `boardlab lava submit`
+    completes, and `boardlab lava results` writes its results.json."""
+    import re
+    import socket
+
+    from boardlab import cli
+    from boardlab.lavaserver import LocalLavaServer
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with LocalLavaServer(tmp_path / "server", port=port, identity="boardlab-test") as srv:
+        srv.up()
+        rc = cli.main(["lava", "submit", "--identity", srv.identity, "--job", "qemu-arm-armmp-nightly",
+                       "--out", str(tmp_path / "submit")])
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        job_id = re.search(r"submitted as job (\d+)", out).group(1)
+        assert lava.wait_for_job(srv.identity, job_id, 900, check=srv.check) == "Complete"
+        rc = cli.main(["lava", "results", job_id, "--identity", srv.identity,
+                       "--run-dir", str(tmp_path / "results")])
+        out = capsys.readouterr().out
+    assert rc == 0, out
+    data = json.loads((tmp_path / "results/results.json").read_text())
+    assert data["meta"]["lava_job"] == f"job:{job_id}"
+    keys = {f"{m['suite']}.{m['name']}" for m in data["metrics"]}
+    assert {"boot_time.shell", "memory.mem_eat_kb", "jitter.max_us"} <= keys
