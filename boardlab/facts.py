@@ -46,6 +46,7 @@ BOARD_SCHEMA = {
     "uboot.load_command": str,
     "uboot.boot_command": str,
     "uboot.init_commands?": list,
+    "uboot.kernel_message?": str,   # what U-Boot prints as it hands over (LAVA waits for it)
     "mkimage.arch": str,
     "mkimage.load_addr": str,
     "mkimage.entry": str,

@@ -112,6 +112,9 @@ def device_type_template(board: dict) -> str:
         "extra_nfsroot_args": nfs_opts,
         "base_ip_args": ip_args,
         "kernel_start_message": console.KERNEL_MILESTONES[1][1],
+        # U-Boot's last words before the kernel ("Starting kernel" since about 2008)
+        "uboot_final_message": re.sub(r"([.*+?^$()\[\]{}|\\])", r"\\\1",
+                                      ub.get("kernel_message", "Starting kernel")),
     }
     lines = [GENERATED.format(name=board["name"]),
              f"{{# LAVA device type {device_type_name(board)}: {board['description']} #}}\n",
@@ -350,16 +353,30 @@ def _t(entry) -> float:
 
 
 def console_lines(entries, load_verb: str) -> list:
-    """LAVA's log as timed console lines: target output as board lines, the first
-    command that starts with the load verb (the kernel's load) as the origin mark."""
-    lines, marked = [], False
+    """LAVA's log as timed console lines, the origin marked where U-Boot took the
+    kernel's load command: its echo (the line completes when U-Boot gets the newline).
+    LAVA logs a command before it sends it, and pexpect waits 50 ms before each of
+    the command's two writes: the 'input' entry itself is about 100 ms early. Without
+    an echo, the input entry is the mark."""
+    lines, command, sent_at, marked = [], None, None, False
     for e in entries:
         lvl, msg = e.get("lvl"), e.get("msg")
-        if lvl == "input" and not marked and isinstance(msg, str) and msg.strip().startswith(load_verb):
-            lines.append(console.TimedLine(_t(e), "load", console.MARK))
-            marked = True
-        elif lvl in ("target", "feedback") and isinstance(msg, str) and marked:
-            lines.append(console.TimedLine(_t(e), msg, console.RX))
+        if not isinstance(msg, str):
+            continue
+        if lvl == "input" and command is None and msg.strip().startswith(load_verb):
+            command, sent_at = msg.strip(), _t(e)
+        elif lvl in ("target", "feedback") and command is not None:
+            if not marked and msg.rstrip().endswith(command):
+                lines.append(console.TimedLine(_t(e), "load", console.MARK))
+                marked = True
+            elif marked:
+                lines.append(console.TimedLine(_t(e), msg, console.RX))
+    if command is not None and not marked:   # a board that does not echo
+        rx = [(t, m) for t, m in ((_t(e), e.get("msg")) for e in entries
+                                  if e.get("lvl") in ("target", "feedback") and isinstance(e.get("msg"), str))
+              if t >= sent_at]
+        lines = [console.TimedLine(sent_at, "load", console.MARK)] + \
+                [console.TimedLine(t, m, console.RX) for t, m in rx]
     return lines
 
 
@@ -438,6 +455,20 @@ def check_tftp_root(lab: dict):
         raise LavaError(f"LAVA stages TFTP files in {lava_dir} ({path}), but lab host "
                         f"{lab['name']} serves {lab['tftp_root']} (tftp_root in "
                         f"{lab['_path']}): make them the same directory")
+
+
+def check_board_reachable(board: dict, timeout: float = 2.0):
+    """Before lava-run powers anything: the board's console port answers (ser2net on its
+    lab host). A clear error here beats LAVA's connection timeout minutes later."""
+    import socket
+    host = connection_command(board).split()[1]
+    port = board["console"]["ser2net_port"]
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        hint = " (the virtual lab: boardlab vlab up)" if board["lab_host"] == "vlab" else ""
+        raise LavaError(f"board {board['name']}: its console {host}:{port} (console.ser2net_port "
+                        f"in {board['_path']}) does not answer: {e}{hint}") from None
 
 
 def prepare_run(board: dict, job: dict, work: Path, lab: dict) -> dict[str, Path]:

@@ -98,6 +98,13 @@ def test_bad_job_requests_name_the_cause():
         lava.render_job(board, suites=["memory"], root="nfs", testdefs_url=URL)
 
 
+def test_lava_run_without_the_lab_says_what_is_missing(tmp_path):
+    board = dict(load_board("qemu-arm"))
+    board["console"] = dict(board["console"], ser2net_port=1)   # nothing listens there
+    with pytest.raises(lava.LavaError, match=r"board qemu-arm: its console 127.0.0.1:1 .*boardlab vlab up"):
+        lava.check_board_reachable(board)
+
+
 def test_linux_24_job_names_its_console():
     job = lava.render_job(load_board("tqm860l"), "2.4.25", ["boot-time"], testdefs_url=URL)
     assert job["context"] == {"console_device": "ttyS0"}
@@ -158,6 +165,20 @@ def test_captured_log_gives_the_pytest_metric_names_and_units(tmp_path):
         < got["boot_time.login"].value <= got["boot_time.shell"].value < 30
     assert json.loads((tmp_path / "results.json").read_text())["meta"]["source"] == "lava"
     assert lava.job_failure(entries) is None
+
+
+def test_report_compares_a_lava_run_with_a_pytest_run(tmp_path):
+    from boardlab.report import markdown
+    from boardlab.results import RunResults
+    board = load_board("qemu-arm")
+    lava.results_from_log(lava.read_log(CAPTURED.read_text()), board, "armmp",
+                          tmp_path / "lava-run", "captured")
+    pytest_run = RunResults(tmp_path / "pytest-run")
+    pytest_run.record("qemu-arm", "armmp", "boot_time", "shell", 7.5, "s", "lower")
+    pytest_run.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 87104, "kB", "higher")
+    table = markdown(str(tmp_path / "lava-run"), str(tmp_path / "pytest-run"))
+    assert "| qemu-arm memory.mem_eat_kb | kB | 87168 | 87104 | -0.1 % |" in table
+    assert "| qemu-arm boot_time.shell | s | 5.599 | 7.5 | +34.0 % |" in table
 
 
 def test_server_log_format_reads_the_same():
@@ -286,3 +307,71 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     assert data["meta"]["lava_job"] == f"job:{job_id}"
     keys = {f"{m['suite']}.{m['name']}" for m in data["metrics"]}
     assert {"boot_time.shell", "memory.mem_eat_kb", "jitter.max_us"} <= keys
+
+
+# ---- the real boards' device types, on a scripted console --------------------------------
+
+SCRIPTED = [("tqm860l", "2.4.25", 0.25, 5310), ("sandpoint", "2.6.11.7", 0.1, 5311)]
+
+
+@pytest.mark.parametrize("name, kernel, scale, port", SCRIPTED, ids=[c[0] for c in SCRIPTED])
+def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kernel, scale, port,
+                                                                      tmp_path):
+    """LAVA's u-boot boot method with the board's generated device type (its prompt,
+    one command a line, `bootm 200000`, U-Boot 1.1's last words) against a SCRIPTED
+    CONSOLE - a test fixture, not a board (boardlab/vlab/scripted.py) - that speaks the
+    board's U-Boot of its era and replays the study's boot log, scaled. Real: lava-run,
+    the TFTP deploy, telnet to ser2net on a cable pty. Only the wiring is the test's."""
+    import sys
+
+    from boardlab import console as con
+    from conftest import serial_line
+    board = load_board(name)
+    images = tmp_path / "images"
+    images.mkdir()
+    payload = tmp_path / "vmlinux.gz"
+    payload.write_bytes(os.urandom(4096))
+    subprocess.run(["mkimage", "-A", "ppc", "-O", "linux", "-T", "kernel", "-C", "gzip", "-a", "0",
+                    "-e", "0", "-n", f"Linux-{kernel}", "-d", str(payload),
+                    str(images / board["images"]["kernels"][kernel]["uimage"])], check=True,
+                   capture_output=True)
+    (tmp_path / "rootfs/etc").mkdir(parents=True)
+    subprocess.run(["tar", "-C", str(tmp_path / "rootfs"), "-cJf", str(images / "nfsroot.tar.xz"), "."],
+                   check=True)
+    boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
+    pidfile = tmp_path / "board.pid"
+    with serial_line(tmp_path, name, port, board["console"]["baud"]) as sock:
+        try:
+            start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
+                     f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale}")
+            dev = yaml.safe_load(lava.render_device(board))
+            # LAVA runs power commands in a pseudo-terminal that hangs up as the command
+            # returns: what they start must ignore SIGHUP (nohup) and leave the session
+            on = (f"sh -c \"nohup setsid -f sh -c 'echo $$ > {pidfile}; exec {start}' "
+                  f"> {tmp_path}/board.log 2>&1 < /dev/null\"")
+            off = f"sh -c 'test -f {pidfile} && kill $(cat {pidfile}); rm -f {pidfile}; true'"
+            dev["commands"].update(connect=f"telnet 127.0.0.1 {port}", power_on=on, power_off=off,
+                                   hard_reset=[off, on])
+            job = lava.render_job(board, kernel, ["boot-time"], "nfs", image_base=images.as_uri(),
+                                  testdefs_url=URL)
+            work = tmp_path / "job"
+            files = lava.prepare_run(board, job, work, {"address": board["network"]["server_ip"] + "/24"})
+            files["device"].write_text(yaml.safe_dump(dev))
+            assert lava.validate([("device", files["device"]), ("job", files["job"])]) == {}
+            rc, log = lava.lava_run(files, work, 4343)
+        finally:
+            if pidfile.exists():
+                subprocess.run(["sh", "-c", f"kill $(cat {pidfile})"], capture_output=True)
+    entries = lava.read_log(log.read_text())
+    assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
+    sent = [e["msg"].strip() for e in entries if e.get("lvl") == "input" and isinstance(e["msg"], str)]
+    assert f"tftpboot {board['uboot']['kernel_addr']} " in " ".join(sent)
+    assert sent[sent.index(next(s for s in sent if s.startswith("bootm")))] == \
+        f"bootm {board['uboot']['kernel_addr']}"
+    measured = lava.boot_milestones(entries, board)
+    replayed = con.find_milestones(con.parse_log(boot_log.read_text()),
+                                   con.milestone_patterns(board["shell"]["login_prompt"], "^$"))
+    for milestone in ("linux_version", "freeing_init", "login"):
+        expected = replayed[milestone] * scale
+        assert measured[milestone] == pytest.approx(expected, rel=0.02, abs=0.02), \
+            f"{name} {milestone}: LAVA's log {measured[milestone]:.4f} s, replayed {expected:.4f} s"
