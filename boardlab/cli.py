@@ -234,6 +234,9 @@ def _cmd_results(lava, args):
         raise lava.LavaError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
     out = Path(args.run_dir or f"results/lava-job-{args.job}")
     out.mkdir(parents=True, exist_ok=True)
+    info = yaml.safe_load(lava.lavacli(args.identity, "jobs", "show", args.job, "--yaml")) or {}
+    if info.get("state") != "Finished":
+        print(f"job {args.job} is {info.get('state')}: these are the results so far", file=sys.stderr)
     job = yaml.safe_load(lava.lavacli(args.identity, "jobs", "definition", args.job))
     (out / "job.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
     (out / "job.log").write_text(lava.lavacli(args.identity, "jobs", "logs", "--raw", args.job))

@@ -56,6 +56,7 @@ SUITES = {
 SUITE_ALIASES = {"boot_time": "boot-time", "mem_eat": "memory", "mem-eat": "memory",
                  "cyclictest": "jitter"}
 DEFAULT_SUITES = ("boot-time", "memory", "lmbench", "jitter")
+SMALL_BOARD_MB = 32     # lmbench's context switch and bandwidth runs need more (the study)
 # results.json suite names (the pytest suites' gate.record(suite, ...))
 RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbench",
                 "jitter": "jitter"}
@@ -259,7 +260,8 @@ def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, ro
             "auto_login": {"login_prompt": board["shell"]["login_prompt"].strip(),
                            "username": board["shell"]["username"]},
             "timeout": {"seconds": int(t["uboot_s"] + 2 * t["load_s"] + t["boot_s"])}}
-    params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false"},
+    params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
+                                        "SMALL": "true" if board["ram_mb"] < SMALL_BOARD_MB else "false"},
               "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60))}}
     minutes = {"memory": 5, "lmbench": 10 if quick else 40,
                "jitter": 2 + 3 * int(params["jitter"]["DURATION"]) // 60}

@@ -258,6 +258,17 @@ def test_lava_run_on_the_virtual_board(vlab, tmp_path):
 
 
 @pytest.mark.vlab
+def test_lava_lmbench_reports_every_metric_of_the_pytest_suite(vlab, tmp_path):
+    rc, entries, res = run_job(load_board("qemu-arm"), tmp_path, ["lmbench"], lab=vlab.lab)
+    assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
+    base = bl.load("armmp", "qemu-arm")
+    got = {m.key: m for m in res.metrics if m.suite == "lmbench"}
+    assert set(got) == {k for k in base if k.startswith("lmbench.")}
+    assert all(got[k].unit == base[k].unit for k in got)
+    assert all(c["result"] == "pass" for c in lava.test_cases(entries)), lava.test_cases(entries)
+
+
+@pytest.mark.vlab
 def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
     """mem_eat's stored baseline raised beyond what the board can give: the LAVA test
     case fails on the board, and the pulled result fails the gate too."""
