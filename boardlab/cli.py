@@ -111,15 +111,22 @@ def cmd_places(args):
     return 0
 
 
-def _job_options(args) -> dict:
-    return {"quick": args.quick, "jitter_duration": args.jitter_duration}
+def _testdefs_url(lava, args, work) -> str:
+    """--testdefs-url, or a tarball of jobs/testdefs made in work (a file:// URL)."""
+    return args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
 
 
 def _render(lava, board, args, work):
-    """The job of --board/--kernel/--root/--suites, with its test definitions tarball."""
-    url = args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+    """The job of --board/--kernel/--root/--suites."""
     return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
-                           testdefs_url=url, image_base=args.image_base, **_job_options(args))
+                           quick=args.quick, jitter_duration=args.jitter_duration,
+                           testdefs_url=_testdefs_url(lava, args, work), image_base=args.image_base)
+
+
+def _report_invalid(errors: dict) -> int:
+    for path, err in errors.items():
+        print(f"{path}: invalid: {err}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def cmd_lava(args):
@@ -144,10 +151,8 @@ def cmd_lava(args):
         if args.action == "validate":
             files = [(("device" if f.endswith("device.yaml") else "job"), Path(f)) for f in args.files]
             errors = lava.validate(files)
-            for path, err in errors.items():
-                print(f"{path}: invalid: {err}", file=sys.stderr)
             print(f"{len(files) - len(errors)} of {len(files)} valid (LAVA's own schemas)")
-            return 1 if errors else 0
+            return _report_invalid(errors)
         if args.action == "run":
             board = load_board(args.board)
             lab = lava.lab_of(board)
@@ -157,10 +162,7 @@ def cmd_lava(args):
             lava.check_tftp_root(lab)
             lava.check_board_reachable(board)
             files = lava.prepare_run(board, job, work, lab)
-            errors = lava.validate([("device", files["device"]), ("job", files["job"])])
-            if errors:
-                for path, err in errors.items():
-                    print(f"{path}: invalid: {err}", file=sys.stderr)
+            if _report_invalid(lava.validate([("device", files["device"]), ("job", files["job"])])):
                 return 1
             job_id = int(time.time()) % 1_000_000
             rc, log = lava.lava_run(files, work, job_id)
@@ -189,7 +191,7 @@ def cmd_lava(args):
                 raise lava.LavaError(str(e)) from None
             return 0
         if args.action == "schedule":
-            sched = lava.load_schedule(Path(args.schedule))
+            sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE))
             if args.systemd:
                 for name, text in lava.systemd_units(sched).items():
                     print(f"# /etc/systemd/system/{name}\n{text}")
@@ -247,19 +249,20 @@ def _cmd_results(lava, args):
 def _cmd_submit(lava, args):
     from pathlib import Path
     from .facts import load_board
-    sched = lava.load_schedule(Path(args.schedule))
+    sched_path = Path(args.schedule or lava.SCHEDULE)
+    sched = lava.load_schedule(sched_path)
     if args.job:
         jobs = {n: s for n, s in sched["jobs"].items() if n in args.job}
         missing = set(args.job) - set(jobs)
         if missing:
-            raise lava.LavaError(f"{args.schedule}: no job {', '.join(sorted(missing))} "
+            raise lava.LavaError(f"{sched_path}: no job {', '.join(sorted(missing))} "
                                  f"(has: {', '.join(sched['jobs'])})")
     else:
         jobs = lava.schedule_jobs(sched, args.when)
     if not jobs:
-        raise lava.LavaError(f"{args.schedule}: no job runs {args.when!r}")
+        raise lava.LavaError(f"{sched_path}: no job runs {args.when!r}")
     work = Path(args.out or "results/lava-submit")
-    url = args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+    url = _testdefs_url(lava, args, work)
     ids = []
     for name, spec in jobs.items():
         board = load_board(spec["board"])
@@ -339,7 +342,7 @@ def main(argv=None):
     lv.add_argument("--image-base", default=None, help="URL of the images (default: file:// images.dir)")
     lv.add_argument("--out", default=None, help="render/submit: directory for the job files")
     lv.add_argument("--run-dir", default=None, help="run/results: where results.json goes")
-    lv.add_argument("--schedule", default="jobs/schedule.yaml")
+    lv.add_argument("--schedule", default=None, help="default: jobs/schedule.yaml of the project")
     lv.add_argument("--when", default="nightly", help="submit: the schedule group")
     lv.add_argument("--job", action="append", dest="job_names", default=None,
                     help="submit: only this scheduled job (repeatable)")

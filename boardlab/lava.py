@@ -23,7 +23,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ import yaml
 
 from . import baselines as bl
 from . import console
+from .envgen import serial_host
 from .facts import BOARDS_DIR, PROJECT_ROOT, FactsError, bootargs, load_board, load_lab_host
 from .results import RunResults
 
@@ -150,8 +150,7 @@ def power_commands(board: dict) -> dict:
 
 
 def connection_command(board: dict) -> str:
-    host = "127.0.0.1" if board["lab_host"] == "vlab" else board["lab_host"]
-    return f"telnet {host} {board['console']['ser2net_port']}"
+    return f"telnet {serial_host(board)} {board['console']['ser2net_port']}"
 
 
 def device_dictionary(board: dict) -> str:
@@ -360,7 +359,7 @@ def console_lines(entries, load_verb: str) -> list:
     LAVA logs a command before it sends it, and pexpect waits 50 ms before each of
     the command's two writes: the 'input' entry itself is about 100 ms early. Without
     an echo, the input entry is the mark."""
-    lines, command, sent_at, marked = [], None, None, False
+    command, sent_at, echo_at, rx = None, None, None, []
     for e in entries:
         lvl, msg = e.get("lvl"), e.get("msg")
         if not isinstance(msg, str):
@@ -368,18 +367,14 @@ def console_lines(entries, load_verb: str) -> list:
         if lvl == "input" and command is None and msg.strip().startswith(load_verb):
             command, sent_at = msg.strip(), _t(e)
         elif lvl in ("target", "feedback") and command is not None:
-            if not marked and msg.rstrip().endswith(command):
-                lines.append(console.TimedLine(_t(e), "load", console.MARK))
-                marked = True
-            elif marked:
-                lines.append(console.TimedLine(_t(e), msg, console.RX))
-    if command is not None and not marked:   # a board that does not echo
-        rx = [(t, m) for t, m in ((_t(e), e.get("msg")) for e in entries
-                                  if e.get("lvl") in ("target", "feedback") and isinstance(e.get("msg"), str))
-              if t >= sent_at]
-        lines = [console.TimedLine(sent_at, "load", console.MARK)] + \
-                [console.TimedLine(t, m, console.RX) for t, m in rx]
-    return lines
+            if echo_at is None and msg.rstrip().endswith(command):
+                echo_at = _t(e)
+            else:
+                rx.append(console.TimedLine(_t(e), msg, console.RX))
+    if command is None:
+        return []
+    mark = sent_at if echo_at is None else echo_at
+    return [console.TimedLine(mark, "load", console.MARK)] + [ln for ln in rx if ln.t >= mark]
 
 
 def boot_milestones(entries, board: dict) -> dict:
@@ -463,7 +458,7 @@ def check_board_reachable(board: dict, timeout: float = 2.0):
     """Before lava-run powers anything: the board's console port answers (ser2net on its
     lab host). A clear error here beats LAVA's connection timeout minutes later."""
     import socket
-    host = connection_command(board).split()[1]
+    host = serial_host(board)
     port = board["console"]["ser2net_port"]
     try:
         socket.create_connection((host, port), timeout=timeout).close()
@@ -613,7 +608,3 @@ def board_of_job(job: dict) -> tuple[dict, str]:
 
 def lab_of(board: dict) -> dict:
     return load_lab_host(board["lab_host"])
-
-
-def print_err(msg):
-    print(msg, file=sys.stderr)
