@@ -5,7 +5,9 @@ QEMU does, so ser2net, the labgrid console and the strategy run for real.
 It prints the U-Boot banner and countdown of its script, answers at the prompt
 (echo, setenv, tftpboot, bootm, one command per line like an old U-Boot), and on
 bootm replays a boot log whose times are seconds from the load command, scaled by
---scale. After the login prompt it answers as a minimal shell, enough for labgrid's
+--scale. With --emitted it writes, in the boot log format, when it actually wrote each
+replayed line (seconds from receiving the load command): what a test compares the
+host's measurement with. After the login prompt it answers as a minimal shell, enough for labgrid's
 ShellDriver (echo markers, its run() helper)."""
 from __future__ import annotations
 
@@ -19,17 +21,19 @@ from pathlib import Path
 
 import yaml
 
-from ..console import RX, parse_log
+from ..console import MARK, RX, TimedLine, format_log, parse_log
 
 
 class ScriptedBoard:
-    def __init__(self, sock: socket.socket, script: dict, log_lines, scale: float):
+    def __init__(self, sock: socket.socket, script: dict, log_lines, scale: float,
+                 emitted_path: Path | None = None):
         self.sock = sock
         self.script = script
         self.log = [ln for ln in log_lines if ln.kind == RX]
         self.scale = scale
         self.buf = b""
         self.t_load = None
+        self.emitted_path = emitted_path
 
     def out(self, text: str):
         self.sock.sendall(text.replace("\n", "\r\n").encode())
@@ -98,15 +102,20 @@ class ScriptedBoard:
 
     def boot(self):
         t0 = self.t_load or time.monotonic()
+        emitted = [TimedLine(t0, "load", MARK)]
         for ln in self.log:
             delay = t0 + ln.t * self.scale - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             text = ln.text
+            emitted.append(TimedLine(time.monotonic(), text))
             if re.search(self.script["login_prompt"] + r"\s*$", text):
                 self.out(text)           # the prompt waits for input
                 break
             self.out(text + "\n")
+        if self.emitted_path:
+            self.emitted_path.write_text(format_log(emitted, header=(
+                "written by the scripted console (a test fixture): when it wrote each line",)))
         self.shell()
 
     def shell(self):
@@ -139,6 +148,7 @@ def main(argv=None):
     ap.add_argument("--script", required=True, help="the U-Boot dialect: YAML")
     ap.add_argument("--log", required=True, help="boot log to replay (boardlab boot log format)")
     ap.add_argument("--scale", type=float, default=1.0, help="time scale of the replay")
+    ap.add_argument("--emitted", type=Path, help="write when each replayed line was written here")
     args = ap.parse_args(argv)
     script = yaml.safe_load(Path(args.script).read_text())
     lines = parse_log(Path(args.log).read_text())
@@ -146,7 +156,7 @@ def main(argv=None):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(args.socket)
     try:
-        ScriptedBoard(sock, script, lines, args.scale).run()
+        ScriptedBoard(sock, script, lines, args.scale, args.emitted).run()
     except (EOFError, BrokenPipeError, ConnectionResetError):
         pass
     return 0
