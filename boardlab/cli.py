@@ -160,6 +160,7 @@ def cmd_lava(args):
             work = Path(args.run_dir or f"results/lava-{stamp}-{board['name']}").resolve()
             job = _render(lava, board, args, work)
             lava.check_tftp_root(lab)
+            lava.check_nfs_export(lab, job)
             lava.check_board_reachable(board)
             files = lava.prepare_run(board, job, work, lab)
             if _report_invalid(lava.validate([("device", files["device"]), ("job", files["job"])])):

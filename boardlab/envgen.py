@@ -117,7 +117,7 @@ def lab_host_files(lab: dict) -> dict[Path, str]:
             (b["name"], b["console"]["ser2net_port"], b["console"]["serial_adapter"],
              b["console"]["baud"], "0.0.0.0") for b in boards)
         files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab["tftp_root"], server)
-        files[d / "exports"] = labhost.nfs_exports([b["nfs"]["export"] for b in boards], clients)
+        files[d / "exports"] = labhost.nfs_exports(labhost.nfs_export_dirs(lab, boards), clients)
     return files
 
 

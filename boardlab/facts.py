@@ -75,6 +75,7 @@ LAB_HOST_SCHEMA = {          # a real lab host
     "tftp_root": str,
     "boards": list,
     "exporter_name?": str,
+    "lava_worker?": bool,    # default true: it also exports LAVA's NFS root directory
 }
 VIRTUAL_LAB_HOST_SCHEMA = {  # the virtual one adds its LAN and power switch
     **LAB_HOST_SCHEMA,
@@ -86,6 +87,7 @@ VIRTUAL_LAB_HOST_SCHEMA = {  # the virtual one adds its LAN and power switch
 }
 
 UBOOT_DIALECTS = ("hush", "old")
+NFSROOT_TARBALL = "nfsroot.tar.xz"   # a board's NFS root as a tarball in images.dir (LAVA)
 ROOT_MODES = ("ramdisk", "nfs")
 
 

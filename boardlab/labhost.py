@@ -61,10 +61,22 @@ def ganesha_conf(exports, bind_addr: str, clients: str) -> str:
     return "\n".join(out) + "\n"
 
 
+# lava-dispatcher extracts a job's NFS root under this directory (lava_common.constants
+# DISPATCHER_DOWNLOAD_DIR) and boots the board from it: a worker exports it to the lab LAN
+LAVA_NFS_DIR = "/var/lib/lava/dispatcher/tmp"
+
+
+def nfs_export_dirs(lab: dict, boards) -> list[str]:
+    """What a lab host exports over NFS: each board's root, and LAVA's directory where
+    the lab host is also the LAVA worker."""
+    dirs = [b["nfs"]["export"] for b in boards]
+    return dirs + [LAVA_NFS_DIR] if lab.get("lava_worker", True) else dirs
+
+
 def nfs_exports(exports, clients: str) -> str:
     """/etc/exports lines for nfs-kernel-server: lab network only, root may write
     (an NFS root needs it)."""
-    lines = ["# NFS roots of the lab's boards: the lab network only"]
+    lines = ["# NFS roots of the lab's boards and of LAVA's jobs: the lab network only"]
     for path in exports:
         lines.append(f"{path} {clients}(rw,no_root_squash,no_subtree_check,sync)")
     return "\n".join(lines) + "\n"

@@ -31,9 +31,9 @@ import jinja2
 import yaml
 
 from . import baselines as bl
-from . import console
+from . import console, labhost
 from .envgen import serial_host
-from .facts import BOARDS_DIR, PROJECT_ROOT, FactsError, bootargs, load_board, load_lab_host
+from .facts import BOARDS_DIR, PROJECT_ROOT, FactsError, NFSROOT_TARBALL, bootargs, load_board, load_lab_host
 from .results import RunResults
 
 JOBS_DIR = PROJECT_ROOT / "jobs"
@@ -249,7 +249,7 @@ def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, ro
         deploy["ramdisk"] = {"url": _image_url(board, board["images"]["ramdisk"], image_base),
                              "header": "u-boot"}
     else:
-        deploy["nfsrootfs"] = {"url": _image_url(board, "nfsroot.tar.xz", image_base),
+        deploy["nfsrootfs"] = {"url": _image_url(board, NFSROOT_TARBALL, image_base),
                                "compression": "xz"}
         if kinfo.get("nfs_loader"):   # NIC and NFS client are modules: the loader ramdisk
             deploy["ramdisk"] = {"url": _image_url(board, board["images"]["ramdisk"], image_base),
@@ -452,6 +452,15 @@ def check_tftp_root(lab: dict):
         raise LavaError(f"LAVA stages TFTP files in {lava_dir} ({path}), but lab host "
                         f"{lab['name']} serves {lab['tftp_root']} (tftp_root in "
                         f"{lab['_path']}): make them the same directory")
+
+
+def check_nfs_export(lab: dict, job: dict):
+    """A job with an NFS root boots from LAVA's own directory: the lab host must export it."""
+    nfs = any("nfsrootfs" in a.get("deploy", {}) for a in job.get("actions", []))
+    if nfs and not lab.get("lava_worker", True):
+        raise LavaError(f"the job deploys an NFS root, which LAVA extracts under "
+                        f"{labhost.LAVA_NFS_DIR}, but lab host {lab['name']} does not export it "
+                        f"(lava_worker: false in {lab['_path']})")
 
 
 def check_board_reachable(board: dict, timeout: float = 2.0):

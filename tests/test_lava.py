@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from boardlab import baselines as bl
-from boardlab import envgen, lava
-from boardlab.facts import BOARDS_DIR, load_board
+from boardlab import envgen, labhost, lava
+from boardlab.facts import BOARDS_DIR, load_board, load_lab_host
 from conftest import DATA, ROOT
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
@@ -103,6 +103,17 @@ def test_lava_run_without_the_lab_says_what_is_missing(tmp_path):
     board["console"] = dict(board["console"], ser2net_port=1)   # nothing listens there
     with pytest.raises(lava.LavaError, match=r"board qemu-arm: its console 127.0.0.1:1 .*boardlab vlab up"):
         lava.check_board_reachable(board)
+
+
+def test_a_lab_host_that_is_no_lava_worker_refuses_nfs_jobs():
+    """LAVA boots an NFS job from its own directory: the lab host's exports carry it,
+    and a host that is not the worker says why an NFS job cannot run there."""
+    lab = load_lab_host("labhost1")
+    assert labhost.LAVA_NFS_DIR in (ROOT / "places" / "labhost1" / "exports").read_text()
+    job = lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot-time"], "nfs", testdefs_url="file:///x")
+    lava.check_nfs_export(lab, job)
+    with pytest.raises(lava.LavaError, match=r"does not export it \(lava_worker: false in .*labhost1/lab-host.yaml\)"):
+        lava.check_nfs_export(dict(lab, lava_worker=False), job)
 
 
 def test_linux_24_job_names_its_console():
@@ -223,10 +234,10 @@ def test_a_schedule_with_an_unknown_group_names_it(tmp_path):
 
 # ---- lava-run on the virtual board -----------------------------------------------------------
 
-def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None):
+def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, root="ramdisk"):
     work = tmp_path / "job"
     url = lava.testdefs_tarball(work / "testdefs.tar.gz").as_uri()
-    job = lava.render_job(board, "armmp", suites, "ramdisk", quick=True, jitter_duration=5,
+    job = lava.render_job(board, "armmp", suites, root, quick=True, jitter_duration=5,
                           testdefs_url=url, baselines_root=baselines_root)
     files = lava.prepare_run(board, job, work, lab)
     rc, log = lava.lava_run(files, work, 4242)
@@ -255,6 +266,23 @@ def test_lava_run_on_the_virtual_board(vlab, tmp_path):
     # the TFTP transfer was real: U-Boot reports the bytes of the uImage it loaded
     size = (Path(board["images"]["dir"]) / board["images"]["kernels"]["armmp"]["uimage"]).stat().st_size
     assert any(f"Bytes transferred = {size} " in str(e.get("msg")) for e in entries)
+
+
+@pytest.mark.vlab
+def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
+    """LAVA's own NFS deploy: it extracts the root tarball under its directory, which the
+    lab host exports; the board mounts it (through the loader ramdisk) and the test shell
+    runs on it."""
+    board = load_board("qemu-arm")
+    rc, entries, res = run_job(board, tmp_path, ["boot-time", "jitter"], lab=vlab.lab, root="nfs")
+    assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
+    nfsroot = next(str(e["msg"]) for e in entries
+                   if "nfsroot=" in str(e.get("msg")) and "setenv bootargs" in str(e.get("msg")))
+    assert f"nfsroot={board['network']['server_ip']}:{labhost.LAVA_NFS_DIR}/" in nfsroot, nfsroot
+    cases = lava.test_cases(entries)
+    assert {c["case"] for c in cases} >= {"avg_us", "max_us"}
+    assert all(c["result"] == "pass" for c in cases), cases
+    assert {"boot_time.login", "jitter.max_us"} <= {m.key for m in res.metrics}
 
 
 @pytest.mark.vlab

@@ -3,7 +3,7 @@
 up: builds the boards' images (cached), makes the lab LAN (a network namespace with a
 bridge and a tap per board), and starts, each only if not already running:
 a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa and the NFS server
-(rpcbind + nfs-ganesha, or nfs-kernel-server where the kernel has nfsd) inside the
+(rpcbind + nfs-ganesha: user space, as this kernel has no nfsd) inside the
 LAN on their standard ports, and the power switch (127.0.0.1, HTTP).
 down: powers the boards off and stops exactly what up started, by PID, then removes
 the LAN. status: each service and each board's power."""
@@ -235,8 +235,10 @@ class VirtualLab:
         (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
             (b["name"], b["console"]["ser2net_port"], str(self.run_dir / f"{b['name']}.tty"),
              b["console"]["baud"], "127.0.0.1") for b in self.boards))
-        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(
-            [b["nfs"]["export"] for b in self.boards], self.server_ip, clients))
+        exports = labhost.nfs_export_dirs(self.lab, self.boards)
+        for d in exports:   # ganesha refuses an export whose directory is missing
+            Path(d).mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(exports, self.server_ip, clients))
 
     def up(self):
         self._check_host()

@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..facts import PROJECT_ROOT, FactsError
+from ..facts import NFSROOT_TARBALL, PROJECT_ROOT, FactsError
 from ..log import progress
 
 CACHE_DIR = Path(os.environ.get("BOARDLAB_CACHE", "/var/cache/boardlab"))
@@ -334,6 +334,7 @@ def build_images(board, force=False) -> Path:
     if (not force and stampfile.exists() and stampfile.read_text() == digest
             and all(p.exists() for p in expected)):
         progress(f"images for {board['name']} are up to date ({out})")
+        nfsroot_tarball(out)
         return out
 
     progress(f"building images for {board['name']} into {out}")
@@ -395,9 +396,23 @@ def build_images(board, force=False) -> Path:
     shutil.copytree(rootfs, nfsroot, symlinks=True)
     for name, major, minor in (("console", 5, 1), ("null", 1, 3)):
         os.mknod(nfsroot / "dev" / name, stat.S_IFCHR | 0o600, os.makedev(major, minor))
+    nfsroot_tarball(out)
     stampfile.write_text(digest)
     progress(f"images for {board['name']} built in {time.monotonic() - t0:.1f} s")
     return out
+
+
+def nfsroot_tarball(out: Path) -> Path:
+    """The NFS root as a tarball, for LAVA's nfsrootfs deploy (it extracts and exports
+    it itself); made again when the tree is newer."""
+    tarball = out / NFSROOT_TARBALL
+    tree = out / "nfsroot"
+    if not tarball.exists() or tarball.stat().st_mtime < tree.stat().st_mtime:
+        tmp = tarball.with_suffix(".tmp")
+        run(["tar", "-C", str(tree), "--numeric-owner", "-cJf", str(tmp), "."])
+        tmp.replace(tarball)
+        progress(f"  {tarball.name}: {tarball.stat().st_size} bytes")
+    return tarball
 
 
 def sync_tree(src: Path, dst: Path):
