@@ -12,8 +12,6 @@ from __future__ import annotations
 import enum
 import os
 import re
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ from labgrid.step import step
 from labgrid.strategy import Strategy
 
 from . import console as con
+from . import staging
 from .facts import bootargs, load_board
 
 
@@ -345,21 +344,23 @@ class BoardStrategy(Strategy):
         return None
 
     def stage(self, local: Path) -> str:
-        """Put a file into the board's TFTP directory (atomic copy); returns the name
-        U-Boot asks for."""
-        if self.tftp is not None:
-            internal, external = self.tftp.provider.internal, self.tftp.provider.external
+        """Put a file into the board's TFTP directory on its lab host (boardlab.staging:
+        a local copy, or over ssh to a remote exporter's host); returns the name U-Boot
+        asks for."""
+        provider = self.tftp.provider if self.tftp is not None else None
+        if provider is not None:
+            internal, external = provider.internal, provider.external
         else:
             internal, external = self.board["tftp"]["dir"], self.board["tftp"]["prefix"]
-        os.makedirs(internal, exist_ok=True)
-        dst = os.path.join(internal, local.name)
-        if not (os.path.exists(dst) and os.path.getsize(dst) == local.stat().st_size
-                and os.path.getmtime(dst) >= local.stat().st_mtime):
-            fd, tmp = tempfile.mkstemp(dir=internal, prefix=".stage-")
-            os.close(fd)
-            shutil.copy2(local, tmp)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dst)
+        host = getattr(provider, "host", None)   # a RemoteTFTPProvider's exporter host
+        try:
+            if host and not staging.is_this_host(host):
+                if staging.stage_over_ssh(host, local, internal):
+                    self.logger.info("staged %s to %s:%s over ssh", local.name, host, internal)
+            else:
+                staging.stage_local(local, internal)
+        except (staging.StagingError, OSError) as e:
+            self._fail(f"board {self.board['name']}: cannot stage {local}: {e}", None)
         return external + local.name
 
     @step()

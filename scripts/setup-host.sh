@@ -21,6 +21,9 @@ APT_PACKAGES=(
   # the server for the full loop (lava-server needs PostgreSQL running to install),
   # lavacli to submit, telnet for the device's connection command
   postgresql lava-dispatcher lava-server lavacli telnet
+  # staging images to a remote lab host (labgrid's ssh + rsync); the tests run their own
+  # sshd on 127.0.0.1 as that lab host
+  openssh-client openssh-server rsync
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

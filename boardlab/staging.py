@@ -1,0 +1,88 @@
+"""Putting a kernel or ramdisk into a board's TFTP directory on its lab host.
+
+On the lab host itself (the virtual lab, a developer logged in there, an exporter on
+this machine) it is an atomic local copy. From a developer's machine the TFTP provider
+is a RemoteTFTPProvider on the exporter's host: the file goes there over ssh, the way
+labgrid's ManagedFile reaches an exporter (the user's ssh config, keys and known
+hosts; labgrid's shared connection). Not ManagedFile itself: it links the TFTP name to
+a file in /var/cache/labgrid, outside the directory that tftpd --secure serves.
+
+Either way the copy is skipped when the lab host already has the same size and a
+modification time no older than the local file's, and the file appears under its name
+at once (copy to a temporary name, then rename), world-readable for tftpd."""
+from __future__ import annotations
+
+import ipaddress
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+class StagingError(Exception):
+    pass
+
+
+def is_this_host(host: str) -> bool:
+    """Whether a resource's host is this machine (its files are ours to copy locally)."""
+    if host in ("localhost", socket.gethostname(), socket.getfqdn()):
+        return True
+    try:
+        addrs = {a[4][0] for a in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False         # a name only the ssh config knows: a remote lab host
+    return any(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
+
+
+def up_to_date(size: int, mtime: float, local: Path) -> bool:
+    st = local.stat()
+    return size == st.st_size and int(mtime) >= int(st.st_mtime)
+
+
+def stage_local(local: Path, directory: str) -> bool:
+    """Copy local into directory; returns whether it copied."""
+    os.makedirs(directory, exist_ok=True)
+    dst = os.path.join(directory, local.name)
+    if os.path.exists(dst) and up_to_date(os.path.getsize(dst), os.path.getmtime(dst), local):
+        return False
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".stage-")
+    os.close(fd)
+    try:
+        shutil.copy2(local, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+def stage_over_ssh(host: str, local: Path, directory: str) -> bool:
+    """Copy local into directory on host over ssh (labgrid's connection: rsync through
+    its shared ssh master); returns whether it copied."""
+    from labgrid.driver.exception import ExecutionError
+    from labgrid.util.ssh import sshmanager
+    q = shlex.quote
+    dst = f"{directory.rstrip('/')}/{local.name}"
+    tmp = f"{directory.rstrip('/')}/.stage-{local.name}"
+    try:
+        conn = sshmanager.open(host)
+        out, _, code = conn.run(f"stat -c '%s %Y' {q(dst)}")
+        if code == 0 and out:
+            size, mtime = out[0].split()
+            if up_to_date(int(size), float(mtime), local):
+                return False
+        conn.run_check(f"mkdir -p {q(directory)}")
+        conn.put_file(str(local), tmp)
+        conn.run_check(f"chmod 0644 {q(tmp)} && mv -f {q(tmp)} {q(dst)}")
+    except (ExecutionError, subprocess.CalledProcessError, OSError, ValueError) as e:
+        raise StagingError(
+            f"copying {local.name} to lab host {host} ({directory}) over ssh failed: {e}\n"
+            f"The board's TFTP server is on {host}: this machine needs ssh access to it as "
+            f"root or a user who may write {directory} (key and known host key, as for "
+            f"labgrid's ManagedFile), and rsync on both ends.") from None
+    return True
