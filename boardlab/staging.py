@@ -31,10 +31,21 @@ def is_this_host(host: str) -> bool:
     if host in ("localhost", socket.gethostname(), socket.getfqdn()):
         return True
     try:
-        addrs = {a[4][0] for a in socket.getaddrinfo(host, None)}
+        addrs = {(a[0], a[4][0]) for a in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
     except OSError:
         return False         # a name only the ssh config knows: a remote lab host
-    return any(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
+    return any(ipaddress.ip_address(addr.split("%")[0]).is_loopback or _is_local_address(family, addr)
+               for family, addr in addrs)
+
+
+def _is_local_address(family, addr: str) -> bool:
+    """An address of one of this machine's interfaces: binding to it works."""
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        try:
+            s.bind((addr, 0))
+        except OSError:
+            return False
+    return True
 
 
 def up_to_date(size: int, mtime: float, local: Path) -> bool:

@@ -72,7 +72,15 @@ def test_this_host_and_a_remote_one():
     assert staging.is_this_host("localhost") and staging.is_this_host(socket.gethostname())
     assert staging.is_this_host("127.0.0.1")
     assert not staging.is_this_host(LAB_HOST)
-    assert not staging.is_this_host("192.0.2.1")   # TEST-NET-1: never this machine
+    assert not staging.is_this_host("198.51.100.77")   # TEST-NET-2: not here
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("198.51.100.77", 9))     # no packet: picks the address of the route
+            own = s.getsockname()[0]
+        except OSError:
+            own = None                          # no route off this host
+    if own:
+        assert staging.is_this_host(own)       # this machine by a LAN address of its own
 
 
 def test_local_staging_is_atomic_and_skips_an_up_to_date_file(tmp_path):
