@@ -14,7 +14,7 @@ def ser2net_yaml(lines) -> str:
     """lines: (name, tcp_port, device, baud). RFC2217 on 127.0.0.1-reachable ports;
     kickolduser so a stale session never blocks the next test run; no chardelay, so
     every character goes out as it comes and console timestamps stay within a
-    millisecond (ser2net's default holds output back 1-20 ms to fill TCP packets)."""
+    millisecond (ser2net's default holds a short line back ~3.5 ms to fill a packet)."""
     out = ["%YAML 1.1", "---", "# ser2net 4.x: one connection per board console (RFC2217)"]
     for name, port, device, baud, listen in lines:
         out += [

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Console latency: how late a board's line reaches the host through the lab's serial
+path (cable pty -> ser2net RFC2217 -> TCP), with ser2net's chardelay off (the lab's
+generated config) and on (ser2net's default), side by side. A "board" writes lines into
+the cable like a booting kernel (a burst of 80 characters, then a pause); the host
+side reads ser2net's port and stamps the first character of each line, as the
+strategy's console does. Both sides use CLOCK_MONOTONIC, so the difference is the
+transport. Rounds alternate (off on off on ...) so host noise hits both alike; prints
+median, p95 and max lateness in ms.
+
+    .venv/bin/python bench/console_latency.py [--lines 100] [--rounds 3] [--baud 115200]
+
+Needs ser2net; starts its own cable and ser2net on 127.0.0.1 and stops them by PID."""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from boardlab import labhost  # noqa: E402
+
+
+def wait_for(pred, what, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"timeout: {what}")
+
+
+def tcp_open(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_round(tmp: Path, chardelay: bool, lines: int, baud: int, length: int) -> list[float]:
+    """Lateness (s) of each line through a fresh cable + ser2net."""
+    port = free_port()
+    link, sock_path = tmp / "board.tty", tmp / "uart.sock"
+    cfg = labhost.ser2net_yaml([("bench", port, str(link), baud, "127.0.0.1")])
+    if chardelay:
+        cfg = cfg.replace("chardelay: false", "chardelay: true")
+    (tmp / "ser2net.yaml").write_text(cfg)
+    procs = []
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
+                                       str(sock_path), "--link", str(link)], stdout=subprocess.DEVNULL))
+        wait_for(link.exists, "cable pty")
+        procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(tmp / "ser2net.yaml"),
+                                       "-P", str(tmp / "ser2net.pid")], stderr=subprocess.DEVNULL))
+        wait_for(lambda: tcp_open(port), "ser2net")
+        host = socket.create_connection(("127.0.0.1", port))
+        board = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        board.connect(str(sock_path))
+        time.sleep(0.3)                      # telnet/RFC2217 negotiation settles
+        arrived = {}
+
+        def read():
+            buf, first = b"", None
+            while len(arrived) < lines:
+                data = host.recv(4096)
+                now = time.monotonic()
+                if not data:
+                    return
+                for byte in data:            # the first character of each line
+                    if first is None:
+                        first = now
+                    buf += bytes([byte])
+                    if byte == 0x0a:
+                        text = buf.decode("latin-1", "replace")
+                        if text.startswith("L") and text[1:6].isdigit():
+                            arrived[int(text[1:6])] = first
+                        buf, first = b"", None
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        board.sendall(b"warm-up\r\n")      # takes the telnet negotiation bytes before it
+        time.sleep(0.1)
+        written = {}
+        filler = "x" * max(0, length - 9)
+        for n in range(lines):
+            written[n] = time.monotonic()
+            board.sendall(f"L{n:05d} {filler}\r\n".encode())
+            time.sleep(0.02)
+        reader.join(timeout=10)
+        board.close()
+        host.close()
+        return [arrived[n] - written[n] for n in sorted(arrived)]
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baud", type=int, default=115200)
+    ap.add_argument("--length", type=int, default=40, help="characters per line (a kernel's are 30-100)")
+    args = ap.parse_args()
+    late = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for chardelay in (False, True):
+                d = Path(tmp) / f"{r}-{int(chardelay)}"
+                d.mkdir()
+                got = one_round(d, chardelay, args.lines, args.baud, args.length)
+                if len(got) < args.lines:
+                    raise SystemExit(f"round {r + 1}: {len(got)} of {args.lines} lines arrived")
+                late[chardelay] += got
+                print(f"round {r + 1} chardelay {'on ' if chardelay else 'off'}: "
+                      f"median {statistics.median(got) * 1e3:6.2f} ms", flush=True)
+    for chardelay in (False, True):
+        v = sorted(late[chardelay])
+        p95 = v[int(0.95 * (len(v) - 1))]
+        print(f"chardelay {'on  (ser2net default)' if chardelay else 'off (boardlab)       '}: "
+              f"{len(v)} lines at {args.baud} baud, late by median {statistics.median(v) * 1e3:.2f} ms, "
+              f"p95 {p95 * 1e3:.2f} ms, max {v[-1] * 1e3:.2f} ms")
+    ratio = statistics.median(late[True]) / statistics.median(late[False])
+    print(f"ratio of medians on/off: {ratio:.1f}")
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    main()
