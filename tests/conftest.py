@@ -62,6 +62,13 @@ def wait_for(pred, timeout=10.0, what="condition"):
     raise AssertionError(f"timeout after {timeout:.0f} s: {what}")
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def tcp_open(port, host="127.0.0.1"):
     try:
         socket.create_connection((host, port), timeout=0.2).close()

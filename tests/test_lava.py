@@ -13,7 +13,7 @@ import yaml
 from boardlab import baselines as bl
 from boardlab import envgen, labhost, lava
 from boardlab.facts import BOARDS_DIR, load_board, load_lab_host
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, free_port
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
@@ -323,14 +323,10 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     board registered from jobs/: a scheduled job submitted with `boardlab lava submit`
     completes, and `boardlab lava results` writes its results.json."""
     import re
-    import socket
 
     from boardlab import cli
     from boardlab.lavaserver import LocalLavaServer
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with LocalLavaServer(tmp_path / "server", port=port, identity="boardlab-test") as srv:
+    with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
         srv.up()
         rc = cli.main(["lava", "submit", "--identity", srv.identity, "--job", "qemu-arm-armmp-nightly",
                        "--out", str(tmp_path / "submit")])

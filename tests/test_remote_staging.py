@@ -14,15 +14,9 @@ import yaml
 
 from boardlab import envgen, staging
 from boardlab.facts import load_board
-from conftest import ROOT, tcp_open, wait_for
+from conftest import ROOT, free_port, tcp_open, wait_for
 
 LAB_HOST = "labhost-test"     # a name only the ssh config knows
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
