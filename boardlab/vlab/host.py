@@ -29,6 +29,16 @@ class LabError(Exception):
     pass
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie: a daemon started by an earlier `vlab up` is init's child
+    once it exits, and init may take seconds to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
 def sh(*cmd, check=True, netns=None):
     if netns:
         cmd = ("ip", "netns", "exec", netns) + cmd
@@ -73,16 +83,7 @@ class VirtualLab:
             pid = int((self.pid_dir / f"{name}.pid").read_text())
         except (FileNotFoundError, ValueError):
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        try:   # a PID reused by an unrelated process is not ours
-            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-                return None
-        except FileNotFoundError:
-            return None
-        return pid
+        return pid if _running(pid) else None
 
     def _start(self, name, cmd, netns=None, ready=None, timeout=10.0):
         pid = self._pid(name)
@@ -122,14 +123,12 @@ class VirtualLab:
             return False
         os.kill(pid, signal.SIGTERM)
         for _ in range(100):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
             try:   # our own child (started in this process): reap it
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+            if not _running(pid):
+                break
             time.sleep(0.05)
         else:
             os.kill(pid, signal.SIGKILL)
