@@ -15,7 +15,6 @@ import argparse
 import os
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,48 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import labhost  # noqa: E402
-
-
-def wait_for(pred, what, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"timeout: {what}")
-
-
-def tcp_open(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from boardlab.net import free_port  # noqa: E402
+from boardlab.vlab.cable import serial_line  # noqa: E402
 
 
 def one_round(tmp: Path, chardelay: bool, lines: int, baud: int, length: int) -> list[float]:
     """Lateness (s) of each line through a fresh cable + ser2net."""
     port = free_port()
-    link, sock_path = tmp / "board.tty", tmp / "uart.sock"
-    cfg = labhost.ser2net_yaml([("bench", port, str(link), baud, "127.0.0.1")])
-    if chardelay:
-        cfg = cfg.replace("chardelay: false", "chardelay: true")
-    (tmp / "ser2net.yaml").write_text(cfg)
-    procs = []
-    try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
-                                       str(sock_path), "--link", str(link)], stdout=subprocess.DEVNULL))
-        wait_for(link.exists, "cable pty")
-        procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(tmp / "ser2net.yaml"),
-                                       "-P", str(tmp / "ser2net.pid")], stderr=subprocess.DEVNULL))
-        wait_for(lambda: tcp_open(port), "ser2net")
+    with serial_line(tmp, "bench", port, baud, chardelay=chardelay) as sock_path:
         host = socket.create_connection(("127.0.0.1", port))
         board = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         board.connect(str(sock_path))
@@ -104,10 +69,6 @@ def one_round(tmp: Path, chardelay: bool, lines: int, baud: int, length: int) ->
         board.close()
         host.close()
         return [arrived[n] - written[n] for n in sorted(arrived)]
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-            p.wait(timeout=10)
 
 
 def main():

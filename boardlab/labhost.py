@@ -10,7 +10,7 @@ def lan_network(lab: dict) -> str:
     return str(ipaddress.ip_interface(lab["address"]).network)
 
 
-def ser2net_yaml(lines) -> str:
+def ser2net_yaml(lines, chardelay: bool = False) -> str:
     """lines: (name, tcp_port, device, baud). RFC2217 on 127.0.0.1-reachable ports;
     kickolduser so a stale session never blocks the next test run; no chardelay, so
     every character goes out as it comes and console timestamps stay within a
@@ -23,7 +23,7 @@ def ser2net_yaml(lines) -> str:
             f"  connector: serialdev,{device},{baud}n81,local",
             "  options:",
             "    kickolduser: true",
-            "    chardelay: false",
+            f"    chardelay: {'true' if chardelay else 'false'}",
             "",
         ]
     return "\n".join(out)

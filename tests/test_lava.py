@@ -13,7 +13,8 @@ import yaml
 from boardlab import baselines as bl
 from boardlab import envgen, labhost, lava
 from boardlab.facts import BOARDS_DIR, load_board, load_lab_host
-from conftest import DATA, ROOT, free_port
+from boardlab.net import free_port
+from conftest import DATA, ROOT
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
@@ -360,7 +361,7 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     import sys
 
     from boardlab import console as con
-    from conftest import serial_line
+    from boardlab.vlab.cable import serial_line
     board = load_board(name)
     images = tmp_path / "images"
     images.mkdir()

@@ -14,9 +14,20 @@ import yaml
 
 from boardlab import envgen, staging
 from boardlab.facts import load_board
-from conftest import ROOT, free_port, tcp_open, wait_for
+from boardlab.net import free_port, tcp_open, wait_for
+from conftest import ROOT
 
 LAB_HOST = "labhost-test"     # a name only the ssh config knows
+
+
+def use_ssh_config(d: Path, config: str, monkeypatch):
+    """ssh (and rsync's ssh) of this test read config, as from a developer's ~/.ssh/config:
+    a wrapper first on PATH."""
+    (d / "ssh_config").write_text(config)
+    (d / "bin").mkdir()
+    (d / "bin" / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {d / 'ssh_config'} \"$@\"\n")
+    (d / "bin" / "ssh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d / 'bin'}:{os.environ['PATH']}")
 
 
 @pytest.fixture
@@ -36,15 +47,9 @@ def ssh_lab_host(tmp_path, monkeypatch):
         f"StrictModes no\nPidFile {d / 'sshd.pid'}\nLogLevel VERBOSE\n")
     host_pub = (d / "host_key.pub").read_text().split()
     (d / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
-    (d / "ssh_config").write_text(
-        f"Host {LAB_HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
-        f"  IdentityFile {d / 'user_key'}\n  IdentitiesOnly yes\n"
-        f"  UserKnownHostsFile {d / 'known_hosts'}\n")
-    bindir = d / "bin"
-    bindir.mkdir()
-    (bindir / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {d / 'ssh_config'} \"$@\"\n")
-    (bindir / "ssh").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    use_ssh_config(d, f"Host {LAB_HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+                      f"  IdentityFile {d / 'user_key'}\n  IdentitiesOnly yes\n"
+                      f"  UserKnownHostsFile {d / 'known_hosts'}\n", monkeypatch)
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)   # sshd's privilege separation dir
     log = d / "sshd.log"
     with open(log, "w") as out:
@@ -91,12 +96,7 @@ def test_local_staging_is_atomic_and_skips_an_up_to_date_file(tmp_path):
 
 
 def test_an_unreachable_lab_host_names_host_directory_and_what_is_needed(tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (tmp_path / "ssh_config").write_text(f"Host {LAB_HOST}\n  HostName 127.0.0.1\n  Port {free_port()}\n")
-    (bindir / "ssh").write_text(f"#!/bin/sh\nexec /usr/bin/ssh -F {tmp_path / 'ssh_config'} \"$@\"\n")
-    (bindir / "ssh").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    use_ssh_config(tmp_path, f"Host {LAB_HOST}\n  HostName 127.0.0.1\n  Port {free_port()}\n", monkeypatch)
     src = tmp_path / "uImage"
     src.write_bytes(b"x")
     with pytest.raises(staging.StagingError, match=rf"copying uImage to lab host {LAB_HOST} "

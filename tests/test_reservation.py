@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, tcp_open, wait_for
+from boardlab.net import tcp_open, wait_for
+from conftest import ROOT
 
 pytestmark = pytest.mark.vlab
 

@@ -14,7 +14,8 @@ from boardlab import envgen, uimage
 from boardlab.facts import load_board
 from boardlab.strategy import BootError
 from boardlab.vlab import images
-from conftest import ROOT, serial_line
+from boardlab.vlab.cable import serial_line
+from conftest import ROOT
 
 pytestmark = pytest.mark.vlab
 

@@ -7,15 +7,18 @@ while nobody reads the pty, output is dropped - as on a real line."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import pty
 import selectors
 import signal
 import socket
+import subprocess
 import sys
 import termios
 import tty
+from pathlib import Path
 
 
 def make_pty(link: str):
@@ -94,6 +97,33 @@ def serve(sock_path: str, link: str):
     os.unlink(sock_path)
     if os.path.islink(link):
         os.unlink(link)
+
+
+@contextlib.contextmanager
+def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool = False):
+    """A serial line of one's own (tests, benchmarks): a cable pty (a board plugs into
+    workdir/uart.sock, which is yielded) behind ser2net on 127.0.0.1:port, configured as
+    the lab's. Both stopped by PID after."""
+    from .. import labhost
+    from ..net import tcp_open, wait_for
+    link = workdir / f"{name}.tty"
+    procs = []
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
+                                       str(workdir / "uart.sock"), "--link", str(link)],
+                                      stdout=subprocess.DEVNULL))
+        wait_for(link.exists, what=f"cable pty {link}")
+        cfg = workdir / "ser2net.yaml"
+        cfg.write_text(labhost.ser2net_yaml([(name, port, str(link), baud, "127.0.0.1")],
+                                            chardelay=chardelay))
+        procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
+                                       str(workdir / "ser2net.pid")], stderr=subprocess.DEVNULL))
+        wait_for(lambda: tcp_open(port), what=f"ser2net on port {port}")
+        yield workdir / "uart.sock"
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=10)
 
 
 def main(argv=None):

@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import labhost
 from ..facts import load_board, load_lab_host
 from ..log import progress
+from ..net import tcp_open
 from .images import build_images, sync_tree
 
 
@@ -137,13 +138,6 @@ class VirtualLab:
         return True
 
     # ---- readiness probes --------------------------------------------------------------
-    @staticmethod
-    def _tcp_open(host, port):
-        try:
-            with socket.create_connection((host, port), timeout=0.2):
-                return True
-        except OSError:
-            return False
 
     def _listening(self, proto, port):
         r = sh("ss", "-Hln" + ("t" if proto == "tcp" else "u"), f"sport = :{port}",
@@ -166,7 +160,7 @@ class VirtualLab:
                         None, lambda link=link: os.path.exists(link)))
         out.append(("ser2net", ["ser2net", "-n", "-u", "-c", str(self.run_dir / "ser2net.yaml"),
                                 "-P", str(self.run_dir / "ser2net.pid")], None,
-                    lambda: all(self._tcp_open("127.0.0.1", b["console"]["ser2net_port"])
+                    lambda: all(tcp_open(b["console"]["ser2net_port"])
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
@@ -180,7 +174,7 @@ class VirtualLab:
                     lambda: self._listening("tcp", 2049)))
         out.append(("power-switch", [sys.executable, "-m", "boardlab.vlab.power", "--lab",
                                      lab["_path"]], None,
-                    lambda: self._tcp_open(lab["power_switch"]["listen"], lab["power_switch"]["port"])))
+                    lambda: tcp_open(lab["power_switch"]["port"], lab["power_switch"]["listen"])))
         return out
 
     def _check_host(self):
