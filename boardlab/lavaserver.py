@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -26,6 +25,8 @@ import yaml
 
 from . import lava
 from .facts import load_board, load_lab_host
+from .net import tcp_open
+from .procs import running
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
@@ -41,20 +42,6 @@ def _manage(*args, check=True) -> subprocess.CompletedProcess:
     if check and r.returncode != 0:
         raise ServerError(f"lava-server manage {' '.join(args)}: {(r.stderr or r.stdout).strip()[-800:]}")
     return r
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
 def _reap(pid):
@@ -103,7 +90,7 @@ class LocalLavaServer:
             if time.monotonic() > deadline:
                 raise ServerError(f"{what} not ready after {timeout} s (logs in {self.run_dir})")
             for name, pid in self.pids.items():
-                if not _alive(pid):
+                if not running(pid):
                     tail = (self.run_dir / f"{name}.log").read_text(errors="replace")[-1500:]
                     raise ServerError(f"{name} (pid {pid}) exited while waiting for {what}:\n{tail}")
             time.sleep(0.5)
@@ -154,7 +141,7 @@ class LocalLavaServer:
     # ---- up / down -----------------------------------------------------------------------
     def up(self, boards=("qemu-arm",)):
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        if _port_open(self.port):
+        if tcp_open(self.port):
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
                               f"(choose another port)")
         self._postgres_up()
@@ -165,7 +152,7 @@ class LocalLavaServer:
         self._spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
                                  "--workers", "2", "--worker-class", "eventlet", "--timeout", "120",
                                  "--log-level", "info"])
-        self._wait("the LAVA web server", lambda: _port_open(self.port), 60)
+        self._wait("the LAVA web server", lambda: tcp_open(self.port), 60)
         # "-": log to stdout, our log file; the scheduler drops privileges to lavaserver
         # and could not reopen a file of ours by name
         self._spawn("scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO",
@@ -180,7 +167,7 @@ class LocalLavaServer:
     def check(self):
         """Raise if a service of ours died (a job would wait for it for ever)."""
         for name, pid in self.pids.items():
-            if not _alive(pid):
+            if not running(pid):
                 tail = (self.run_dir / f"{name}.log").read_text(errors="replace")[-1500:]
                 raise ServerError(f"{name} (pid {pid}) is not running any more:\n{tail}")
 
@@ -203,7 +190,7 @@ class LocalLavaServer:
         for name in ("worker", "scheduler", "gunicorn"):
             (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
             pid = self.pids.pop(name, None)
-            if pid is None or not _alive(pid):
+            if pid is None or not running(pid):
                 _reap(pid)
                 continue
             try:
@@ -211,9 +198,9 @@ class LocalLavaServer:
             except ProcessLookupError:
                 continue
             deadline = time.monotonic() + 20
-            while _alive(pid) and time.monotonic() < deadline:
+            while running(pid) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            if _alive(pid):
+            if running(pid):
                 os.killpg(pid, signal.SIGKILL)
             _reap(pid)
             self.echo(f"lava server: {name} (pid {pid}) stopped")

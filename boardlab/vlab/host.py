@@ -23,21 +23,12 @@ from .. import labhost
 from ..facts import load_board, load_lab_host
 from ..log import progress
 from ..net import tcp_open
+from ..procs import running
 from .images import build_images, sync_tree
 
 
 class LabError(Exception):
     pass
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie: a daemon started by an earlier `vlab up` is init's child
-    once it exits, and init may take seconds to reap it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def sh(*cmd, check=True, netns=None):
@@ -84,7 +75,7 @@ class VirtualLab:
             pid = int((self.pid_dir / f"{name}.pid").read_text())
         except (FileNotFoundError, ValueError):
             return None
-        return pid if _running(pid) else None
+        return pid if running(pid) else None
 
     def _start(self, name, cmd, netns=None, ready=None, timeout=10.0):
         pid = self._pid(name)
@@ -128,7 +119,7 @@ class VirtualLab:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-            if not _running(pid):
+            if not running(pid):
                 break
             time.sleep(0.05)
         else:
