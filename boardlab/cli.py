@@ -214,6 +214,8 @@ def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0):
     failed = [m for m in res.metrics if m.verdict == "fail"]
     lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
     problem = lava.job_failure(entries)
+    for attempt in lava.retried_attempts(entries):
+        print(f"warning: LAVA retried: {attempt}", file=sys.stderr)
     print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} over their baseline; "
           f"LAVA test cases failed: {len(lava_failed)})")
     if problem:

@@ -56,6 +56,8 @@ SUITES = {
 SUITE_ALIASES = {"boot_time": "boot-time", "mem_eat": "memory", "mem-eat": "memory",
                  "cyclictest": "jitter"}
 DEFAULT_SUITES = ("boot-time", "memory", "lmbench", "jitter")
+BOOT_ATTEMPTS = 2       # LAVA's failure_retry on the boot: see render_job
+RETRY_SLACK_S = 10      # per attempt: power cycle, connection, LAVA's pause between tries
 SMALL_BOARD_MB = 32     # lmbench's context switch and bandwidth runs need more (the study)
 # results.json suite names (the pytest suites' gate.record(suite, ...))
 RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbench",
@@ -254,11 +256,19 @@ def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, ro
         if kinfo.get("nfs_loader"):   # NIC and NFS client are modules: the loader ramdisk
             deploy["ramdisk"] = {"url": _image_url(board, board["images"]["ramdisk"], image_base),
                                  "header": "u-boot"}
+    # One boot attempt: power-on to U-Boot, two loads, load command to shell. LAVA tries
+    # BOOT_ATTEMPTS times; each attempt is capped on its own (uboot-commands) so a stalled
+    # first attempt leaves the second its whole time, and the wait for the kernel and the
+    # login (auto-login-action) by the board's boot time.
+    attempt = int(t["uboot_s"] + 2 * t["load_s"] + t["boot_s"])
     boot = {"method": "u-boot", "commands": root,   # bootm: from the uimage kernel type
             "prompts": [board["shell"]["prompt"]],
             "auto_login": {"login_prompt": board["shell"]["login_prompt"].strip(),
                            "username": board["shell"]["username"]},
-            "timeout": {"seconds": int(t["uboot_s"] + 2 * t["load_s"] + t["boot_s"])}}
+            "failure_retry": BOOT_ATTEMPTS,
+            "timeout": {"seconds": BOOT_ATTEMPTS * (attempt + RETRY_SLACK_S)},
+            "timeouts": {"uboot-commands": {"seconds": attempt},
+                         "auto-login-action": {"seconds": int(t["boot_s"])}}}
     params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
                                         "SMALL": "true" if board["ram_mb"] < SMALL_BOARD_MB else "false"},
               "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60))}}
@@ -281,7 +291,8 @@ def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, ro
     job = {
         "device_type": device_type_name(board),
         "job_name": f"boardlab {board['name']} {kernel} {root}: {' '.join(suites)}",
-        "timeouts": {"job": {"minutes": 10 + test_minutes},
+        "timeouts": {"job": {"minutes": deploy["timeout"]["minutes"] + test_minutes + 2
+                             + -(-boot["timeout"]["seconds"] // 60)},
                      "action": {"minutes": 5}, "connection": {"minutes": 2}},
         "priority": "medium",
         "visibility": "public",
@@ -377,10 +388,32 @@ def console_lines(entries, load_verb: str) -> list:
     return [console.TimedLine(mark, "load", console.MARK)] + [ln for ln in rx if ln.t >= mark]
 
 
+def _is_retry(entry) -> bool:
+    return entry.get("lvl") == "warning" and str(entry.get("msg")).startswith("Retrying: ")
+
+
+def last_attempt(entries) -> list:
+    """The log from LAVA's last try of a retried action on (failure_retry): what counts."""
+    starts = [i for i, e in enumerate(entries) if _is_retry(e)]
+    return entries[starts[-1] + 1:] if starts else entries
+
+
+def retried_attempts(entries) -> list[str]:
+    """LAVA's error for each attempt it retried ('uboot-action failed: 1 of 2 attempts...')."""
+    out, last_error = [], None
+    for e in entries:
+        if e.get("lvl") == "error" and isinstance(e.get("msg"), str):
+            last_error = e["msg"]
+        elif _is_retry(e):
+            out.append(last_error or str(e["msg"]))
+    return out
+
+
 def boot_milestones(entries, board: dict) -> dict:
+    """Boot milestones of the boot that counted: the last attempt, if LAVA retried."""
     patterns = console.milestone_patterns(board["shell"]["login_prompt"], board["shell"]["prompt"])
     verb = board["uboot"]["load_command"].split()[0]
-    found = console.find_milestones(console_lines(entries, verb), patterns)
+    found = console.find_milestones(console_lines(last_attempt(entries), verb), patterns)
     return {k: v for k, v in found.items() if k != "starting_kernel"}
 
 
@@ -396,7 +429,10 @@ def test_cases(entries) -> list[dict]:
 
 def job_failure(entries) -> str | None:
     """What went wrong in the job, if anything: a failed job result, or a LAVA action or
-    test run that failed (a test definition that died before its end), with LAVA's errors."""
+    test run that failed (a test definition that died before its end), with LAVA's errors,
+    what it last waited for and the console's last lines. A boot attempt that LAVA retried
+    is not a failure when a later one succeeded (retried_attempts says what it was)."""
+    entries = last_attempt(entries)
     errors = [e["msg"] for e in entries if e.get("lvl") == "error" and isinstance(e.get("msg"), str)]
     failed = []
     for e in entries:
@@ -406,7 +442,28 @@ def job_failure(entries) -> str | None:
             failed.append(f"{msg.get('case')} {msg.get('result')}")
     if not failed:
         return None
-    return ", ".join(failed) + (f" ({'; '.join(errors)})" if errors else "")
+    problem = ", ".join(failed) + (f" ({'; '.join(errors)})" if errors else "")
+    waited = last_wait(entries)
+    console = [str(e["msg"]) for e in entries if e.get("lvl") in ("target", "feedback")
+               and str(e.get("msg")).strip()][-6:]
+    return (problem + (f"; last waited for: {waited}" if waited else "")
+            + ("; the console's last lines:\n  | " + "\n  | ".join(console) if console else ""))
+
+
+WAIT_RE = re.compile(r"^(?P<action>[\w-]+): Wait for prompt \[(?P<prompts>.*)\] \(timeout (?P<timeout>[\d:]+)\)$")
+
+
+def last_wait(entries) -> str | None:
+    """What LAVA last waited for on the console (the action, its first prompt, the
+    timeout): where a timed-out job was stuck."""
+    for e in reversed(entries):
+        m = WAIT_RE.match(str(e.get("msg"))) if e.get("lvl") == "debug" else None
+        if m:
+            prompts = re.findall(r"'((?:[^'\\]|\\.)*)'", m["prompts"])
+            first = prompts[0].replace("\\\\", "\\") if prompts else m["prompts"]
+            more = f" (or {len(prompts) - 1} error messages)" if len(prompts) > 1 else ""
+            return f"{m['action']} '{first}'{more} from {e.get('dt', '?')}, timeout {m['timeout']}"
+    return None
 
 
 def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: str,
@@ -417,6 +474,9 @@ def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: 
     res = RunResults(run_dir, baselines_root)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board["name"],
                      "kernel": kernel})
+    retried = retried_attempts(entries)
+    if retried:   # kept beside the results: a lab whose boots need retries wants a look
+        res.meta["lava_retried"] = retried
     for name, value in boot_milestones(entries, board).items():
         res.record(board["name"], kernel, "boot_time", name, value, "s", "lower",
                    [value], test=f"lava:{job_ref}:boot")
@@ -495,6 +555,8 @@ def _summary(entry) -> str | None:
         return f"  result {msg.get('definition')}/{msg.get('case')}: {msg.get('result')}{m}"
     if lvl in ("error", "exception"):
         return f"  ERROR {msg}"
+    if _is_retry(entry):
+        return f"  WARNING {msg}"
     if lvl == "info" and isinstance(msg, str) and re.match(r"^[a-z0-9-]+ (?:timed out|duration)", msg):
         return f"  {msg}"
     if lvl == "info" and isinstance(msg, str) and msg.startswith("start: "):

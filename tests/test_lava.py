@@ -18,6 +18,9 @@ from conftest import DATA, ROOT
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
+# a real lava-run whose auto-login never saw 'Linux version' although the console shows it
+# (CI, 2026-11-21; LAVA 2023.01): the case the boot retry is for
+STUCK = DATA / "lava" / "qemu-arm-armmp-auto-login-stuck.job.log"
 URL = "file:///srv/boardlab/testdefs.tar.gz"
 
 
@@ -71,6 +74,21 @@ def test_device_config_comes_from_the_board_facts():
     assert "console=ttyAMA0,115200n8" in next(c for c in ramdisk if c.startswith("setenv bootargs"))
     assert dev["parameters"]["bootm"]["kernel"] == "${kernel_addr_r}"
     assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "arm"
+
+
+def test_a_boot_attempt_is_capped_so_lava_can_retry_it():
+    board = load_board("qemu-arm")
+    t = board["timeouts"]
+    job = lava.render_job(board, "armmp", ["boot-time", "jitter"], "ramdisk", testdefs_url=URL)
+    boot = job["actions"][1]["boot"]
+    attempt = t["uboot_s"] + 2 * t["load_s"] + t["boot_s"]
+    assert boot["failure_retry"] == lava.BOOT_ATTEMPTS >= 2
+    assert boot["timeouts"] == {"uboot-commands": {"seconds": attempt},
+                                "auto-login-action": {"seconds": t["boot_s"]}}
+    # every attempt fits in the boot action, and the boot and the tests in the job
+    assert boot["timeout"]["seconds"] >= lava.BOOT_ATTEMPTS * attempt
+    assert job["timeouts"]["job"]["minutes"] * 60 >= 5 * 60 + boot["timeout"]["seconds"] \
+        + job["actions"][2]["test"]["timeout"]["minutes"] * 60
 
 
 def test_old_uboot_boards_keep_their_own_boot_command():
@@ -208,6 +226,34 @@ def test_a_dead_test_run_is_a_job_failure():
     assert "unfinished" in lava.job_failure(entries)
 
 
+def test_a_stuck_boot_names_what_lava_waited_for_and_the_console():
+    problem = lava.job_failure(lava.read_log(STUCK.read_text()))
+    assert "auto-login-action timed out after 256 seconds" in problem
+    assert r"last waited for: auto-login-action 'Linux version \d' (or 16 error messages)" in problem
+    assert "| [    1.976493] Run /init as init process" in problem
+    assert problem.rstrip().endswith("| qemu-arm login:")
+
+
+def test_a_retried_boot_counts_its_last_attempt(tmp_path):
+    """LAVA's failure_retry: the stuck attempt, 'Retrying', then a boot that went through
+    (both real logs). The job did not fail; the milestones are the second boot's; the
+    retry is kept beside the results."""
+    stuck = lava.read_log(STUCK.read_text())
+    failed_at = next(i for i, e in enumerate(stuck) if str(e["msg"]).startswith("uboot-action failed"))
+    good = lava.read_log(CAPTURED.read_text())
+    retry = {"dt": good[0]["dt"], "lvl": "warning",
+             "msg": "Retrying: 2 uboot-action (timeout 00:09:00)"}
+    entries = stuck[:failed_at + 1] + [retry] + good
+    assert lava.job_failure(entries) is None
+    assert lava.retried_attempts(entries) == [
+        "uboot-action failed: 1 of 1 attempts. 'auto-login-action timed out after 256 seconds'"]
+    board = load_board("qemu-arm")
+    assert lava.boot_milestones(entries, board) == lava.boot_milestones(good, board)
+    lava.results_from_log(entries, board, "armmp", tmp_path, "retried")
+    meta = json.loads((tmp_path / "results.json").read_text())["meta"]
+    assert meta["lava_retried"] == lava.retried_attempts(entries)
+
+
 # ---- schedule ---------------------------------------------------------------------------
 
 def test_schedule_renders_every_job_and_its_timers(tmp_path):
@@ -284,6 +330,30 @@ def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
     assert {c["case"] for c in cases} >= {"avg_us", "max_us"}
     assert all(c["result"] == "pass" for c in cases), cases
     assert {"boot_time.login", "jitter.max_us"} <= {m.key for m in res.metrics}
+
+
+@pytest.mark.vlab
+def test_lava_retries_a_stalled_boot_within_the_boot_action(vlab, tmp_path):
+    """A kernel message that never comes: LAVA gives up on the attempt after the board's
+    boot time, power-cycles the board and boots it again, inside the rendered timeouts;
+    then the job fails naming what it waited for. (boot_s shortened to keep it quick.)"""
+    board = load_board("qemu-arm")
+    board["timeouts"] = dict(board["timeouts"], boot_s=12)
+    job = lava.render_job(board, "armmp", ["boot-time"], "ramdisk", quick=True, testdefs_url=URL)
+    job["actions"][1]["boot"]["parameters"] = {"kernel-start-message": "never printed"}
+    work = tmp_path / "job"
+    rc, log = lava.lava_run(lava.prepare_run(board, job, work, vlab.lab), work, 4243)
+    entries = lava.read_log(log.read_text())
+    assert rc != 0
+    assert len(lava.retried_attempts(entries)) == lava.BOOT_ATTEMPTS - 1
+    attempts = [e for e in entries if isinstance(e["msg"], dict)
+                and e["msg"].get("case") == "pdu-reboot" and e["msg"].get("result") == "pass"]
+    assert len(attempts) == lava.BOOT_ATTEMPTS      # the board was power-cycled for each try
+    assert sum("Starting kernel" in str(e["msg"]) for e in entries if e["lvl"] == "target") \
+        == lava.BOOT_ATTEMPTS
+    problem = lava.job_failure(entries)
+    assert f"{lava.BOOT_ATTEMPTS} of {lava.BOOT_ATTEMPTS} attempts" in problem, problem
+    assert "auto-login-action 'never printed'" in problem, problem
 
 
 @pytest.mark.vlab
