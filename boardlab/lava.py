@@ -56,6 +56,12 @@ SUITES = {
 SUITE_ALIASES = {"boot_time": "boot-time", "mem_eat": "memory", "mem-eat": "memory",
                  "cyclictest": "jitter"}
 DEFAULT_SUITES = ("boot-time", "memory", "lmbench", "jitter")
+# LAVA's ShellCommand searches the last 4000 characters it read (lava_dispatcher/shell.py),
+# and a single read of that many or more replaces what came before: base.jinja2's default
+# read size of 4092 loses a prompt split between a short read and a long one (a kernel's
+# log burst while LAVA is busy). Reads of 2000 (pexpect's default) keep 2000 before them.
+LAVA_SEARCH_WINDOW = 4000
+SPAWN_MAXREAD = 2000
 BOOT_ATTEMPTS = 2       # LAVA's failure_retry on the boot: see render_job
 RETRY_SLACK_S = 10      # per attempt: power cycle, connection, LAVA's pause between tries
 SMALL_BOARD_MB = 32     # lmbench's context switch and bandwidth runs need more (the study)
@@ -115,6 +121,7 @@ def device_type_template(board: dict) -> str:
         "extra_nfsroot_args": nfs_opts,
         "base_ip_args": ip_args,
         "kernel_start_message": console.KERNEL_MILESTONES[1][1],
+        "spawn_maxread": str(SPAWN_MAXREAD),   # see LAVA_SEARCH_WINDOW
         # U-Boot's last words before the kernel ("Starting kernel" since about 2008)
         "uboot_final_message": re.sub(r"([.*+?^$()\[\]{}|\\])", r"\\\1",
                                       ub.get("kernel_message", "Starting kernel")),

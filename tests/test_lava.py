@@ -18,8 +18,8 @@ from conftest import DATA, ROOT
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
-# a real lava-run whose auto-login never saw 'Linux version' although the console shows it
-# (CI, 2026-11-21; LAVA 2023.01): the case the boot retry is for
+# a real lava-run (CI, 2026-11-21; LAVA 2023.01) whose auto-login never saw 'Linux version'
+# although its log shows the line: cut between two reads, the second a long one
 STUCK = DATA / "lava" / "qemu-arm-armmp-auto-login-stuck.job.log"
 URL = "file:///srv/boardlab/testdefs.tar.gz"
 
@@ -234,6 +234,45 @@ def test_a_stuck_boot_names_what_lava_waited_for_and_the_console():
     assert problem.rstrip().endswith("| qemu-arm login:")
 
 
+def lava_sees(stream: bytes, cut: int, maxread: int, pattern: str) -> bool:
+    """Whether LAVA's expect (its search window, the given read size) finds pattern in
+    stream arriving as two reads split at cut, the second as long as the read size allows."""
+    import pexpect.fdpexpect
+    r, w = os.pipe()
+    try:
+        spawn = pexpect.fdpexpect.fdspawn(r, encoding="utf-8", maxread=maxread, timeout=1,
+                                          searchwindowsize=lava.LAVA_SEARCH_WINDOW)
+        os.write(w, stream[:cut])
+        with pytest.raises(pexpect.TIMEOUT):   # the first read ends inside the pattern
+            spawn.expect([pattern], timeout=0.2)
+        os.write(w, stream[cut:])
+        os.close(w)
+        w = None
+        return spawn.expect([pattern, pexpect.EOF]) == 0
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
+
+
+def test_lava_reads_the_console_in_pieces_it_can_search_across():
+    """The stuck CI boot, reproduced from its own log: 'Linux version' cut between a short
+    read and a long one (the kernel's log burst). LAVA searches only the last 4000
+    characters of a read that long; base.jinja2's read size (4092) loses the line, the
+    device types' does not."""
+    shell_py = Path("/usr/lib/python3/dist-packages/lava_dispatcher/shell.py").read_text()
+    assert f"searchwindowsize={lava.LAVA_SEARCH_WINDOW}," in shell_py
+    target = [str(e["msg"]) for e in lava.read_log(STUCK.read_text()) if e["lvl"] == "target"]
+    kernel = "\r\n".join(target[target.index("Starting kernel ...") + 2:]).encode()
+    cut = kernel.index(b"Linux vers") + len(b"Linux vers")
+    assert len(kernel) - cut > 4092
+    pattern = r"Linux version \d"
+    assert not lava_sees(kernel, cut, 4092, pattern)
+    maxread = int(yaml.safe_load(lava.render_device(load_board("qemu-arm")))["constants"]["spawn_maxread"])
+    assert maxread == lava.SPAWN_MAXREAD <= lava.LAVA_SEARCH_WINDOW // 2   # 2000 before a read
+    assert lava_sees(kernel, cut, maxread, pattern)
+
+
 def test_a_retried_boot_counts_its_last_attempt(tmp_path):
     """LAVA's failure_retry: the stuck attempt, 'Retrying', then a boot that went through
     (both real logs). The job did not fail; the milestones are the second boot's; the
@@ -289,6 +328,8 @@ def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, ro
     files = lava.prepare_run(board, job, work, lab)
     rc, log = lava.lava_run(files, work, 4242)
     entries = lava.read_log(log.read_text())
+    # the retry is for a real lab's bad day: the virtual board boots the first time
+    assert not lava.retried_attempts(entries), lava.retried_attempts(entries)
     res = lava.results_from_log(entries, board, "armmp", tmp_path / "run", "test", baselines_root)
     return rc, entries, res
 
