@@ -53,11 +53,42 @@ def board(strategy, run_dir, request):
     strategy.transition("off")
 
 
+# The study measured memory right after boot: the memory suite runs right after boot time,
+# before the suites whose load leaves slab, sockets and processes behind (marked workload).
+SUITE_ORDER = ("test_boot_time", "test_mem_eat", "test_shell", "test_build_size",
+               "test_jitter", "test_lmbench")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.stem if item.path.parent.name == "testsuites" else None
+        return SUITE_ORDER.index(name) if name in SUITE_ORDER else len(SUITE_ORDER)
+    items.sort(key=rank)   # stable: each suite keeps its own order
+
+
+@pytest.fixture(scope="session")
+def disturbed_boots():
+    """Boots (boot_count) on which a workload test has run."""
+    return set()
+
+
 @pytest.fixture
-def shell(board, target):
+def shell(board, target, request, disturbed_boots):
     """The board at a shell with the selected kernel: booted once, reused after."""
     board.transition("shell")
-    return target.get_driver("ShellDriver")
+    yield target.get_driver("ShellDriver")
+    if request.node.get_closest_marker("workload"):
+        disturbed_boots.add(board.boot_count)
+
+
+@pytest.fixture
+def fresh_shell(board, shell, disturbed_boots):
+    """A shell on a boot no workload test has run on: power-cycled if one has (a test
+    run with -k, or a suite order of one's own), so memory reads as after boot."""
+    if board.boot_count in disturbed_boots:
+        board.transition("off")
+        board.transition("shell")
+    return shell
 
 
 @pytest.fixture(scope="session")

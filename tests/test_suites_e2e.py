@@ -58,6 +58,21 @@ def test_rt_jitter_beside_armmp_in_the_report(armmp_run, tmp_path):
     assert page.count("<img") == 4                        # both kernels' two plots
 
 
+def test_memory_is_measured_on_a_boot_no_workload_ran_on(vlab, tmp_path):
+    """mem_eat (a workload) first, on the command line's order: free is then read after
+    a power cycle, as right after boot, and passes its baseline (measured that way)."""
+    run = tmp_path / "run"
+    r = suites("testsuites/test_mem_eat.py::test_mem_eat", "testsuites/test_mem_eat.py::test_free",
+               "--run-dir", str(run), "-rA")
+    assert r.returncode == 0, r.stdout[-4000:]
+    order = [ln.split("::")[1] for ln in r.stdout.splitlines() if ln.startswith("PASSED ")]
+    assert order == ["test_mem_eat", "test_free"]
+    assert len(list((run / "console").glob("boot-qemu-arm-armmp-ramdisk-*.log"))) == 2
+    used = next(m for m in json.loads((run / "results.json").read_text())["metrics"]
+                if m["name"] == "free_used_kb")
+    assert used["verdict"] in ("pass", "improved"), used
+
+
 def slow_ramdisk(tmp_path, seconds=8):
     """The board's root file system with an init script that sleeps before the login
     prompt: a real slowdown of the boot, made here from the built tree."""

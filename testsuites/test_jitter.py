@@ -5,6 +5,8 @@ import pytest
 
 from boardlab import parsers, plots
 
+pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab
+
 INTERVAL_US = 1000
 HIST_US = 20000          # histogram range: a QEMU board's worst case is in milliseconds
 SLICES = 200             # points of the latency-over-time figure

@@ -5,6 +5,8 @@ import pytest
 
 from boardlab import parsers
 
+pytestmark = pytest.mark.workload   # its runs leave sockets, files and slab behind
+
 SMALL_BOARD_MB = 32     # the TQM860L's 16 MB ran out in the study
 
 
