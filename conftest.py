@@ -27,6 +27,9 @@ def pytest_addoption(parser):
                 help="boots per boot-time measurement (median and spread; default 3)")
     g.addoption("--jitter-duration", type=int, default=None,
                 help="cyclictest run length in seconds (default 60, quick mode 10)")
+    g.addoption("--baselines-dir", default=os.environ.get("BOARDLAB_BASELINES_DIR"),
+                help="where the stored baselines are (default: kernels/ of this checkout; "
+                     "env BOARDLAB_BASELINES_DIR)")
     g.addoption("--update-baselines", action="store_true",
                 help="write this run's metrics as the stored baselines (kernels/<kernel>/<board>.yaml);"
                      " nothing else ever changes them")
@@ -94,8 +97,9 @@ def fresh_shell(board, shell, disturbed_boots):
 @pytest.fixture(scope="session")
 def results(run_dir, request):
     """The run's results.json; with --update-baselines, written as baselines at the end."""
+    from boardlab.baselines import KERNELS_DIR
     from boardlab.results import RunResults
-    res = RunResults(run_dir)
+    res = RunResults(run_dir, Path(request.config.getoption("--baselines-dir") or KERNELS_DIR))
     yield res
     if request.config.getoption("--update-baselines") and res.metrics:
         for path in res.update_baselines():

@@ -12,7 +12,6 @@ do not cry wolf."""
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import tempfile
 import time
@@ -29,6 +28,7 @@ DEFAULT_TOLERANCE = {"rel": 0.10, "abs": 0.0}
 DIRECTIONS = ("lower", "higher")
 
 PASS, FAIL, NEW, IMPROVED = "pass", "fail", "new", "improved"
+OTHER_HOST = "other-host"   # a host-bound figure with a baseline from another machine
 
 
 class BaselineError(Exception):
@@ -67,6 +67,10 @@ class Baseline:
         if -worse_by > self.allowance():
             return IMPROVED
         return PASS
+
+    def host_id(self) -> str | None:
+        """The machine the baseline was measured on (clocks.this_host id), if known."""
+        return (self.source or {}).get("host_id")
 
     def to_dict(self) -> dict:
         d = {"value": self.value, "unit": self.unit, "direction": self.direction,
@@ -155,6 +159,21 @@ def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KE
     return path
 
 
-def measured_source(repeats: int) -> dict:
-    return {"kind": "measured", "date": time.strftime("%Y-%m-%d"), "host": socket.gethostname(),
-            "repeats": repeats}
+def measured_source(repeats: int, host_id: str | None, clock: str = "") -> dict:
+    out = {"kind": "measured", "date": time.strftime("%Y-%m-%d"), "host_id": host_id,
+           "repeats": repeats}
+    if clock:
+        out["clock"] = clock
+    return out
+
+
+def host_of(source: dict | None) -> str:
+    """Where a baseline was measured, as a person reads it."""
+    source = source or {}
+    if source.get("host_id"):
+        return source["host_id"]
+    if source.get("kind") == "study":
+        return "the study's lab (2005)"
+    if source.get("host"):
+        return f"an unidentified host named {source['host']!r} ({source.get('date', 'undated')})"
+    return "an unknown host"

@@ -116,11 +116,13 @@ def _testdefs_url(lava, args, work) -> str:
     return args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
 
 
-def _render(lava, board, args, work):
-    """The job of --board/--kernel/--root/--suites."""
+def _render(lava, board, args, work, measured_on=None):
+    """The job of --board/--kernel/--root/--suites. measured_on: the host id of the machine
+    that runs it, when known (lava-run here): only then are host-bound metrics gated."""
     return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
                            quick=args.quick, jitter_duration=args.jitter_duration,
-                           testdefs_url=_testdefs_url(lava, args, work), image_base=args.image_base)
+                           testdefs_url=_testdefs_url(lava, args, work), image_base=args.image_base,
+                           measured_on=measured_on)
 
 
 def _report_invalid(errors: dict) -> int:
@@ -158,7 +160,8 @@ def cmd_lava(args):
             lab = lava.lab_of(board)
             stamp = time.strftime("%Y%m%d-%H%M%S")
             work = Path(args.run_dir or f"results/lava-{stamp}-{board['name']}").resolve()
-            job = _render(lava, board, args, work)
+            from .clocks import this_host
+            job = _render(lava, board, args, work, measured_on=this_host()["id"])
             lava.check_tftp_root(lab)
             lava.check_nfs_export(lab, job)
             lava.check_board_reachable(board)
@@ -205,18 +208,21 @@ def cmd_lava(args):
     return 2
 
 
-def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0):
+def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None):
     from pathlib import Path
+    from .baselines import OTHER_HOST
     entries = lava.read_log(Path(log_path).read_text())
-    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref)
+    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host)
     for m in res.metrics:
         print(f"  {m.describe()}")
     failed = [m for m in res.metrics if m.verdict == "fail"]
+    other = [m for m in res.metrics if m.verdict == OTHER_HOST]
     lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
     problem = lava.job_failure(entries)
     for attempt in lava.retried_attempts(entries):
         print(f"warning: LAVA retried: {attempt}", file=sys.stderr)
-    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} over their baseline; "
+    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} over their baseline, "
+          f"{len(other)} not judged (baseline from another host); "
           f"LAVA test cases failed: {len(lava_failed)})")
     if problem:
         print(f"LAVA job did not complete: {problem}", file=sys.stderr)
@@ -246,7 +252,9 @@ def _cmd_results(lava, args):
     (out / "job.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
     (out / "job.log").write_text(lava.lavacli(args.identity, "jobs", "logs", "--raw", args.job))
     board, kernel = lava.board_of_job(job)
-    return _results(lava, out / "job.log", board, kernel, out, f"job:{args.job}")
+    # the worker that ran it is not identified: its host-bound figures are not judged
+    worker = {"id": None, "hostname": None, "note": f"the LAVA worker of job {args.job}"}
+    return _results(lava, out / "job.log", board, kernel, out, f"job:{args.job}", host=worker)
 
 
 def _cmd_submit(lava, args):

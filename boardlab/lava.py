@@ -31,7 +31,7 @@ import jinja2
 import yaml
 
 from . import baselines as bl
-from . import console, labhost
+from . import clocks, console, labhost
 from .envgen import serial_host
 from .facts import BOARDS_DIR, PROJECT_ROOT, FactsError, NFSROOT_TARBALL, bootargs, load_board, load_lab_host
 from .results import RunResults
@@ -207,12 +207,22 @@ def normalise_suites(suites) -> list[str]:
     return out
 
 
-def gate_parameter(board: str, kernel: str, suite: str, root: Path = bl.KERNELS_DIR) -> str:
-    """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet)."""
-    prefix = RESULT_SUITE[suite] + "."
-    base = bl.load(kernel, board, root)
-    return " ".join(f"{k[len(prefix):]}:{b.direction}:{round(b.limit(), 6):g}"
-                    for k, b in sorted(base.items()) if k.startswith(prefix))
+def gate_parameter(board: dict, kernel: str, suite: str, root: Path = bl.KERNELS_DIR,
+                   measured_on: str | None = None) -> str:
+    """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet).
+    A host-bound metric (clocks.host_bound) is in it only when its baseline was measured
+    on measured_on, the host the job will run on; LAVA then reports it as skip."""
+    suite = RESULT_SUITE[suite]
+    prefix = suite + "."
+    out = []
+    for k, b in sorted(bl.load(kernel, board["name"], root).items()):
+        if not k.startswith(prefix):
+            continue
+        if clocks.host_bound(clocks.metric_clock(suite, b.unit, board), board) \
+                and (measured_on is None or b.host_id() != measured_on):
+            continue
+        out.append(f"{k[len(prefix):]}:{b.direction}:{round(b.limit(), 6):g}")
+    return " ".join(out)
 
 
 def testdefs_tarball(dest: Path) -> Path:
@@ -236,8 +246,11 @@ def _image_url(board: dict, name: str, image_base: str | None) -> str:
 def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, root: str | None = None,
                *, quick: bool = False, jitter_duration: int | None = None,
                testdefs_url: str, image_base: str | None = None,
-               gate_overrides: dict | None = None, baselines_root: Path = bl.KERNELS_DIR) -> dict:
-    """A LAVA job definition (as data) for a board, a kernel, a root mode and suites."""
+               gate_overrides: dict | None = None, baselines_root: Path = bl.KERNELS_DIR,
+               measured_on: str | None = None) -> dict:
+    """A LAVA job definition (as data) for a board, a kernel, a root mode and suites.
+    measured_on: the host id (clocks.this_host) of the machine that will run the job, when
+    known (lava-run here); only then do host-bound metrics get a limit in the job."""
     kernel = kernel or board["images"]["default_kernel"]
     root = root or board["root"]["default"]
     suites = normalise_suites(suites)
@@ -287,7 +300,7 @@ def render_job(board: dict, kernel: str | None = None, suites=DEFAULT_SUITES, ro
             continue
         gate = (gate_overrides or {}).get(s)
         p = dict(params[s], GATE=gate if gate is not None
-                 else gate_parameter(board["name"], kernel, s, baselines_root))
+                 else gate_parameter(board, kernel, s, baselines_root, measured_on))
         definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",
                             "path": SUITES[s],
                             "name": s, "parameters": p})
@@ -474,11 +487,12 @@ def last_wait(entries) -> str | None:
 
 
 def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: str,
-                     baselines_root: Path = bl.KERNELS_DIR) -> RunResults:
+                     baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None) -> RunResults:
     """Write results.json for a LAVA job log: boot-time milestones timed from the log,
     the test cases' measurements as the pytest suites name them. Verdicts are the
-    gate's (the same Baseline.judge as pytest), beside LAVA's own result."""
-    res = RunResults(run_dir, baselines_root)
+    gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
+    machine the job ran on (default this one, as for lava-run here)."""
+    res = RunResults(run_dir, baselines_root, host)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board["name"],
                      "kernel": kernel})
     retried = retried_attempts(entries)

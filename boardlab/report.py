@@ -12,7 +12,8 @@ from .results import load_run
 
 
 def load_side(spec: str) -> tuple[str, dict, list]:
-    """-> (label, {(board, suite.metric): (value, unit, verdict)}, plot files)."""
+    """-> (label, {(board, suite.metric): (value, unit, verdict, baseline value, clock)},
+    plot files)."""
     if spec.startswith("baseline:"):
         _, board, kernel = spec.split(":", 2)
         base = bl.load(kernel, board)
@@ -20,16 +21,23 @@ def load_side(spec: str) -> tuple[str, dict, list]:
             raise FileNotFoundError(f"no baselines for board {board}, kernel {kernel} "
                                     f"({bl.baseline_path(kernel, board)})")
         return (f"{board} {kernel}",
-                {(board, k): (b.value, b.unit, "") for k, b in base.items()}, [])
+                {(board, k): (b.value, b.unit, "", None, "") for k, b in base.items()}, [])
     data = load_run(spec)
     metrics = {}
     kernels = set()
     for m in data["metrics"]:
-        metrics[(m["board"], f"{m['suite']}.{m['name']}")] = (m["value"], m["unit"], m["verdict"])
+        base = (m.get("baseline") or {}).get("value")
+        metrics[(m["board"], f"{m['suite']}.{m['name']}")] = (
+            m["value"], m["unit"], VERDICT_WORDS.get(m["verdict"], m["verdict"]), base,
+            m.get("clock", ""))
         kernels.add(m["kernel"])
     run_dir = Path(spec)
     label = f"{data['meta'].get('run_id', run_dir.name)} ({', '.join(sorted(kernels))})"
     return label, metrics, sorted(run_dir.glob("*.png")) if run_dir.is_dir() else []
+
+
+# how a verdict reads in the table
+VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged"}
 
 
 def delta_pct(a, b):
@@ -62,9 +70,12 @@ def markdown(spec_a: str, spec_b: str | None = None) -> str:
             out.append(f"| {board} {name} | {unit} | {_fmt(va[0] if va else None)} | "
                        f"{_fmt(vb[0] if vb else None)} | {'-' if d is None else f'{d:+.1f} %'} |")
     else:
-        out = [f"| metric | unit | {la} | verdict |", "|---|---|---:|---|"]
+        out = [f"| metric | unit | {la} | baseline | delta | clock | verdict |",
+               "|---|---|---:|---:|---:|---|---|"]
         for (board, name), unit, va, _, _ in rows(a, None):
-            out.append(f"| {board} {name} | {unit} | {_fmt(va[0])} | {va[2]} |")
+            d = delta_pct(va[3], va[0])
+            out.append(f"| {board} {name} | {unit} | {_fmt(va[0])} | {_fmt(va[3])} | "
+                       f"{'-' if d is None else f'{d:+.1f} %'} | {va[4] or '-'} | {va[2]} |")
     return "\n".join(out) + "\n"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
 import tempfile
 import time
@@ -13,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import baselines as bl
+from . import clocks
+from .facts import load_board
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Metric:
     limit: float | None = None
     verdict: str = bl.NEW
     test: str = ""
+    clock: str = ""                 # boardlab.clocks: host, guest-realtime, ...
+    host: str | None = None         # this run's host (clocks.this_host id); None: unknown
 
     @property
     def key(self) -> str:
@@ -38,6 +41,10 @@ class Metric:
         base = self.baseline
         if not base:
             return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
+        if self.verdict == bl.OTHER_HOST:
+            return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
+                    f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
+                    f"{bl.host_of(base.get('source'))}, this run on {self.host or 'an unknown host'})")
         worse = "above" if self.direction == "lower" else "below"
         return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
                 f"{base['value']:g} {base['unit']}, limit {self.limit:g} (fails {worse})")
@@ -52,14 +59,19 @@ def atomic_write(path: Path, text: str):
 
 
 class RunResults:
-    def __init__(self, run_dir: Path, baselines_root: Path = bl.KERNELS_DIR):
+    def __init__(self, run_dir: Path, baselines_root: Path = bl.KERNELS_DIR,
+                 host: dict | None = None):
+        """host: where the figures are measured (default: this machine, clocks.this_host);
+        {"id": None, ...} when that is not known (a LAVA server's worker)."""
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "results.json"
         self.baselines_root = baselines_root
         self.metrics: list[Metric] = []
+        host = host if host is not None else clocks.this_host()
         self.meta = {"run_id": self.run_dir.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                     "host": socket.gethostname()}
+                     "host": host["id"], "host_info": host}
         self._baselines = {}
+        self._boards = {}
         if self.path.exists():   # a resumed run keeps what it had
             data = json.loads(self.path.read_text())
             self.meta.update(data.get("meta", {}))
@@ -70,10 +82,17 @@ class RunResults:
             self._baselines[(board, kernel)] = bl.load(kernel, board, self.baselines_root)
         return self._baselines[(board, kernel)]
 
+    def board_facts(self, board: str) -> dict:
+        if board not in self._boards:
+            self._boards[board] = load_board(board)
+        return self._boards[board]
+
     def record(self, board, kernel, suite, name, value, unit, direction="lower", samples=(),
                test="") -> Metric:
+        facts = self.board_facts(board)
+        clock = clocks.metric_clock(suite, unit, facts)
         m = Metric(board, kernel, suite, name, float(value), unit, direction,
-                   [float(s) for s in samples], test=test)
+                   [float(s) for s in samples], test=test, clock=clock, host=self.meta["host"])
         base = self.baselines(board, kernel).get(m.key)
         if base is not None:
             if base.unit != unit:
@@ -81,9 +100,13 @@ class RunResults:
                                        f"metrics.{m.key}.unit is {base.unit!r}, the suite "
                                        f"measures {unit!r}")
             m.baseline = base.to_dict()
-            m.limit = round(base.limit(), 6)
-            m.verdict = base.judge(m.value)
             m.direction = base.direction
+            if clocks.host_bound(clock, facts) and (m.host is None or base.host_id() != m.host):
+                # another machine's timing says nothing about this one's kernel
+                m.verdict = bl.OTHER_HOST
+            else:
+                m.limit = round(base.limit(), 6)
+                m.verdict = base.judge(m.value)
         self.metrics = [x for x in self.metrics
                         if (x.board, x.kernel, x.key) != (board, kernel, m.key)] + [m]
         self.save()
@@ -105,9 +128,11 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
     pooled = {}
     for metrics in runs:
         for m in metrics:
-            entry = pooled.setdefault((m.board, m.kernel, m.key), {"m": m, "samples": [], "runs": 0})
+            entry = pooled.setdefault((m.board, m.kernel, m.key),
+                                      {"m": m, "samples": [], "runs": 0, "hosts": set()})
             entry["samples"] += m.samples or [m.value]
             entry["runs"] += 1
+            entry["hosts"].add(m.host)
     by_target = {}
     for (board, kernel, key), e in pooled.items():
         by_target.setdefault((board, kernel), {})[key] = e
@@ -118,7 +143,12 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
             tol = old[key].tolerance if key in old else default_tolerance(key, root)
-            source = bl.measured_source(len(samples))
+            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board)):
+                raise bl.BaselineError(
+                    f"{board} {kernel} {key}: the runs were measured on different hosts "
+                    f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "
+                    f"figure's baseline comes from one host")
+            source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
             source["runs"] = e["runs"]
             new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
                                    tol, bl.spread_of(samples), source)

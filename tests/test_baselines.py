@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from boardlab import baselines as bl
-from boardlab import reference, report
+from boardlab import clocks, reference, report
 from boardlab.results import RunResults, default_tolerance
 from conftest import ROOT
 
@@ -42,9 +42,13 @@ def test_a_metric_without_baseline_is_new_not_failed(tmp_path):
     assert m.verdict == bl.NEW and m.baseline is None
 
 
+HERE = {"kind": "measured", "host_id": clocks.this_host()["id"]}   # a baseline of this host
+
+
 def test_results_are_on_disk_after_every_metric(tmp_path):
     write_baseline(tmp_path / "kernels", "armmp", "qemu-arm",
-                   {"boot_time.login": {"value": 7.0, "unit": "s", "tolerance": {"rel": 0.1}}})
+                   {"boot_time.login": {"value": 7.0, "unit": "s", "tolerance": {"rel": 0.1},
+                                        "source": HERE}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "kernels")
     res.record("qemu-arm", "armmp", "boot_time", "login", 9.0, "s", samples=[9.0])
     on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -78,6 +82,58 @@ def test_a_malformed_baseline_names_the_file_and_field(tmp_path, metrics, messag
     write_baseline(tmp_path, "armmp", "qemu-arm", metrics)
     with pytest.raises(bl.BaselineError, match=r"qemu-arm\.yaml: metrics\.boot_time\.login\." + message):
         bl.load("armmp", "qemu-arm", tmp_path)
+
+
+@pytest.mark.parametrize("source", [
+    {"kind": "measured", "host": "vm", "date": "2026-11-21"},      # before hosts had an id
+    {"kind": "measured", "host_id": "vm-0123456789ab"},             # another machine
+    {"kind": "study"},
+])
+def test_a_host_bound_figure_is_judged_only_against_its_own_host(tmp_path, source):
+    """Boot time (host clock) and lmbench on the virtual board (guest-realtime) depend on
+    the machine; memory does not. Another host's baseline is shown, not judged."""
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "boot_time.login": {"value": 7.0, "unit": "s", "source": source},
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "source": source},
+        "memory.free_used_kb": {"value": 6140, "unit": "kB", "source": source}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    login = res.record("qemu-arm", "armmp", "boot_time", "login", 70.0, "s")
+    pipe = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 900, "us")
+    used = res.record("qemu-arm", "armmp", "memory", "free_used_kb", 9000, "kB")
+    assert (login.clock, pipe.clock, used.clock) == ("host", "guest-realtime", "none")
+    assert login.verdict == pipe.verdict == bl.OTHER_HOST and login.limit is None
+    assert "other host, not judged" in login.describe() and "7 s measured on" in login.describe()
+    assert used.verdict == bl.FAIL                       # a size is a size on any host
+    assert json.loads((tmp_path / "run/results.json").read_text())["meta"]["host"] == \
+        clocks.this_host()["id"]
+
+
+def test_the_same_figures_are_judged_on_the_host_that_measured_the_baseline(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "boot_time.login": {"value": 7.0, "unit": "s", "source": HERE},
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "source": HERE}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    assert res.record("qemu-arm", "armmp", "boot_time", "login", 70.0, "s").verdict == bl.FAIL
+    assert res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 301, "us").verdict == bl.PASS
+
+
+def test_a_real_boards_own_clock_is_judged_against_the_study(tmp_path):
+    """lmbench on a real TQM860L runs on the board's clock, not the lab host's."""
+    write_baseline(tmp_path / "k", "2.4.25", "tqm860l", {
+        "lmbench.lat_pipe_us": {"value": 100, "unit": "us", "source": {"kind": "study"}}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    m = res.record("tqm860l", "2.4.25", "lmbench", "lat_pipe_us", 1000.0, "us")
+    assert m.clock == "guest-realtime" and m.verdict == bl.FAIL
+
+
+def test_a_host_bound_baseline_pools_one_hosts_runs_only(tmp_path):
+    from boardlab.results import Metric, update_baselines
+    runs = [[Metric("qemu-arm", "armmp", "boot_time", "login", v, "s", clock="host", host=h)]
+            for v, h in ((7.0, "vm-aaaaaaaaaaaa"), (7.2, "vm-bbbbbbbbbbbb"))]
+    with pytest.raises(bl.BaselineError, match="measured on different hosts"):
+        update_baselines(runs, tmp_path)
+    update_baselines(runs[:1], tmp_path)
+    assert bl.load("armmp", "qemu-arm", tmp_path)["boot_time.login"].host_id() == "vm-aaaaaaaaaaaa"
 
 
 def test_a_unit_mismatch_is_an_error_not_a_verdict(tmp_path):
@@ -125,7 +181,7 @@ def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     res.record("qemu-arm", "armmp", "jitter", "max_us", 900, "us")
     md = report.markdown(str(tmp_path / "run"))
-    assert "| qemu-arm jitter.max_us | us | 900 | new |" in md
+    assert "| qemu-arm jitter.max_us | us | 900 | - | - | guest-realtime | new |" in md
     page = report.html_page(str(tmp_path / "run"), None, tmp_path / "r.html")
     assert "<table>" in page.read_text()
 

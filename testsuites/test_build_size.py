@@ -2,8 +2,6 @@
 the uImage's data size (compressed), `size vmlinux` and the uncompressed image. Built
 from Debian's linux-source with each config kernels/<kernel>/<board>.config; then the
 fresh uImage is booted, root=/dev/nfs, like a real board (build -> boot)."""
-from pathlib import Path
-
 import pytest
 
 from boardlab import kbuild, uimage

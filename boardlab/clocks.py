@@ -1,0 +1,92 @@
+"""Which clock a figure was measured on, and which machine it is bound to.
+
+Three clocks (and figures that have none):
+- host: when a line reached the machine that timed it (boot milestones, the study's
+  definition) or how long the machine took (kernel build times);
+- guest-realtime: the board's own clock. On a real board that is the board's hardware;
+  on a virtual board it runs as fast as the host lets QEMU run;
+- guest-deterministic: QEMU's icount, guest time counted in instructions executed;
+- none: sizes and counts (bytes, kB), which no clock measures.
+
+A figure is *host-bound* when another machine of the same kind would measure another
+value for the same kernel: every host-clock figure, and guest-realtime figures of a
+virtual board. Such a figure is judged only against a baseline from the same host
+(every machine here is called "vm", so the host is named by `this_host()`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from functools import lru_cache
+
+HOST = "host"
+GUEST_REALTIME = "guest-realtime"
+GUEST_DETERMINISTIC = "guest-deterministic"
+NO_CLOCK = "none"
+CLOCKS = (HOST, GUEST_REALTIME, GUEST_DETERMINISTIC, NO_CLOCK)
+
+# suite -> the clock of its timed figures; figures in bytes or kB are sizes (no clock)
+_SUITE_CLOCK = {"build": HOST, "boot_time": HOST, "memory": NO_CLOCK,
+                "lmbench": "guest", "jitter": "guest"}
+_SIZE_UNITS = ("bytes", "kB", "MB")
+
+
+def is_virtual(board: dict) -> bool:
+    """A board QEMU emulates (its facts have a qemu section)."""
+    return bool(board.get("qemu"))
+
+
+def guest_clock(board: dict) -> str:
+    """The clock the board's own timers run on: a real board's hardware, or the virtual
+    board's QEMU clock (qemu.clock: deterministic means icount)."""
+    if is_virtual(board) and (board.get("qemu") or {}).get("clock") == "deterministic":
+        return GUEST_DETERMINISTIC
+    return GUEST_REALTIME
+
+
+def metric_clock(suite: str, unit: str, board: dict) -> str:
+    """The clock a metric of a suite was measured on, on this board."""
+    if unit in _SIZE_UNITS:
+        return NO_CLOCK
+    clock = _SUITE_CLOCK.get(suite, HOST)
+    return guest_clock(board) if clock == "guest" else clock
+
+
+def host_bound(clock: str, board: dict) -> bool:
+    """Would another machine of the same kind measure another value?"""
+    return clock == HOST or (clock == GUEST_REALTIME and is_virtual(board))
+
+
+def _cpu_identity() -> tuple[str, str]:
+    model, flags = "unknown CPU", ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu model", "Hardware") and model == "unknown CPU":
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = value.strip()
+    except OSError:
+        pass
+    return model, flags
+
+
+@lru_cache(maxsize=1)
+def this_host() -> dict:
+    """This machine's identity: machine-id, CPU model and feature flags, core count.
+    Two machines that differ in any of these are two hosts; the id is a short digest."""
+    machine_id = ""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            machine_id = open(path, encoding="utf-8").read().strip()
+            break
+        except OSError:
+            continue
+    model, flags = _cpu_identity()
+    cpus = os.cpu_count() or 0
+    digest = hashlib.sha256("\n".join((machine_id, model, flags, str(cpus))).encode()).hexdigest()
+    name = socket.gethostname()
+    return {"id": f"{name}-{digest[:12]}", "hostname": name, "cpu": model, "cpus": cpus}
