@@ -49,7 +49,7 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
             assert m["verdict"] == bl.OTHER_HOST, m     # another machine's timing: not judged
         else:
             assert m["verdict"] in (bl.PASS, bl.IMPROVED), Metric(**m).describe()
-    assert {m["suite"] for m in metrics if m["clock"] == clocks.NO_CLOCK} == {"memory"}
+    assert {m["suite"] for m in metrics if m["clock"] == clocks.NO_CLOCK} == {"memory", "build"}
     assert (run / "junit.xml").exists()
     assert list((run / "console").glob("boot-qemu-arm-armmp-*.log"))
     assert (run / "jitter-armmp-over-time.png").stat().st_size > 1000
