@@ -115,8 +115,10 @@ class Gate:
         self.recorded = []
 
     def record(self, suite, name, value, unit, direction="lower", samples=(), kernel=None):
+        boot = self.board.last_boot
         m = self.results.record(self.board.board["name"], kernel or self.board.kernel_info()["name"],
-                                suite, name, value, unit, direction, samples, test=self.nodeid)
+                                suite, name, value, unit, direction, samples, test=self.nodeid,
+                                qemu_clock=boot.qemu_clock if boot else None)
         self.recorded.append(m)
         return m
 

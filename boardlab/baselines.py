@@ -29,6 +29,7 @@ DIRECTIONS = ("lower", "higher")
 
 PASS, FAIL, NEW, IMPROVED = "pass", "fail", "new", "improved"
 OTHER_HOST = "other-host"   # a host-bound figure with a baseline from another machine
+OTHER_CLOCK = "other-clock"  # a baseline measured on another clock (boardlab.clocks)
 
 
 class BaselineError(Exception):
@@ -68,6 +69,10 @@ class Baseline:
             return IMPROVED
         return PASS
 
+    def clock(self) -> str | None:
+        """The clock the baseline was measured on (boardlab.clocks), if it says."""
+        return (self.source or {}).get("clock")
+
     def host_id(self) -> str | None:
         """The machine the baseline was measured on (clocks.this_host id), if known."""
         return (self.source or {}).get("host_id")
@@ -82,8 +87,14 @@ class Baseline:
         return d
 
 
-def baseline_path(kernel: str, board: str, root: Path = KERNELS_DIR) -> Path:
-    return root / kernel / f"{board}.yaml"
+# A harness whose measurement differs from the pytest suites' keeps the figures that
+# differ in a file of its own, kernels/<kernel>/<board>.<harness>.yaml; the rest come
+# from the shared file. LAVA: its ramdisk carries its test overlay, so memory differs.
+HARNESSES = ("lava",)
+
+
+def baseline_path(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None) -> Path:
+    return root / kernel / (f"{board}.{harness}.yaml" if harness else f"{board}.yaml")
 
 
 def _field(path, metric, key):
@@ -120,9 +131,7 @@ def parse_baselines(data, path) -> dict[str, Baseline]:
     return out
 
 
-def load(kernel: str, board: str, root: Path = KERNELS_DIR) -> dict[str, Baseline]:
-    """The baselines of (board, kernel); empty when there are none yet."""
-    path = baseline_path(kernel, board, root)
+def _load_file(path: Path) -> dict[str, Baseline]:
     if not path.exists():
         return {}
     try:
@@ -130,6 +139,16 @@ def load(kernel: str, board: str, root: Path = KERNELS_DIR) -> dict[str, Baselin
     except yaml.YAMLError as e:
         raise BaselineError(f"{path}: not valid YAML: {e}") from None
     return parse_baselines(data, path)
+
+
+def load(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None,
+         shared: bool = True) -> dict[str, Baseline]:
+    """The baselines of (board, kernel); empty when there are none yet. With a harness,
+    its own figures over the shared ones (shared=False: its own only)."""
+    out = _load_file(baseline_path(kernel, board, root)) if shared or not harness else {}
+    if harness:
+        out.update(_load_file(baseline_path(kernel, board, root, harness)))
+    return out
 
 
 def spread_of(values) -> dict:
@@ -141,18 +160,19 @@ def spread_of(values) -> dict:
 
 
 def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KERNELS_DIR,
-          merge=True) -> Path:
+          merge=True, harness: str | None = None) -> Path:
     """Write baselines (atomically), keeping metrics of the file not given here."""
-    path = baseline_path(kernel, board, root)
+    path = baseline_path(kernel, board, root, harness)
     existing = {}
     if merge and path.exists():
-        existing = {k: v.to_dict() for k, v in load(kernel, board, root).items()}
+        existing = {k: v.to_dict() for k, v in _load_file(path).items()}
     existing.update({k: v.to_dict() for k, v in metrics.items()})
     doc = {"board": board, "kernel": kernel, "metrics": dict(sorted(existing.items()))}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".baseline-")
     with os.fdopen(fd, "w") as f:
-        f.write(f"# Baselines of {board} with kernel {kernel}. Written by --update-baselines;\n"
+        through = f", as {harness} measures them" if harness else ""
+        f.write(f"# Baselines of {board} with kernel {kernel}{through}. Written by --update-baselines;\n"
                 f"# each metric: value (median), unit, direction, tolerance, spread, source.\n")
         yaml.safe_dump(doc, f, sort_keys=False, default_flow_style=None, width=100)
     os.replace(tmp, path)

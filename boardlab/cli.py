@@ -22,6 +22,9 @@ def cmd_vlab(args):
         elif args.action == "build":
             for b in lab.boards:
                 build_images(b, force=args.force)
+        elif args.action == "clock":
+            for name, clock in lab.clock(args.clock).items():
+                print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))
         else:
             st = lab.status()
             print(status_json(st) if args.json else format_status(st))
@@ -90,11 +93,23 @@ def cmd_baselines(args):
             print("boardlab baselines update: name one or more run directories", file=sys.stderr)
             return 2
         try:
-            runs = [[Metric(**m) for m in load_run(r)["metrics"]] for r in args.runs]
+            docs = [load_run(r) for r in args.runs]
         except FileNotFoundError as e:
             print(f"boardlab baselines update: {e}", file=sys.stderr)
             return 1
-        written = update_baselines(runs)
+        harnesses = {d["meta"].get("source") for d in docs}   # lava runs: LAVA's own file
+        if len(harnesses) > 1:
+            print(f"boardlab baselines update: runs of different harnesses "
+                  f"({', '.join(sorted(h or 'pytest' for h in harnesses))}): pool one kind at a time",
+                  file=sys.stderr)
+            return 2
+        harness = harnesses.pop()
+        runs = [[Metric(**m) for m in d["metrics"]] for d in docs]
+        if args.keep_host_bound:
+            from .clocks import host_bound
+            from .facts import load_board
+            runs = [[m for m in run if not host_bound(m.clock, load_board(m.board))] for run in runs]
+        written = update_baselines(runs, reset_tolerances=args.reset_tolerances, harness=harness)
     for p in written:
         print(f"wrote: {p}")
     return 0
@@ -169,9 +184,11 @@ def cmd_lava(args):
             if _report_invalid(lava.validate([("device", files["device"]), ("job", files["job"])])):
                 return 1
             job_id = int(time.time()) % 1_000_000
+            from .clocks import switch_clock
+            qemu_clock = switch_clock(board)   # the clock the job's boots will run on
             rc, log = lava.lava_run(files, work, job_id)
             return _results(lava, log, board, job["metadata"]["boardlab.kernel"], work,
-                            f"lava-run-{job_id}", lava_rc=rc)
+                            f"lava-run-{job_id}", lava_rc=rc, qemu_clock=qemu_clock)
         if args.action == "results":
             return _cmd_results(lava, args)
         if args.action == "submit":
@@ -208,11 +225,13 @@ def cmd_lava(args):
     return 2
 
 
-def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None):
+def _results(lava, log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None,
+             qemu_clock=None):
     from pathlib import Path
     from .baselines import OTHER_HOST
     entries = lava.read_log(Path(log_path).read_text())
-    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host)
+    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host,
+                                qemu_clock=qemu_clock)
     for m in res.metrics:
         print(f"  {m.describe()}")
     failed = [m for m in res.metrics if m.verdict == "fail"]
@@ -303,8 +322,11 @@ def _cmd_submit(lava, args):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build")
-    v.add_argument("action", choices=["up", "down", "status", "build"])
+    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build, clock")
+    v.add_argument("action", choices=["up", "down", "status", "build", "clock"])
+    v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
+                   help="clock: the QEMU clock of the lab's boards from their next power-on "
+                        "(deterministic: icount, for measurements; realtime: as fast as the host)")
     v.add_argument("--lab", default="vlab", help="lab host (places/<lab>/lab-host.yaml)")
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
@@ -327,6 +349,12 @@ def main(argv=None):
                                           "seed-reference: the study's numbers")
     bs.add_argument("action", choices=["update", "seed-reference"])
     bs.add_argument("runs", nargs="*", help="update: run directories (results.json) to pool")
+    bs.add_argument("--keep-host-bound", action="store_true",
+                    help="update: leave the baselines of host-bound figures (host clock, a virtual "
+                         "board's realtime clock) as they are; write only what any host can be judged by")
+    bs.add_argument("--reset-tolerances", action="store_true",
+                    help="update: each metric's tolerance from kernels/tolerances.yaml, not the old "
+                         "baseline's (after a change of clock or method)")
     bs.set_defaults(func=cmd_baselines)
     pl = sub.add_parser("places", help="sync: create/update a lab host's places on a coordinator")
     pl.add_argument("action", choices=["sync"])

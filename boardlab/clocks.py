@@ -37,20 +37,47 @@ def is_virtual(board: dict) -> bool:
     return bool(board.get("qemu"))
 
 
-def guest_clock(board: dict) -> str:
+def guest_clock(board: dict, qemu_clock: str | None = None) -> str:
     """The clock the board's own timers run on: a real board's hardware, or the virtual
-    board's QEMU clock (qemu.clock: deterministic means icount)."""
-    if is_virtual(board) and (board.get("qemu") or {}).get("clock") == "deterministic":
-        return GUEST_DETERMINISTIC
-    return GUEST_REALTIME
+    board's QEMU clock (qemu_clock as the power switch ran it, else the facts' qemu.clock;
+    deterministic means icount)."""
+    if not is_virtual(board):
+        return GUEST_REALTIME
+    clock = qemu_clock or board["qemu"].get("clock", "deterministic")
+    return GUEST_DETERMINISTIC if clock == "deterministic" else GUEST_REALTIME
 
 
-def metric_clock(suite: str, unit: str, board: dict) -> str:
-    """The clock a metric of a suite was measured on, on this board."""
+def clock_url(board: dict) -> str | None:
+    """The virtual board's clock setting at its power switch (boardlab.vlab.power):
+    the outlet's .../value URL with /clock for /value."""
+    url = board["power"]["host"].format(index=board["power"]["index"])
+    return url[:-len("value")] + "clock" if is_virtual(board) and url.endswith("/value") else None
+
+
+def switch_clock(board: dict, timeout: float = 2.0) -> str | None:
+    """The QEMU clock of a virtual board as its power switch runs it (the switch starts
+    QEMU); None for a real board or a switch that does not say."""
+    url = clock_url(board)
+    if url is None:
+        return None
+    import requests
+    try:
+        r = requests.get(url, timeout=timeout)
+    except requests.RequestException:
+        return None
+    return r.text.strip() if r.ok and r.text.strip() in ("deterministic", "realtime") else None
+
+
+GUEST_PREFIX = "guest_"   # boot_time.guest_*: a milestone in the board's own time
+
+
+def metric_clock(suite: str, name: str, unit: str, board: dict, qemu_clock: str | None = None) -> str:
+    """The clock a metric of a suite was measured on, on this board (qemu_clock: as in
+    guest_clock)."""
     if unit in _SIZE_UNITS:
         return NO_CLOCK
-    clock = _SUITE_CLOCK.get(suite, HOST)
-    return guest_clock(board) if clock == "guest" else clock
+    clock = "guest" if name.startswith(GUEST_PREFIX) else _SUITE_CLOCK.get(suite, HOST)
+    return guest_clock(board, qemu_clock) if clock == "guest" else clock
 
 
 def host_bound(clock: str, board: dict) -> bool:

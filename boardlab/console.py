@@ -137,6 +137,28 @@ def find_milestones(lines, patterns, origin_label="load") -> dict:
     return found
 
 
+# The same milestones in the board's own time, from the kernel's start: printk times of
+# the kernel's log, and the stamp the root file system writes to /dev/kmsg as it starts
+# the login prompt. (`Linux version` is printed at printk time 0: nothing to measure.)
+GUEST_MILESTONES = KERNEL_MILESTONES[2:] + (("login", r"boardlab: login prompt"),)
+GUEST_GREP = "dmesg | grep -E 'Freeing (unused kernel|init) |boardlab: login prompt'"
+RE_PRINTK = re.compile(r"^(?:<\d+>)?\[\s*(\d+\.\d+)\] (.*)$")
+
+
+def guest_milestones(dmesg_lines) -> dict:
+    """Seconds of the board's own clock (printk time) at each milestone, the first
+    occurrence of each; absent where the log has no timestamps (Linux 2.4)."""
+    found = {}
+    for line in dmesg_lines:
+        m = RE_PRINTK.match(line.strip())
+        if not m:
+            continue
+        for name, pattern in GUEST_MILESTONES:
+            if name not in found and re.search(pattern, m.group(2)):
+                found[name] = float(m.group(1))
+    return found
+
+
 def last_milestone(milestones: dict, patterns) -> str | None:
     reached = [name for name, _ in patterns if name in milestones]
     return reached[-1] if reached else None

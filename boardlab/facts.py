@@ -69,6 +69,18 @@ BOARD_SCHEMA = {
     "qemu?": dict,
 }
 
+QEMU_SCHEMA = {              # a virtual board's emulator (when the facts have 'qemu')
+    "qemu.machine": str,
+    "qemu.cpu": str,
+    "qemu.smp?": int,
+    "qemu.bios": str,
+    "qemu.tap": str,
+    "qemu.clock?": str,          # deterministic (icount, the default) or realtime
+    "qemu.icount_shift?": int,   # one instruction = 2**shift ns of guest time
+}
+QEMU_CLOCKS = ("deterministic", "realtime")
+QEMU_CLOCK_ENV = "BOARDLAB_QEMU_CLOCK"   # a person's override for one lab session
+
 LAB_HOST_SCHEMA = {          # a real lab host
     "name": str,
     "address": str,
@@ -161,11 +173,32 @@ def load_board(name_or_path) -> dict:
     if data["images"]["default_kernel"] not in data["images"]["kernels"]:
         raise FactsError(f"{path}: field 'images.default_kernel' names "
                          f"{data['images']['default_kernel']!r}, which is not in images.kernels")
+    if "qemu" in data:
+        _check_qemu(data, path)
     if path.stem != data["name"]:
         raise FactsError(f"{path}: field 'name' is {data['name']!r} but the file is named "
                          f"{path.name}; they must agree")
     data["_path"] = str(path)
     return data
+
+
+def _check_qemu(data: dict, path: Path):
+    validate(data, QEMU_SCHEMA, path)
+    q = data["qemu"]
+    unknown = set(q) - {k.split(".")[1].rstrip("?") for k in QEMU_SCHEMA}
+    if unknown:
+        raise FactsError(f"{path}: unknown field(s) qemu.{', qemu.'.join(sorted(unknown))} "
+                         f"(known: {', '.join(k[5:].rstrip('?') for k in QEMU_SCHEMA)})")
+    q.setdefault("clock", "deterministic")
+    if os.environ.get(QEMU_CLOCK_ENV):
+        q["clock"] = os.environ[QEMU_CLOCK_ENV]
+    if q["clock"] not in QEMU_CLOCKS:
+        where = f"${QEMU_CLOCK_ENV}" if os.environ.get(QEMU_CLOCK_ENV) else "field 'qemu.clock'"
+        raise FactsError(f"{path}: {where} must be one of {', '.join(QEMU_CLOCKS)}, "
+                         f"got {q['clock']!r}")
+    shift = q.setdefault("icount_shift", 4)
+    if not 0 <= shift <= 10:
+        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, got {shift}")
 
 
 def load_lab_host(name_or_path="vlab") -> dict:

@@ -65,6 +65,8 @@ SPAWN_MAXREAD = 2000
 BOOT_ATTEMPTS = 2       # LAVA's failure_retry on the boot: see render_job
 RETRY_SLACK_S = 10      # per attempt: power cycle, connection, LAVA's pause between tries
 SMALL_BOARD_MB = 32     # lmbench's context switch and bandwidth runs need more (the study)
+# LAVA's own baselines where its figures differ (memory: its overlay is in the ramdisk)
+HARNESS = "lava"
 # results.json suite names (the pytest suites' gate.record(suite, ...))
 RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbench",
                 "jitter": "jitter"}
@@ -215,11 +217,12 @@ def gate_parameter(board: dict, kernel: str, suite: str, root: Path = bl.KERNELS
     suite = RESULT_SUITE[suite]
     prefix = suite + "."
     out = []
-    for k, b in sorted(bl.load(kernel, board["name"], root).items()):
+    for k, b in sorted(bl.load(kernel, board["name"], root, HARNESS).items()):
         if not k.startswith(prefix):
             continue
-        if clocks.host_bound(clocks.metric_clock(suite, b.unit, board), board) \
-                and (measured_on is None or b.host_id() != measured_on):
+        clock = clocks.metric_clock(suite, k[len(prefix):], b.unit, board)
+        if b.clock() not in (None, clock) or (clocks.host_bound(clock, board) and (
+                measured_on is None or b.host_id() != measured_on)):
             continue
         out.append(f"{k[len(prefix):]}:{b.direction}:{round(b.limit(), 6):g}")
     return " ".join(out)
@@ -487,12 +490,14 @@ def last_wait(entries) -> str | None:
 
 
 def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: str,
-                     baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None) -> RunResults:
+                     baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None,
+                     qemu_clock: str | None = None) -> RunResults:
     """Write results.json for a LAVA job log: boot-time milestones timed from the log,
     the test cases' measurements as the pytest suites name them. Verdicts are the
     gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
-    machine the job ran on (default this one, as for lava-run here)."""
-    res = RunResults(run_dir, baselines_root, host)
+    machine the job ran on (default this one, as for lava-run here); qemu_clock: a virtual
+    board's clock during the job (default: its facts)."""
+    res = RunResults(run_dir, baselines_root, host, harness=HARNESS)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board["name"],
                      "kernel": kernel})
     retried = retried_attempts(entries)
@@ -500,7 +505,7 @@ def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: 
         res.meta["lava_retried"] = retried
     for name, value in boot_milestones(entries, board).items():
         res.record(board["name"], kernel, "boot_time", name, value, "s", "lower",
-                   [value], test=f"lava:{job_ref}:boot")
+                   [value], test=f"lava:{job_ref}:boot", qemu_clock=qemu_clock)
     for case in test_cases(entries):
         if case.get("measurement") in (None, "None", ""):
             continue
@@ -508,7 +513,7 @@ def results_from_log(entries, board: dict, kernel: str, run_dir: Path, job_ref: 
         suite = RESULT_SUITE.get(definition, definition)
         res.record(board["name"], kernel, suite, case["case"], float(case["measurement"]),
                    case.get("units", ""), "lower", test=f"lava:{job_ref}:{case['definition']}"
-                   f" result={case.get('result')}")
+                   f" result={case.get('result')}", qemu_clock=qemu_clock)
     res.save()
     return res
 

@@ -37,7 +37,7 @@ def load_side(spec: str) -> tuple[str, dict, list]:
 
 
 # how a verdict reads in the table
-VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged"}
+VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged", bl.OTHER_CLOCK: "other clock, not judged"}
 
 
 def delta_pct(a, b):

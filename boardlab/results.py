@@ -41,6 +41,10 @@ class Metric:
         base = self.baseline
         if not base:
             return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
+        if self.verdict == bl.OTHER_CLOCK:
+            return (f"{self.key} = {self.value:g} {self.unit}: other clock, not judged "
+                    f"(measured on the {self.clock} clock; baseline {base['value']:g} "
+                    f"{base['unit']} on the {base['source']['clock']} clock)")
         if self.verdict == bl.OTHER_HOST:
             return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
                     f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
@@ -60,9 +64,11 @@ def atomic_write(path: Path, text: str):
 
 class RunResults:
     def __init__(self, run_dir: Path, baselines_root: Path = bl.KERNELS_DIR,
-                 host: dict | None = None):
+                 host: dict | None = None, harness: str | None = None):
         """host: where the figures are measured (default: this machine, clocks.this_host);
-        {"id": None, ...} when that is not known (a LAVA server's worker)."""
+        {"id": None, ...} when that is not known (a LAVA server's worker). harness: whose
+        baselines judge (baselines.HARNESSES; default the pytest suites')."""
+        self.harness = harness
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / "results.json"
         self.baselines_root = baselines_root
@@ -79,7 +85,8 @@ class RunResults:
 
     def baselines(self, board, kernel) -> dict:
         if (board, kernel) not in self._baselines:
-            self._baselines[(board, kernel)] = bl.load(kernel, board, self.baselines_root)
+            self._baselines[(board, kernel)] = bl.load(kernel, board, self.baselines_root,
+                                                       self.harness)
         return self._baselines[(board, kernel)]
 
     def board_facts(self, board: str) -> dict:
@@ -88,9 +95,11 @@ class RunResults:
         return self._boards[board]
 
     def record(self, board, kernel, suite, name, value, unit, direction="lower", samples=(),
-               test="") -> Metric:
+               test="", qemu_clock=None) -> Metric:
+        """qemu_clock: the clock a virtual board ran on (its power switch says; default
+        the board's facts)."""
         facts = self.board_facts(board)
-        clock = clocks.metric_clock(suite, unit, facts)
+        clock = clocks.metric_clock(suite, name, unit, facts, qemu_clock)
         m = Metric(board, kernel, suite, name, float(value), unit, direction,
                    [float(s) for s in samples], test=test, clock=clock, host=self.meta["host"])
         base = self.baselines(board, kernel).get(m.key)
@@ -101,7 +110,9 @@ class RunResults:
                                        f"measures {unit!r}")
             m.baseline = base.to_dict()
             m.direction = base.direction
-            if clocks.host_bound(clock, facts) and (m.host is None or base.host_id() != m.host):
+            if base.clock() not in (None, clock):
+                m.verdict = bl.OTHER_CLOCK   # icount time and real time are other units
+            elif clocks.host_bound(clock, facts) and (m.host is None or base.host_id() != m.host):
                 # another machine's timing says nothing about this one's kernel
                 m.verdict = bl.OTHER_HOST
             else:
@@ -118,10 +129,11 @@ class RunResults:
 
     def update_baselines(self) -> list[Path]:
         """Write the run's metrics as baselines (only when asked: --update-baselines)."""
-        return update_baselines([self.metrics], self.baselines_root)
+        return update_baselines([self.metrics], self.baselines_root, harness=self.harness)
 
 
-def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
+def update_baselines(runs, root: Path = bl.KERNELS_DIR, reset_tolerances=False,
+                     harness: str | None = None) -> list[Path]:
     """Baselines from one or more runs (lists of Metric): per metric the median of all
     samples pooled, and their spread: pooled over runs, the spread is the run-to-run
     noise the gate must not take for a change. Tolerances of existing baselines stay."""
@@ -138,11 +150,12 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
         by_target.setdefault((board, kernel), {})[key] = e
     written = []
     for (board, kernel), entries in sorted(by_target.items()):
-        old = bl.load(kernel, board, root)
+        old = bl.load(kernel, board, root, harness)
         new = {}
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
-            tol = old[key].tolerance if key in old else default_tolerance(key, root)
+            tol = old[key].tolerance if key in old and not reset_tolerances \
+                else default_tolerance(key, root)
             if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board)):
                 raise bl.BaselineError(
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
@@ -152,7 +165,7 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR) -> list[Path]:
             source["runs"] = e["runs"]
             new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
                                    tol, bl.spread_of(samples), source)
-        written.append(bl.write(kernel, board, new, root))
+        written.append(bl.write(kernel, board, new, root, harness=harness))
     return written
 
 

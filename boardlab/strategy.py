@@ -24,6 +24,7 @@ from labgrid.factory import target_factory
 from labgrid.step import step
 from labgrid.strategy import Strategy
 
+from . import clocks
 from . import console as con
 from . import staging
 from .facts import bootargs, load_board
@@ -92,6 +93,8 @@ class BootRecord:
     power_on_to_uboot_s: float | None = None
     log_path: str | None = None
     lines: list = field(default_factory=list)
+    guest_milestones: dict = field(default_factory=dict)   # printk seconds (board's clock)
+    qemu_clock: str | None = None   # a virtual board's clock, as its power switch ran it
 
 
 # U-Boot's words for a failed load or boot, and what they mean for the person reading
@@ -283,6 +286,7 @@ class BoardStrategy(Strategy):
             self.power.on()
         except Exception as e:  # noqa: BLE001 - any power driver's error
             self._fail(f"power on failed: {type(e).__name__}: {e}", None)
+        self.last_boot.qemu_clock = clocks.switch_clock(self.board)
         uboot_s = self.timeout("uboot_s")
         self.uboot.login_timeout = int(uboot_s)
         error = None
@@ -444,6 +448,8 @@ class BoardStrategy(Strategy):
             self.shell.login_timeout = max(10, int(deadline - time.monotonic()))
             self.target.activate(self.shell)
             self.shell.run("dmesg -n 1")   # kernel messages off the console: clean command output
+            out, _, _ = self.shell.run(con.GUEST_GREP)
+            self.last_boot.guest_milestones = con.guest_milestones(out)
         except Exception as e:  # noqa: BLE001
             self._fail(f"no shell after the login prompt: {type(e).__name__}: {e}",
                        self._reached(patterns))

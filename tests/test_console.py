@@ -101,3 +101,14 @@ def test_freeing_init_memory_of_each_era():
         assert "freeing_init" in con.find_milestones(lines, PATTERNS), line
     lines = [con.TimedLine(0.0, "load", con.MARK), con.TimedLine(1.0, "Freeing initrd memory: 10020K")]
     assert "freeing_init" not in con.find_milestones(lines, PATTERNS)
+
+
+def test_guest_milestones_come_from_the_kernels_own_log():
+    """dmesg as the board prints it (captured boot), and the stamp of the root file
+    system's getty wrapper; Linux 2.4's log has no printk times: no guest milestones."""
+    log = [ln.text for ln in con.parse_log((DATA / "qemu-arm-armmp-ramdisk.boot.log").read_text())]
+    dmesg = [t for t in log if t.startswith("[")] + ["[    3.104211] boardlab: login prompt on ttyAMA0"]
+    assert con.guest_milestones(dmesg) == {"freeing_init": 2.502582, "login": 3.104211}
+    assert con.guest_milestones(["<5>[   20.466800] Freeing unused kernel memory: 1024K"]) == \
+        {"freeing_init": 20.4668}
+    assert con.guest_milestones(["Linux version 2.4.25 (wd@denx.de)", "Freeing unused kernel memory: 56k init"]) == {}

@@ -37,6 +37,31 @@ def test_bootargs_are_filled_from_the_facts():
     assert "ip=192.168.10.10::192.168.10.1:255.255.255.0:qemu-arm:eth0:off" in nfs
 
 
+def test_the_virtual_board_measures_on_the_deterministic_clock(tmp_path, monkeypatch):
+    from boardlab.vlab.power import qemu_command
+    lab = load_lab_host("vlab")
+    b = load_board("qemu-arm")
+    assert b["qemu"]["clock"] == "deterministic" and "norandmaps" in bootargs(b, "ramdisk")
+    cmd = qemu_command(b, lab)
+    assert cmd[cmd.index("-icount") + 1] == f"shift={b['qemu']['icount_shift']},sleep=off"
+    monkeypatch.setenv("BOARDLAB_QEMU_CLOCK", "realtime")   # a person's realtime session
+    assert "-icount" not in qemu_command(load_board("qemu-arm"), lab)
+    monkeypatch.setenv("BOARDLAB_QEMU_CLOCK", "fast")
+    with pytest.raises(FactsError, match=r"BOARDLAB_QEMU_CLOCK must be one of deterministic, realtime"):
+        load_board("qemu-arm")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"qemu__clock": "wallclock"}, r"field 'qemu.clock' must be one of deterministic, realtime"),
+    ({"qemu__icount_shift": "4"}, r"field 'qemu.icount_shift' must be int"),
+    ({"qemu__bios": None}, r"missing field 'qemu.bios'"),
+    ({"qemu__acell": "tcg"}, r"unknown field\(s\) qemu.acell"),
+])
+def test_the_qemu_facts_are_checked(tmp_path, changes, message):
+    with pytest.raises(FactsError, match=message):
+        load_board(write_variant(tmp_path, **changes))
+
+
 def test_a_missing_field_names_the_file_and_field(tmp_path):
     path = write_variant(tmp_path, console__baud=None)
     with pytest.raises(FactsError, match=r"qemu-arm\.yaml: missing field 'console\.baud'"):

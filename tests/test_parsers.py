@@ -136,3 +136,19 @@ def test_bad_output_is_a_parse_error_not_a_zero():
         p.parse_mem_eat("sh: mem_eat: not found")
     with pytest.raises(p.ParseError):
         p.parse_cyclictest_summary("cyclictest: invalid option -- 'n'")
+
+
+def test_the_load_script_reaches_the_board_whole(tmp_path, monkeypatch):
+    """The one-line install writes jobs/testdefs/lib/load.sh (less comments) and it
+    parses; the command under load reports its own exit status last."""
+    import subprocess
+
+    from boardlab import target_load
+    monkeypatch.setattr(target_load, "ON_BOARD", str(tmp_path / "load.sh"))
+    cmd = target_load.install_command()
+    assert len(cmd) < 900       # busybox's line editor: 1024 characters with labgrid's markers
+    subprocess.run(["sh", "-c", cmd], check=True)
+    written = (tmp_path / "load.sh").read_text()
+    assert "load_start() {" in written and "load_stop() {" in written
+    subprocess.run(["sh", "-n", str(tmp_path / "load.sh")], check=True)
+    assert target_load.under_load("false").endswith("; false; rc=$?; load_stop; echo rc=$rc")

@@ -3,7 +3,7 @@ a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; pl
 latency over time and of the histogram (log counts) go to the run directory."""
 import pytest
 
-from boardlab import parsers, plots
+from boardlab import parsers, plots, target_load
 
 pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab
 
@@ -16,16 +16,13 @@ def test_cyclictest_under_load(board, shell, gate, run_dir, quick, request):
     duration = request.config.getoption("--jitter-duration") or (10 if quick else 60)
     loops = duration * 1_000_000 // INTERVAL_US
     per_slice = max(1, loops // SLICES)
-    shell.run_check("(while true; do ls -lR / >/dev/null 2>&1; find / -name core >/dev/null 2>&1;"
-                    " done) >/dev/null 2>&1 & echo $! > /tmp/load.pids; "
-                    "(while true; do hackbench -g 2 -l 50 >/dev/null 2>&1; done) >/dev/null 2>&1 & "
-                    "echo $! >> /tmp/load.pids")
+    shell.run_check(target_load.install_command())
     try:
-        out, _, rc = shell.run(
+        out, _, rc = shell.run(target_load.under_load(
             f"cyclictest -m -p 80 -i {INTERVAL_US} -l {loops} -h {HIST_US} --json=/tmp/cyc.json "
-            f"-v > /tmp/cyc.v 2>/dev/null; echo rc=$?", timeout=duration * 3 + 60)
-    finally:
-        shell.run("kill $(cat /tmp/load.pids) 2>/dev/null; rm -f /tmp/load.pids")
+            f"-v > /tmp/cyc.v 2>/dev/null"), timeout=duration * 3 + 60)
+    finally:   # stopped already, unless the run was interrupted
+        shell.run(f". {target_load.ON_BOARD} && load_stop", timeout=30)
     assert out[-1] == "rc=0", f"cyclictest failed: {out}"
     stats = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/cyc.json")))
     # the latency-over-time series, reduced on the board: the max of each slice

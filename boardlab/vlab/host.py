@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from .. import labhost
+from ..clocks import clock_url, switch_clock
 from ..facts import load_board, load_lab_host
 from ..log import progress
 from ..net import tcp_open
@@ -282,9 +283,23 @@ class VirtualLab:
                 except OSError as e:
                     state = f"unknown ({e})"
             boards[b["name"]] = {"power": state, "qemu_pid": self._pid(f"qemu-{b['name']}"),
-                                 "console": f"rfc2217://127.0.0.1:{b['console']['ser2net_port']}"}
+                                 "console": f"rfc2217://127.0.0.1:{b['console']['ser2net_port']}",
+                                 "clock": switch_clock(b) if svc.get("power-switch") else None}
         return {"lab": self.lab["name"], "netns": self.ns if self._netns_exists() else None,
                 "services": svc, "boards": boards}
+
+    def clock(self, clock: str | None = None) -> dict:
+        """Each board's QEMU clock at the power switch; with clock, set it first (the
+        next power-on uses it)."""
+        if not self._pid("power-switch"):
+            raise LabError("the power switch is not running: boardlab vlab up")
+        out = {}
+        for b in self.boards:
+            if clock:
+                req = urllib.request.Request(clock_url(b), data=clock.encode(), method="PUT")
+                urllib.request.urlopen(req, timeout=5).read()
+            out[b["name"]] = switch_clock(b)
+        return out
 
     def is_up(self) -> bool:
         st = self.status()
@@ -297,7 +312,8 @@ def format_status(st: dict) -> str:
         lines.append(f"  {name:14s} {'running, pid ' + str(pid) if pid else 'stopped'}")
     for name, b in st["boards"].items():
         q = f", qemu pid {b['qemu_pid']}" if b["qemu_pid"] else ""
-        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}")
+        c = f", clock {b['clock']}" if b.get("clock") else ""
+        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}{c}")
     return "\n".join(lines)
 
 

@@ -5,7 +5,11 @@ GET  /outlet/<n>/value  -> "1" (on) or "0" (off)
 PUT  /outlet/<n>/value  with body "1" or "0"
 so labgrid drives it with NetworkPowerDriver and LAVA with curl, as they would a
 real switch. Switching an outlet on starts the board's QEMU (U-Boot runs at once)
-inside the lab network namespace; off stops it. GET / lists the outlets as JSON."""
+inside the lab network namespace; off stops it. GET / lists the outlets as JSON.
+
+A virtual board has one more setting a real one lacks: the clock QEMU runs it on
+(boardlab.clocks). GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
+either: the board's facts give the default, the next power-on uses the setting."""
 from __future__ import annotations
 
 import argparse
@@ -19,15 +23,21 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..facts import load_board, load_lab_host
+from ..facts import QEMU_CLOCKS, load_board, load_lab_host
 
 
-def qemu_command(board: dict, lab: dict) -> list[str]:
+def qemu_command(board: dict, lab: dict, clock: str | None = None) -> list[str]:
     q = board["qemu"]
+    clock = clock or q.get("clock", "deterministic")
     run_dir = Path(lab["run_dir"])
     mac = board["network"].get("mac")
     # romfile= : U-Boot drives the NIC itself, no iPXE option ROM needed
     nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
+    # deterministic: guest time is instructions executed (2**shift ns each), so the
+    # kernel's figures do not depend on this host's speed; sleep=off lets guest time
+    # leap over idle waits instead of following the host's clock
+    clock_args = (["-icount", f"shift={q['icount_shift']},sleep=off"]
+                  if clock == "deterministic" else [])
     return [
         "qemu-system-arm", "-M", q["machine"], "-cpu", q["cpu"], "-smp", str(q.get("smp", 1)),
         "-m", str(board["ram_mb"]), "-bios", q["bios"],
@@ -37,7 +47,7 @@ def qemu_command(board: dict, lab: dict) -> list[str]:
         "-serial", "chardev:uart",
         "-display", "none", "-monitor", "none", "-nodefaults",
         "-name", f"boardlab-{board['name']}",
-    ]
+    ] + clock_args
 
 
 class Outlet:
@@ -45,6 +55,8 @@ class Outlet:
         self.board = board
         self.lab = lab
         self.proc = None
+        self.clock = board["qemu"]["clock"]   # for the next power-on
+        self.running_clock = None             # of the QEMU running now
         self.lock = threading.Lock()
         self.pidfile = Path(lab["run_dir"]) / "pids" / f"qemu-{board['name']}.pid"
         self.logfile = Path(lab["run_dir"]) / "logs" / f"qemu-{board['name']}.log"
@@ -56,7 +68,9 @@ class Outlet:
         with self.lock:
             if self.is_on():
                 return
-            cmd = ["ip", "netns", "exec", self.lab["netns"]] + qemu_command(self.board, self.lab)
+            cmd = ["ip", "netns", "exec", self.lab["netns"]] + qemu_command(self.board, self.lab,
+                                                                             self.clock)
+            self.running_clock = self.clock
             log = open(self.logfile, "ab")
             log.write(f"--- power on {time.strftime('%F %T')}: {' '.join(cmd)}\n".encode())
             log.flush()
@@ -103,30 +117,45 @@ def make_handler(outlets: dict):
             self.wfile.write(data)
 
         def _outlet(self):
-            m = re.fullmatch(r"/outlet/(\d+)/value/?", self.path)
+            """-> (outlet, 'value' or 'clock'), or None after replying 404."""
+            m = re.fullmatch(r"/outlet/(\d+)/(value|clock)/?", self.path)
             if not m:
-                self._reply(404, "use /outlet/<n>/value\n")
+                self._reply(404, "use /outlet/<n>/value or /outlet/<n>/clock\n")
                 return None
             n = int(m.group(1))
             if n not in outlets:
                 self._reply(404, f"no outlet {n} (outlets: {sorted(outlets)})\n")
                 return None
-            return outlets[n]
+            return outlets[n], m.group(2)
 
         def do_GET(self):  # noqa: N802 - http.server's naming
             if self.path == "/":
-                state = {n: {"board": o.board["name"], "on": o.is_on()} for n, o in outlets.items()}
+                state = {n: {"board": o.board["name"], "on": o.is_on(), "clock": o.clock,
+                             "running_clock": o.running_clock if o.is_on() else None}
+                         for n, o in outlets.items()}
                 self._reply(200, json.dumps(state) + "\n", "application/json")
                 return
-            outlet = self._outlet()
-            if outlet:
-                self._reply(200, "1" if outlet.is_on() else "0")
+            found = self._outlet()
+            if found:
+                outlet, what = found
+                if what == "clock":   # what the running board uses, else the next power-on
+                    self._reply(200, (outlet.is_on() and outlet.running_clock) or outlet.clock)
+                else:
+                    self._reply(200, "1" if outlet.is_on() else "0")
 
         def do_PUT(self):  # noqa: N802
-            outlet = self._outlet()
-            if not outlet:
+            found = self._outlet()
+            if not found:
                 return
+            outlet, what = found
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).strip()
+            if what == "clock":
+                if body.decode() not in QEMU_CLOCKS:
+                    self._reply(400, f"body must be one of {', '.join(QEMU_CLOCKS)}\n")
+                    return
+                outlet.clock = body.decode()
+                self._reply(200, outlet.clock)
+                return
             if body not in (b"0", b"1"):
                 self._reply(400, "body must be 0 or 1\n")
                 return

@@ -1,16 +1,13 @@
 #!/bin/sh
 # cyclictest under load: the same metric names as testsuites/test_jitter.py
 . ../lib/gate.sh
+. ../lib/load.sh
 loops=$((DURATION * 1000000 / INTERVAL))
 
-(while true; do ls -lR / >/dev/null 2>&1; find / -name core >/dev/null 2>&1; done) >/dev/null 2>&1 &
-load1=$!
-(while true; do hackbench -g 2 -l 50 >/dev/null 2>&1; done) >/dev/null 2>&1 &
-load2=$!
+load_start
 cyclictest -m -q -p 80 -i "$INTERVAL" -l "$loops" -h "$HISTOGRAM" > /tmp/cyc.hist 2>/dev/null
 rc=$?
-kill $load1 $load2 2>/dev/null
-wait 2>/dev/null
+load_stop
 [ $rc = 0 ] || echo "boardlab: cyclictest exited with $rc"
 
 # the -h summary: '# Min Latencies: 00010' ...; histogram lines 'us count'
