@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from .facts import PROJECT_ROOT
+from .errors import BoardlabError
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 NOISE_K = 3.0          # spread multiples that still count as noise
@@ -32,7 +33,7 @@ OTHER_HOST = "other-host"   # a host-bound figure with a baseline from another m
 OTHER_CLOCK = "other-clock"  # a baseline measured on another clock (boardlab.clocks)
 
 
-class BaselineError(Exception):
+class BaselineError(BoardlabError):
     """A baseline file that cannot be used: names the file and the field."""
 
 

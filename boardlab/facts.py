@@ -8,12 +8,14 @@ from pathlib import Path
 
 import yaml
 
+from .errors import BoardlabError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BOARDS_DIR = PROJECT_ROOT / "boards"
 PLACES_DIR = PROJECT_ROOT / "places"
 
 
-class FactsError(Exception):
+class FactsError(BoardlabError):
     """A facts file is missing, unreadable or has a bad field."""
 
 

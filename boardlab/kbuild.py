@@ -14,12 +14,13 @@ from pathlib import Path
 from .log import progress
 from .parsers import parse_mkimage_list, parse_size
 from .vlab.images import CACHE_DIR, mkimage
+from .errors import BoardlabError
 
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")   # Debian's linux-source-6.1
 ARCH = {"arm": ("arm", "arm-linux-gnueabihf-", "zImage")}
 
 
-class KernelBuildError(Exception):
+class KernelBuildError(BoardlabError):
     pass
 
 

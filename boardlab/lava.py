@@ -34,6 +34,7 @@ from . import baselines as bl
 from . import clocks, console, labhost
 from .envgen import serial_host
 from .facts import BOARDS_DIR, PROJECT_ROOT, FactsError, NFSROOT_TARBALL, bootargs, load_board, load_lab_host
+from .errors import BoardlabError
 from .results import RunResults
 
 JOBS_DIR = PROJECT_ROOT / "jobs"
@@ -72,7 +73,7 @@ RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbenc
                 "jitter": "jitter"}
 
 
-class LavaError(Exception):
+class LavaError(BoardlabError):
     """A LAVA job that cannot be rendered, run or read: names the cause."""
 
 

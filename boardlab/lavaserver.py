@@ -27,13 +27,14 @@ from . import lava
 from .facts import load_board, load_lab_host
 from .net import tcp_open
 from .procs import running
+from .errors import BoardlabError
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
 USER = "boardlab"
 
 
-class ServerError(Exception):
+class ServerError(BoardlabError):
     """The local LAVA server could not be brought up or down: names the step."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+from .errors import BoardlabError
 
-class ParseError(ValueError):
+
+class ParseError(BoardlabError, ValueError):
     pass
 
 
@@ -41,32 +43,6 @@ def parse_mkimage_list(text: str) -> dict:
         raise ParseError("no 'Data Size: N Bytes' in mkimage -l output")
     return out
 
-
-def _duration(s: str) -> float:
-    """'1m17.700s', '0m 1.23s', '77.70', '1:17.70' -> seconds."""
-    s = s.strip()
-    m = re.fullmatch(r"(?:(\d+)m\s*)?([\d.]+)s?", s)
-    if m:
-        return int(m.group(1) or 0) * 60 + float(m.group(2))
-    m = re.fullmatch(r"(?:(\d+):)?(\d+):([\d.]+)", s)
-    if m:
-        return int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-    raise ParseError(f"not a duration: {s!r}")
-
-
-def parse_time(text: str) -> dict:
-    """The shell's `time` or `time -p`: real, user, sys in seconds."""
-    out = {}
-    for key in ("real", "user", "sys"):
-        m = re.search(rf"^\s*{key}\s+(\S+(?:\s\S+s)?)\s*$", text, re.M)
-        if m:
-            out[key] = _duration(m.group(1))
-    if set(out) != {"real", "user", "sys"}:
-        raise ParseError(f"no real/user/sys in time output (found {sorted(out)})")
-    return out
-
-
-# ---- memory: free, the kernel's Memory line, mem_eat -------------------------------
 
 def parse_free(text: str) -> dict:
     """`free` (busybox or procps, old or new columns): the Mem: row by column name, kB."""
@@ -180,44 +156,6 @@ def parse_size_value(text: str) -> tuple[float, float]:
 
 # ---- cyclictest ------------------------------------------------------------------------
 
-RE_CYC = re.compile(r"T:\s*(\d+)\s*\(\s*(\d+)\)\s*P:\s*(\d+)\s*I:\s*(\d+)\s*C:\s*(\d+)\s*"
-                    r"Min:\s*(\d+)\s*Act:\s*(\d+)\s*Avg:\s*(\d+)\s*Max:\s*(\d+)")
-
-
-def parse_cyclictest_summary(text: str) -> list[dict]:
-    """cyclictest -q: one 'T: n (pid) P: I: C: Min: Act: Avg: Max:' line per thread (us)."""
-    threads = []
-    for m in RE_CYC.finditer(text):
-        t, _pid, prio, interval, cycles, mn, act, avg, mx = map(int, m.groups())
-        threads.append({"thread": t, "priority": prio, "interval_us": interval, "cycles": cycles,
-                        "min": mn, "act": act, "avg": avg, "max": mx})
-    if not threads:
-        raise ParseError("no 'T: … Min: … Max: …' line in cyclictest output")
-    return threads
-
-
-def parse_cyclictest_histogram(text: str) -> dict:
-    """cyclictest -h N: {'counts': {latency_us: count} of thread 0 (summed over threads),
-    'overflows': n, 'max': us, 'min': us}."""
-    counts = {}
-    summary = {}
-    for line in text.splitlines():
-        if re.match(r"^\d{6}(\s+\d{6,})+\s*$", line):
-            parts = [int(p) for p in line.split()]
-            if any(parts[1:]):
-                counts[parts[0]] = counts.get(parts[0], 0) + sum(parts[1:])
-        m = re.match(r"^# (Min|Avg|Max) Latencies:\s*(.*)$", line)
-        if m:
-            summary[m.group(1).lower()] = [int(v) for v in m.group(2).split()]
-        m = re.match(r"^# Histogram Overflows:\s*(.*)$", line)
-        if m:
-            summary["overflows"] = sum(int(v) for v in m.group(1).split())
-    if "max" not in summary:
-        raise ParseError("no '# Max Latencies:' in cyclictest histogram output")
-    return {"counts": counts, "min": min(summary.get("min", [0])), "max": max(summary["max"]),
-            "overflows": summary.get("overflows", 0)}
-
-
 def parse_cyclictest_json(text: str) -> dict:
     """cyclictest --json=FILE. Its keys 'cmdline:' and 'rt_test_version:' carry a
     trailing colon; they are given back without it. Histogram keys become ints."""
@@ -244,11 +182,3 @@ def percentile_from_histogram(counts: dict, p: float, overflows: int = 0) -> flo
         if seen >= need:
             return float(lat)
     return float(max(counts))   # the rest are overflows: beyond the histogram
-
-
-def parse_cyclictest_verbose(text: str) -> list[tuple[int, int, int]]:
-    """cyclictest -v: '  thread:  cycle:  latency' per sample -> (thread, cycle, us)."""
-    out = []
-    for m in re.finditer(r"^\s*(\d+):\s*(\d+):\s*(\d+)\s*$", text, re.M):
-        out.append(tuple(int(g) for g in m.groups()))
-    return out

@@ -11,9 +11,10 @@ import sys
 import yaml
 
 from .facts import PLACES_DIR, FactsError, load_lab_host
+from .errors import BoardlabError
 
 
-class PlacesError(Exception):
+class PlacesError(BoardlabError):
     pass
 
 

@@ -21,8 +21,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .errors import BoardlabError
 
-class StagingError(Exception):
+
+class StagingError(BoardlabError):
     pass
 
 

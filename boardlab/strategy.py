@@ -28,6 +28,7 @@ from . import clocks
 from . import console as con
 from . import staging
 from .facts import bootargs, load_board
+from .errors import BoardlabError
 
 
 class Status(enum.Enum):
@@ -37,7 +38,7 @@ class Status(enum.Enum):
     shell = 3
 
 
-class BootError(Exception):
+class BootError(BoardlabError):
     """A boot failed. The board has been powered off; the console log is saved."""
 
     def __init__(self, reason, *, milestone=None, log_path=None, tail=()):

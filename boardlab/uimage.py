@@ -5,7 +5,8 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
+
+from .errors import BoardlabError
 
 MAGIC = 0x27051956
 HEADER = struct.Struct(">IIIIIIIBBBB32s")
@@ -14,7 +15,7 @@ TYPES = {2: "kernel", 3: "ramdisk", 4: "multi", 5: "firmware", 6: "script", 7: "
 COMPRESSION = {0: "none", 1: "gzip", 2: "bzip2", 3: "lzma", 4: "lzo", 5: "lz4", 6: "zstd"}
 
 
-class UImageError(ValueError):
+class UImageError(BoardlabError, ValueError):
     pass
 
 
@@ -54,9 +55,3 @@ def read_header(data: bytes, source="uImage") -> UImageHeader:
 def read(path) -> UImageHeader:
     with open(path, "rb") as f:
         return read_header(f.read(HEADER.size), str(path))
-
-
-def data_crc_ok(path) -> bool:
-    data = Path(path).read_bytes()
-    h = read_header(data, str(path))
-    return zlib.crc32(data[HEADER.size:HEADER.size + h.data_size]) == h.data_crc

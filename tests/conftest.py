@@ -1,12 +1,10 @@
 """Fixtures of the project's own tests: the virtual lab, brought up once per session
 (and down again, unless it was up before), and the virtual board's labgrid target."""
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+from paths import ROOT
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import yaml
 from boardlab import baselines as bl
 from boardlab import clocks, reference, report
 from boardlab.results import RunResults, default_tolerance
-from conftest import ROOT
+from paths import ROOT
 
 
 def write_baseline(root, kernel, board, metrics):

@@ -4,7 +4,7 @@ by the strategy for the same boots)."""
 import pytest
 
 from boardlab import console as con
-from conftest import DATA
+from paths import DATA
 
 PATTERNS = con.milestone_patterns("login: ", r"root@qemu-arm:[^ ]*# ")
 

@@ -4,7 +4,7 @@ import yaml
 
 from boardlab import envgen
 from boardlab.facts import FactsError, bootargs, load_board, load_lab_host
-from conftest import ROOT
+from paths import ROOT
 
 
 def write_variant(tmp_path, name="qemu-arm", **changes):
@@ -216,3 +216,20 @@ def test_every_lab_host_file_loads(host):
         text = (d / "ser2net.yaml").read_text()
         assert yaml.safe_load(text)["connection"]["accepter"].startswith("telnet(rfc2217),tcp,")
         assert text.count("connection: &") == len(places)
+
+
+def test_every_error_boardlab_explains_has_one_base():
+    """One except clause catches them all (boardlab.errors.BoardlabError)."""
+    import importlib
+    import pkgutil
+
+    import boardlab
+    from boardlab.errors import BoardlabError
+    errors = []
+    for mod in pkgutil.walk_packages(boardlab.__path__, "boardlab."):
+        m = importlib.import_module(mod.name)
+        errors += [c for c in vars(m).values() if isinstance(c, type) and issubclass(c, Exception)
+                   and c.__module__ == mod.name and c is not BoardlabError]
+    assert len(errors) >= 12
+    assert all(issubclass(c, BoardlabError) for c in errors), [c for c in errors
+                                                               if not issubclass(c, BoardlabError)]

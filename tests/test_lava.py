@@ -14,7 +14,7 @@ from boardlab import baselines as bl
 from boardlab import clocks, envgen, labhost, lava
 from boardlab.facts import BOARDS_DIR, load_board, load_lab_host
 from boardlab.net import free_port
-from conftest import DATA, ROOT
+from paths import DATA, ROOT
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"

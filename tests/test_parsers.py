@@ -3,7 +3,7 @@ tests/data/capture.py) and on the 2005 study's own lines."""
 import pytest
 
 from boardlab import parsers as p
-from conftest import DATA
+from paths import DATA
 
 CAP = DATA / "captured"
 
@@ -79,28 +79,11 @@ def test_size_value_programs():
     assert p.parse_size_value(cap("bw_file_rd")) == (1.05, 266.57)
 
 
-def test_cyclictest_quiet_summary():
-    [t] = p.parse_cyclictest_summary(cap("cyclictest-q"))
-    assert (t["min"], t["avg"], t["max"], t["cycles"], t["priority"]) == (92, 346, 5159, 2926, 80)
-
-
-def test_cyclictest_histogram():
-    h = p.parse_cyclictest_histogram(cap("cyclictest-h"))
-    assert (h["min"], h["max"], h["overflows"]) == (95, 9458, 2791)
-    assert sum(h["counts"].values()) == 104
-
-
 def test_cyclictest_json_keys_lose_their_trailing_colon():
     j = p.parse_cyclictest_json(cap("cyclictest-json"))
     assert j["rt_test_version"] == "2.40"
     assert j["cmdline"].startswith("cyclictest -q")
     assert j["thread"]["0"]["max"] == 5083
-
-
-def test_cyclictest_verbose_samples():
-    s = p.parse_cyclictest_verbose(cap("cyclictest-v"))
-    assert s[0] == (0, 0, 1378)
-    assert len(s) == 50
 
 
 def test_percentile_from_histogram():
@@ -122,20 +105,11 @@ def test_mkimage_list():
                  "data_size": 5448192, "load_addr": 0x40008000, "entry": 0x40008000}
 
 
-@pytest.mark.parametrize("text, real", [
-    ("real\t1m17.700s\nuser\t4m28.200s\nsys\t0m28.300s\n", 77.7),
-    ("real 77.70\nuser 268.20\nsys 28.30\n", 77.7),
-    ("real\t0m 1.23s\nuser\t0m 0.50s\nsys\t0m 0.10s\n", 1.23),
-])
-def test_time_output(text, real):
-    assert p.parse_time(text)["real"] == pytest.approx(real)
-
-
 def test_bad_output_is_a_parse_error_not_a_zero():
     with pytest.raises(p.ParseError):
         p.parse_mem_eat("sh: mem_eat: not found")
     with pytest.raises(p.ParseError):
-        p.parse_cyclictest_summary("cyclictest: invalid option -- 'n'")
+        p.parse_cyclictest_json("cyclictest: invalid option -- 'n'")
 
 
 def test_the_load_script_reaches_the_board_whole(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ import yaml
 from boardlab import envgen, staging
 from boardlab.facts import load_board
 from boardlab.net import free_port, tcp_open, wait_for
-from conftest import ROOT
+from paths import ROOT
 
 LAB_HOST = "labhost-test"     # a name only the ssh config knows
 

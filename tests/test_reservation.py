@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from boardlab.net import tcp_open, wait_for
-from conftest import ROOT
+from paths import ROOT
 
 pytestmark = pytest.mark.vlab
 

@@ -12,7 +12,7 @@ import yaml
 from boardlab import envgen
 from boardlab.facts import load_board
 from boardlab.vlab.cable import serial_line
-from conftest import DATA, ROOT
+from paths import DATA, ROOT
 
 # time scale per board: short enough for CI
 CASES = [("tqm860l", "2.4.25", "tftp:tqm860l/uImage-2.4.25", "nfs", 0.25),   # login 12.4 s

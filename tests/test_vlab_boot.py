@@ -15,7 +15,7 @@ from boardlab.facts import load_board
 from boardlab.strategy import BootError
 from boardlab.vlab import images
 from boardlab.vlab.cable import serial_line
-from conftest import ROOT
+from paths import ROOT
 
 pytestmark = pytest.mark.vlab
 

@@ -1,22 +1,15 @@
 """vlab up / down / status: up twice is harmless, down leaves nothing behind."""
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from boardlab.procs import running
+from paths import ROOT
 
 pytestmark = pytest.mark.vlab
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
 def test_up_twice_starts_nothing_new(vlab):
@@ -34,7 +27,7 @@ def test_status_shows_services_and_power(vlab):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     for name in ("ser2net", "tftpd", "rpcbind", "nfsd", "power-switch"):
-        assert f"{name}" in r.stdout and "running, pid" in r.stdout
+        assert re.search(rf"^  {name} +running, pid \d+$", r.stdout, re.M), r.stdout
     assert "board qemu-arm" in r.stdout and "power off" in r.stdout
 
 
@@ -47,7 +40,7 @@ def test_down_stops_exactly_what_up_started(vlab, qemu_target):
     pids = [p for p in st["services"].values()] + [st["boards"]["qemu-arm"]["qemu_pid"]]
     assert all(pids), st
     vlab.down()
-    assert not any(alive(p) for p in pids), "a lab process survived down"
+    assert not any(running(p) for p in pids), "a lab process survived down"
     assert not Path(f"/run/netns/{vlab.ns}").exists()
     r = subprocess.run([sys.executable, "-m", "boardlab.cli", "vlab", "status"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)

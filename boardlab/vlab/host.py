@@ -26,9 +26,10 @@ from ..log import progress
 from ..net import tcp_open
 from ..procs import running
 from .images import build_images, sync_tree
+from ..errors import BoardlabError
 
 
-class LabError(Exception):
+class LabError(BoardlabError):
     pass
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..facts import NFSROOT_TARBALL, PROJECT_ROOT, FactsError
 from ..log import progress
+from ..errors import BoardlabError
 
 CACHE_DIR = Path(os.environ.get("BOARDLAB_CACHE", "/var/cache/boardlab"))
 TARGET_DIR = PROJECT_ROOT / "target"
@@ -34,7 +35,7 @@ READELF = "arm-linux-gnueabihf-readelf"
 CROSS_CC = "arm-linux-gnueabihf-gcc"
 
 
-class ImageBuildError(Exception):
+class ImageBuildError(BoardlabError):
     pass
 
 

@@ -32,10 +32,7 @@ COMMANDS = {
     "bw_unix": f"{QUICK} bw_unix",
     "bw_tcp": f"bw_tcp -s; sleep 0.2; {QUICK} bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1",
     "bw_file_rd": f"{QUICK} bw_file_rd 1m io_only /tmp/f",
-    "cyclictest-q": "cyclictest -q -m -p 80 -i 1000 -D 3",
-    "cyclictest-h": "cyclictest -q -m -p 80 -i 1000 -D 3 -h 200",
     "cyclictest-json": "cyclictest -q -m -p 80 -i 1000 -D 3 --json=/tmp/c.json >/dev/null; cat /tmp/c.json",
-    "cyclictest-v": "cyclictest -m -p 80 -i 1000 -l 50 -v",
 }
 
 
