@@ -81,7 +81,6 @@ QEMU_SCHEMA = {              # a virtual board's emulator (when the facts have '
     "qemu.icount_shift?": int,   # one instruction = 2**shift ns of guest time
 }
 QEMU_CLOCKS = ("deterministic", "realtime")
-QEMU_CLOCK_ENV = "BOARDLAB_QEMU_CLOCK"   # a person's override for one lab session
 
 LAB_HOST_SCHEMA = {          # a real lab host
     "name": str,
@@ -192,11 +191,8 @@ def _check_qemu(data: dict, path: Path):
         raise FactsError(f"{path}: unknown field(s) qemu.{', qemu.'.join(sorted(unknown))} "
                          f"(known: {', '.join(k[5:].rstrip('?') for k in QEMU_SCHEMA)})")
     q.setdefault("clock", "deterministic")
-    if os.environ.get(QEMU_CLOCK_ENV):
-        q["clock"] = os.environ[QEMU_CLOCK_ENV]
     if q["clock"] not in QEMU_CLOCKS:
-        where = f"${QEMU_CLOCK_ENV}" if os.environ.get(QEMU_CLOCK_ENV) else "field 'qemu.clock'"
-        raise FactsError(f"{path}: {where} must be one of {', '.join(QEMU_CLOCKS)}, "
+        raise FactsError(f"{path}: field 'qemu.clock' must be one of {', '.join(QEMU_CLOCKS)}, "
                          f"got {q['clock']!r}")
     shift = q.setdefault("icount_shift", 4)
     if not 0 <= shift <= 10:

@@ -89,17 +89,16 @@ def test_a_malformed_baseline_names_the_file_and_field(tmp_path, metrics, messag
     {"kind": "measured", "host_id": "vm-0123456789ab"},             # another machine
     {"kind": "study"},
 ])
-def test_a_host_bound_figure_is_judged_only_against_its_own_host(tmp_path, source, monkeypatch):
+def test_a_host_bound_figure_is_judged_only_against_its_own_host(tmp_path, source):
     """Boot time (host clock) and lmbench on a realtime virtual board depend on the
     machine; memory does not. Another host's baseline is shown, not judged."""
-    monkeypatch.setenv("BOARDLAB_QEMU_CLOCK", "realtime")
     write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
         "boot_time.login": {"value": 7.0, "unit": "s", "source": source},
         "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "source": source},
         "memory.free_used_kb": {"value": 6140, "unit": "kB", "source": source}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     login = res.record("qemu-arm", "armmp", "boot_time", "login", 70.0, "s")
-    pipe = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 900, "us")
+    pipe = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 900, "us", qemu_clock="realtime")
     used = res.record("qemu-arm", "armmp", "memory", "free_used_kb", 9000, "kB")
     assert (login.clock, pipe.clock, used.clock) == ("host", "guest-realtime", "none")
     assert login.verdict == pipe.verdict == bl.OTHER_HOST and login.limit is None
