@@ -2,6 +2,7 @@
 testsuites/`): which kernel and root to boot, where the run's results and console
 logs go, and the board at shell state (booted once per kernel, then reused)."""
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -24,7 +25,12 @@ def pytest_addoption(parser):
     g.addoption("--quick", action="store_true", default=bool(os.environ.get("BOARDLAB_QUICK")),
                 help="quick mode for CI: lmbench's short timing, a short jitter run")
     g.addoption("--boot-repeats", type=int, default=3,
-                help="boots per boot-time measurement (median and spread; default 3)")
+                help="boots per boot-time measurement (at least; default 3)")
+    g.addoption("--repeats", type=int, default=1,
+                help="samples of every repeated measurement (jitter, noisy lmbench figures, "
+                     "boots: at least --boot-repeats) before the verdict; 5 to record baselines")
+    g.addoption("--max-repeats", type=int, default=5,
+                help="while a noisy metric's verdict is unknown, more samples up to this many")
     g.addoption("--jitter-duration", type=int, default=None,
                 help="cyclictest run length in seconds (default 60, quick mode 10)")
     g.addoption("--baselines-dir", default=os.environ.get("BOARDLAB_BASELINES_DIR"),
@@ -54,6 +60,12 @@ def board(strategy, run_dir, request):
     strategy.log_dir = str(run_dir / "console")
     yield strategy
     strategy.transition("off")
+
+
+@pytest.fixture(scope="session")
+def board_facts(strategy):
+    """The board's facts (boardlab.facts.Board), as its environment names them."""
+    return strategy.board
 
 
 # The study measured memory right after boot: the memory suite runs right after boot time,
@@ -107,31 +119,53 @@ def results(run_dir, request):
 
 
 class Gate:
-    """Records a test's metrics against the baselines of (board, kernel); check()
-    fails the test naming every metric over its limit, with value and baseline."""
+    """Records a test's metrics (boardlab.catalogue names) with their samples against the
+    baselines of (board, kernel); check() fails the test naming every metric that
+    regressed, with both sides and why. sample() takes more samples while a noisy metric's
+    verdict is unknown, up to --max-repeats."""
 
-    def __init__(self, results, board, nodeid):
-        self.results, self.board, self.nodeid = results, board, nodeid
-        self.recorded = []
+    def __init__(self, results, strategy, nodeid, repeats=1, max_repeats=5):
+        self.results, self.strategy, self.nodeid = results, strategy, nodeid
+        self.repeats, self.max_repeats = repeats, max_repeats
+        self.recorded = {}
 
-    def record(self, suite, name, value, unit, direction="lower", samples=(), kernel=None):
-        boot = self.board.last_boot
-        m = self.results.record(self.board.board["name"], kernel or self.board.kernel_info()["name"],
+    def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None):
+        boot = self.strategy.last_boot
+        m = self.results.record(self.strategy.board.name, kernel or self.strategy.kernel_under_test.name,
                                 suite, name, value, unit, direction, samples, test=self.nodeid,
                                 qemu_clock=boot.qemu_clock if boot else None)
-        self.recorded.append(m)
+        self.recorded[(m.kernel, m.key)] = m
         return m
 
+    def sample(self, suite, measure, at_least=1):
+        """Record the figures measure() returns ({name: value}) from at_least(, --repeats)
+        calls, then more while one of them is 'unknown', up to --max-repeats calls."""
+        from boardlab import verdict
+        samples = {}
+        want = max(at_least, self.repeats)
+        while True:
+            for name, value in measure().items():
+                samples.setdefault(name, []).append(float(value))
+            n = max(len(v) for v in samples.values())
+            if n < want:
+                continue
+            ms = [self.record(suite, name, statistics.median(v), samples=v)
+                  for name, v in samples.items()]
+            if n >= self.max_repeats or all(m.verdict != verdict.UNKNOWN for m in ms):
+                return ms
+
     def check(self):
-        failed = [m for m in self.recorded if m.verdict == "fail"]
+        from boardlab import verdict
+        failed = [m for m in self.recorded.values() if m.verdict == verdict.REGRESSED]
         if failed:
-            pytest.fail("over the baseline:\n" + "\n".join("  " + m.describe() for m in failed),
+            pytest.fail("regressed against the baseline:\n" + "\n".join("  " + m.describe() for m in failed),
                         pytrace=False)
 
 
 @pytest.fixture
 def gate(results, board, request):
-    return Gate(results, board, request.node.nodeid)
+    return Gate(results, board, request.node.nodeid, request.config.getoption("--repeats"),
+                request.config.getoption("--max-repeats"))
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from boardlab.vlab.host import VirtualLab  # noqa: E402
 
 
 def power(board, value):
-    url = board["power"]["host"].format(index=board["power"]["index"])
+    url = board.power.url
     urllib.request.urlopen(urllib.request.Request(url, data=value, method="PUT"), timeout=10).read()
 
 
@@ -60,31 +60,31 @@ class MinimalConsole:
 
 def minimal_boot(board, con, kfile, rdfile):
     """Returns (total, power-on -> load, load -> login prompt, login -> shell prompt)."""
-    ub = board["uboot"]
-    prompt = re.escape(ub["prompt"])
+    ub = board.uboot
+    prompt = re.escape(ub.prompt)
     power(board, b"0")
     con.drain()
     t0 = time.monotonic()
     power(board, b"1")
-    con.expect(ub["autoboot"])
+    con.expect(ub.autoboot)
     con.send("")
     con.expect(prompt)
-    net = board["network"]
-    for cmd in (f"setenv ipaddr {net['ip']}", f"setenv serverip {net['server_ip']}",
+    net = board.network
+    for cmd in (f"setenv ipaddr {net.ip}", f"setenv serverip {net.server_ip}",
                 f"setenv bootargs {bootargs(board, 'ramdisk')}"):
         con.send(cmd)
         con.expect(prompt)
     t_load = time.monotonic()
-    for cmd in (ub["load_command"].format(addr=ub["kernel_addr"], file=kfile),
-                ub["load_command"].format(addr=ub["ramdisk_addr"], file=rdfile)):
+    for cmd in (ub.load_command.format(addr=ub.kernel_addr, file=kfile),
+                ub.load_command.format(addr=ub.ramdisk_addr, file=rdfile)):
         con.send(cmd)
         con.expect(prompt, timeout=60)
-    con.send(ub["boot_command"].format(kernel=ub["kernel_addr"], ramdisk=ub["ramdisk_addr"],
-                                       fdt=ub.get("fdt_addr", "")))
-    con.expect(board["shell"]["login_prompt"])
+    con.send(ub.boot_command.format(kernel=ub.kernel_addr, ramdisk=ub.ramdisk_addr,
+                                       fdt=ub.fdt_addr or ""))
+    con.expect(board.shell.login_prompt)
     t_login = time.monotonic()
-    con.send(board["shell"]["username"])
-    con.expect(board["shell"]["prompt"])
+    con.send(board.shell.username)
+    con.expect(board.shell.prompt)
     t_end = time.monotonic()
     power(board, b"0")
     return t_end - t0, t_load - t0, t_login - t_load, t_end - t_login
@@ -130,15 +130,15 @@ def main():
     phases = {"strategy": [], "minimal": []}
     try:
         # stage the files once, the way the strategy does, so both load the same ones
-        kfile = strategy.stage(Path(board["images"]["dir"]) / board["images"]["kernels"][args.kernel]["uimage"])
-        rdfile = strategy.stage(Path(board["images"]["dir"]) / board["images"]["ramdisk"])
+        kfile = strategy.stage(Path(board.images.dir) / board.images.kernels[args.kernel].uimage)
+        rdfile = strategy.stage(Path(board.images.dir) / board.images.ramdisk)
         for i in range(args.runs):
             t = strategy_boot(strategy)
             times["strategy"].append(t[0])
             phases["strategy"].append(t)
             print(f"run {i + 1}: strategy  " + fmt(t), flush=True)
             target.deactivate(strategy.console)   # free the console port for the other
-            con = MinimalConsole(board["console"]["ser2net_port"])
+            con = MinimalConsole(board.console.ser2net_port)
             try:
                 t = minimal_boot(board, con, kfile, rdfile)
             finally:

@@ -25,60 +25,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import parsers, target_load  # noqa: E402
+from boardlab import measure, parsers  # noqa: E402
+from boardlab.session import board_session  # noqa: E402
 from boardlab.vlab.host import VirtualLab  # noqa: E402
 
-QUICK = "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
-
-
-def lmbench(shell) -> dict:
-    def lm(cmd):
-        out, _, rc = shell.run(f"{QUICK}{cmd} 2>&1", timeout=900)
-        assert rc == 0, out
-        return "\n".join(out)
-    r = parsers.parse_lmbench("\n".join([
-        lm("lat_syscall null"), lm("lat_proc fork"), lm("lat_pipe"), lm("lat_unix"),
-        lm("lat_udp -s; sleep 0.2; lat_udp 127.0.0.1; lat_udp -S 127.0.0.1"),
-        lm("lat_select -n 100 file"), lm("bw_pipe"), lm("bw_unix")]))
-    shell.run("dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null")
-    r["lat_pagefault_us"] = parsers.parse_lmbench(lm("lat_pagefault /tmp/lmfile"))["lat_pagefault_us"]
-    r["lat_mmap_1m_us"] = parsers.parse_size_value(lm("lat_mmap 1m /tmp/lmfile"))[1]
-    ctx = parsers.parse_lat_ctx(lm("lat_ctx -s 0 2 8"))[0]
-    r.update({"lat_ctx_0k_2p_us": ctx[2], "lat_ctx_0k_8p_us": ctx[8]})
-    return r
-
-
-def memory(shell) -> dict:
-    free = parsers.parse_free("\n".join(shell.run_check("free")))
-    out, _, _ = shell.run("dmesg -n 1; mem_eat > /tmp/m.log 2>&1; tail -n 3 /tmp/m.log", timeout=300)
-    return {"free_used_kb": free["used"], "free_free_kb": free["free"],
-            "mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}
-
-
-def jitter(shell, seconds) -> dict:
-    """The jitter suite's cyclictest under its load (boardlab.target_load), shorter."""
-    shell.run_check(target_load.install_command())
-    out, _, _ = shell.run(target_load.under_load(
-        f"cyclictest -m -p 80 -i 1000 -l {seconds * 1000} -h 20000 --json=/tmp/c.json -q "
-        f">/dev/null 2>&1"), timeout=seconds * 20 + 60)
-    assert out[-1] == "rc=0", out
-    t = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/c.json")))["thread"]["0"]
-    return {"avg_us": t["avg"], "max_us": t["max"],
-            "p99_us": parsers.percentile_from_histogram(t["histogram"], 99)}
+def _keyed(figures: dict) -> dict:
+    """boardlab.measure's 'suite.name' keys as (family, name); boot_time reads 'boot'."""
+    out = {}
+    for key, v in figures.items():
+        suite, name = key.split(".", 1)
+        out[("boot" if suite == "boot_time" else suite, name)] = v
+    return out
 
 
 def one_boot(strategy, shell_driver, jitter_s) -> dict:
     rec = strategy.reboot()
-    figures = {("boot", k): v for k, v in rec.milestones.items() if k != "starting_kernel"}
-    figures.update({("boot", "guest_" + k): v for k, v in rec.guest_milestones.items()})
     sh = shell_driver()
-    figures.update({("memory", k): v for k, v in memory(sh).items()})
+    figures = {**measure.boot(rec), **measure.memory(sh, rec)}
+    out, _, _ = sh.run("dmesg -n 1; mem_eat > /tmp/m.log 2>&1; tail -n 3 /tmp/m.log", timeout=300)
+    figures["memory.mem_eat_kb"] = parsers.parse_mem_eat("\n".join(out))["kb"]
     strategy.transition("off")   # mem_eat leaves the board without caches: a fresh boot
     strategy.transition("shell")
     sh = shell_driver()
-    figures.update({("lmbench", k): v for k, v in lmbench(sh).items()})
-    figures.update({("jitter", k): v for k, v in jitter(sh, jitter_s).items()})
-    return figures
+    figures.update(measure.lmbench(sh))
+    figures.update(measure.jitter(sh, jitter_s)[0])
+    return _keyed(figures)
+
+
+def _boot_with(hog: bool, boot):
+    """boot() with one busy loop on the host beside it (QEMU has one core, the hog the other)."""
+    proc = subprocess.Popen(["sh", "-c", "while :; do :; done"]) if hog else None
+    try:
+        return boot()
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
 
 
 def cv_pct(values):
@@ -93,52 +75,41 @@ def main():
     ap.add_argument("--jitter-s", type=int, default=5, help="cyclictest seconds per boot")
     args = ap.parse_args()
 
-    from labgrid import Environment
-    lab = VirtualLab("vlab")
-    was_up = lab.is_up()
-    if not was_up:
-        lab.up()
-    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
-    target = env.get_target("main")
-    strategy = target.get_driver("Strategy")
-    strategy.select(kernel="", root="", ramdisk="")
-    strategy.log_dir = str(ROOT / "results" / "bench-noise")
     conditions = [(c, h) for h in ((False,) if args.no_hog else (False, True))
                   for c in ("deterministic", "realtime")]
     samples = {cond: {} for cond in conditions}
     host_s = {cond: [] for cond in conditions}
-    hog = None
-    try:
-        for i in range(args.boots):
-            for clock, with_hog in conditions:
-                lab.clock(clock)
-                if with_hog:   # one busy loop: QEMU has one core, the hog the other
-                    hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])
-                t0 = time.monotonic()
-                try:
-                    figures = one_boot(strategy, lambda: target.get_driver("ShellDriver"), args.jitter_s)
-                finally:
-                    if hog:
-                        hog.kill()
-                        hog.wait()
-                        hog = None
-                host_s[(clock, with_hog)].append(time.monotonic() - t0)
-                for key, v in figures.items():
-                    samples[(clock, with_hog)].setdefault(key, []).append(float(v))
-                print(f"boot {i + 1}/{args.boots} {clock}{' +hog' if with_hog else ''}: "
-                      f"{time.monotonic() - t0:.0f} s, login {figures.get(('boot', 'login'), 0):.2f} s, "
-                      f"guest login {figures.get(('boot', 'guest_login'), 0):.4f} s, "
-                      f"lat_pipe {figures[('lmbench', 'lat_pipe_us')]:.4g} us", flush=True)
-    finally:
-        strategy.transition("off")
-        lab.clock("deterministic")
-        env.cleanup()
-        if not was_up:
-            lab.down()
+    lab = VirtualLab("vlab")
+    with board_session(ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-noise",
+                       virtual_lab="vlab") as (strategy, shell):
+        strategy.select(kernel="", root="", ramdisk="")
+        try:
+            for i in range(args.boots):
+                for clock, with_hog in conditions:
+                    lab.clock(clock)
+                    t0 = time.monotonic()
+                    figures = _boot_with(with_hog, lambda: one_boot(strategy, shell, args.jitter_s))
+                    host_s[(clock, with_hog)].append(time.monotonic() - t0)
+                    for key, v in figures.items():
+                        samples[(clock, with_hog)].setdefault(key, []).append(float(v))
+                    print(f"boot {i + 1}/{args.boots} {clock}{' +hog' if with_hog else ''}: "
+                          f"{time.monotonic() - t0:.0f} s, login {figures.get(('boot', 'login'), 0):.2f} s, "
+                          f"guest login {figures.get(('boot', 'guest_login'), 0):.4f} s, "
+                          f"lat_pipe {figures[('lmbench', 'lat_pipe_us')]:.4g} us", flush=True)
+        finally:
+            lab.clock("deterministic")
 
-    names = lambda c: "det" if c[0] == "deterministic" else "real"  # noqa: E731
-    head = " | ".join(f"{names(c)}{'+hog' if c[1] else ''} mean, CV" for c in conditions)
-    print(f"\nCV over {args.boots} boots per condition (stdev / mean); det = icount, real = realtime\n")
+    print_tables(conditions, samples, host_s, args.boots)
+
+
+def _label(c) -> str:
+    return ("det" if c[0] == "deterministic" else "real") + ("+hog" if c[1] else "")
+
+
+def print_tables(conditions, samples, host_s, boots):
+    """The CV table per metric, the median CV per family, host seconds per boot."""
+    head = " | ".join(f"{_label(c)} mean, CV" for c in conditions)
+    print(f"\nCV over {boots} boots per condition (stdev / mean); det = icount, real = realtime\n")
     print(f"| family | metric | {head} |")
     print("|---|---|" + "---|" * len(conditions))
     keys = sorted({k for s in samples.values() for k in s})
@@ -164,7 +135,7 @@ def main():
         print(f"  {fam:8s} " + "; ".join(row))
     print("  (boot on det: the guest-time milestones; host-arrival times are another clock)")
     print("\nhost seconds per boot (all families): " + ", ".join(
-        f"{names(c)}{'+hog' if c[1] else ''} {statistics.median(v):.0f} s" for c, v in host_s.items()))
+        f"{_label(c)} {statistics.median(v):.0f} s" for c, v in host_s.items()))
 
 
 if __name__ == "__main__":

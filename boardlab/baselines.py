@@ -1,34 +1,29 @@
-"""Stored baselines and the gate.
+"""Stored baselines: kernels/<kernel>/<board>.yaml holds, per metric, its samples (the
+figures of every repeat it was measured with), their median and spread, the unit and
+direction, and the source (the 2005 study, or measured: date, host, clock, repeats).
 
-kernels/<kernel>/<board>.yaml holds, per metric: value, unit, direction (which way is
-better), tolerance, the spread of the repeats it came from, and its source (the 2005
-study, or a measured run with date, host and repeat count).
-
-The gate allows a metric to be worse than its baseline by the largest of: the
-absolute tolerance, the relative tolerance, and NOISE_K times the spread the baseline
-was measured with. So a noisy metric (boot time on a shared QEMU host) gets a wide
-band it has earned, a stable one (uImage size) a narrow one, and identical reruns
-do not cry wolf."""
+The verdict against a baseline is boardlab.verdict's (the baseline's samples are side A,
+the run's side B), with each metric's floor from boardlab.catalogue; a baseline measured
+on another clock, or a host-bound one measured on another host, does not judge."""
 from __future__ import annotations
 
 import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from .facts import PROJECT_ROOT
+from .catalogue import METRICS, for_harness
 from .errors import BoardlabError
+from .facts import PROJECT_ROOT
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
-NOISE_K = 3.0          # spread multiples that still count as noise
-DEFAULT_TOLERANCE = {"rel": 0.10, "abs": 0.0}
 DIRECTIONS = ("lower", "higher")
 
-PASS, FAIL, NEW, IMPROVED = "pass", "fail", "new", "improved"
+NEW = "new"
 OTHER_HOST = "other-host"   # a host-bound figure with a baseline from another machine
 OTHER_CLOCK = "other-clock"  # a baseline measured on another clock (boardlab.clocks)
 
@@ -40,35 +35,26 @@ class BaselineError(BoardlabError):
 @dataclass
 class Baseline:
     name: str
-    value: float
+    value: float                    # the median of the samples
     unit: str
     direction: str = "lower"
-    tolerance: dict = field(default_factory=lambda: dict(DEFAULT_TOLERANCE))
     spread: dict | None = None      # {min, max, stdev, n}
     source: dict | None = None
+    samples: list | None = None     # every repeat's figure (None: the study's single numbers)
 
-    def allowance(self) -> float:
-        """How much worse than value a result may be and still pass."""
-        tol = self.tolerance or {}
-        noise = 0.0
-        if self.spread:
-            if self.spread.get("stdev") is not None:
-                noise = NOISE_K * float(self.spread["stdev"])
-            elif self.spread.get("min") is not None and self.spread.get("max") is not None:
-                noise = float(self.spread["max"]) - float(self.spread["min"])
-        return max(float(tol.get("abs", 0.0)), float(tol.get("rel", 0.0)) * abs(self.value), noise)
+    def values(self) -> list[float]:
+        """Side A of a comparison: the samples, or the one stored value."""
+        return [float(x) for x in self.samples] if self.samples else [self.value]
 
-    def limit(self) -> float:
-        a = self.allowance()
-        return self.value + a if self.direction == "lower" else self.value - a
-
-    def judge(self, measured: float) -> str:
-        worse_by = measured - self.value if self.direction == "lower" else self.value - measured
-        if worse_by > self.allowance():
-            return FAIL
-        if -worse_by > self.allowance():
-            return IMPROVED
-        return PASS
+    def limit(self, harness: str | None = None) -> float | None:
+        """The worst value an exact metric may take and still be the same (its floor past
+        the median): what a LAVA test case checks by itself. None for a noisy metric, which
+        one figure cannot decide."""
+        spec = METRICS.get(self.name)
+        if spec is None or not spec.exact:
+            return None
+        floor = for_harness(spec, harness).floor(self.value)
+        return self.value + floor if self.direction == "lower" else self.value - floor
 
     def clock(self) -> str | None:
         """The clock the baseline was measured on (boardlab.clocks), if it says."""
@@ -79,8 +65,9 @@ class Baseline:
         return (self.source or {}).get("host_id")
 
     def to_dict(self) -> dict:
-        d = {"value": self.value, "unit": self.unit, "direction": self.direction,
-             "tolerance": self.tolerance}
+        d = {"value": self.value, "unit": self.unit, "direction": self.direction}
+        if self.samples:
+            d["samples"] = [round(float(x), 6) for x in self.samples]
         if self.spread:
             d["spread"] = self.spread
         if self.source:
@@ -117,18 +104,18 @@ def parse_baselines(data, path) -> dict[str, Baseline]:
         if direction not in DIRECTIONS:
             raise BaselineError(f"{_field(path, name, 'direction')} must be lower or higher, "
                                 f"got {direction!r}")
-        tol = m.get("tolerance", DEFAULT_TOLERANCE)
-        if not isinstance(tol, dict) or not all(
-                k in ("rel", "abs") and isinstance(v, (int, float)) and v >= 0 for k, v in tol.items()):
-            raise BaselineError(f"{_field(path, name, 'tolerance')} must be {{rel: x, abs: y}} "
-                                f"with numbers >= 0, got {tol!r}")
         spread = m.get("spread")
         if spread is not None and (not isinstance(spread, dict) or not all(
                 isinstance(v, (int, float)) for v in spread.values())):
             raise BaselineError(f"{_field(path, name, 'spread')} must map min/max/stdev/n to "
                                 f"numbers, got {spread!r}")
-        out[name] = Baseline(name, float(m["value"]), m["unit"], direction, dict(tol), spread,
-                             m.get("source"))
+        samples = m.get("samples")
+        if samples is not None and (not isinstance(samples, list) or not samples or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in samples)):
+            raise BaselineError(f"{_field(path, name, 'samples')} must be a list of numbers, "
+                                f"got {samples!r}")
+        out[name] = Baseline(name, float(m["value"]), m["unit"], direction, spread,
+                             m.get("source"), samples)
     return out
 
 
@@ -150,6 +137,17 @@ def load(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None 
     if harness:
         out.update(_load_file(baseline_path(kernel, board, root, harness)))
     return out
+
+
+def load_stored(spec: str) -> tuple[str, str, dict[str, Baseline]]:
+    """'baseline:<board>:<kernel>' -> (board, kernel, its baselines); FileNotFoundError
+    naming the file when there are none."""
+    _, board, kernel = spec.split(":", 2)
+    base = load(kernel, board)
+    if not base:
+        raise FileNotFoundError(f"no baselines for board {board}, kernel {kernel} "
+                                f"({baseline_path(kernel, board)})")
+    return board, kernel, base
 
 
 def spread_of(values) -> dict:
@@ -174,7 +172,7 @@ def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KE
     with os.fdopen(fd, "w") as f:
         through = f", as {harness} measures them" if harness else ""
         f.write(f"# Baselines of {board} with kernel {kernel}{through}. Written by --update-baselines;\n"
-                f"# each metric: value (median), unit, direction, tolerance, spread, source.\n")
+                f"# each metric: value (median of its samples), unit, direction, samples, spread, source.\n")
         yaml.safe_dump(doc, f, sort_keys=False, default_flow_style=None, width=100)
     os.replace(tmp, path)
     return path

@@ -20,6 +20,8 @@ import os
 import socket
 from functools import lru_cache
 
+from .facts import Board
+
 HOST = "host"
 GUEST_REALTIME = "guest-realtime"
 GUEST_DETERMINISTIC = "guest-deterministic"
@@ -32,29 +34,29 @@ _SUITE_CLOCK = {"build": HOST, "boot_time": HOST, "memory": NO_CLOCK,
 _SIZE_UNITS = ("bytes", "kB", "MB")
 
 
-def is_virtual(board: dict) -> bool:
+def is_virtual(board: Board) -> bool:
     """A board QEMU emulates (its facts have a qemu section)."""
-    return bool(board.get("qemu"))
+    return board.virtual
 
 
-def guest_clock(board: dict, qemu_clock: str | None = None) -> str:
+def guest_clock(board: Board, qemu_clock: str | None = None) -> str:
     """The clock the board's own timers run on: a real board's hardware, or the virtual
     board's QEMU clock (qemu_clock as the power switch ran it, else the facts' qemu.clock;
     deterministic means icount)."""
     if not is_virtual(board):
         return GUEST_REALTIME
-    clock = qemu_clock or board["qemu"].get("clock", "deterministic")
+    clock = qemu_clock or board.qemu.clock
     return GUEST_DETERMINISTIC if clock == "deterministic" else GUEST_REALTIME
 
 
-def clock_url(board: dict) -> str | None:
+def clock_url(board: Board) -> str | None:
     """The virtual board's clock setting at its power switch (boardlab.vlab.power):
     the outlet's .../value URL with /clock for /value."""
-    url = board["power"]["host"].format(index=board["power"]["index"])
+    url = board.power.url
     return url[:-len("value")] + "clock" if is_virtual(board) and url.endswith("/value") else None
 
 
-def switch_clock(board: dict, timeout: float = 2.0) -> str | None:
+def switch_clock(board: Board, timeout: float = 2.0) -> str | None:
     """The QEMU clock of a virtual board as its power switch runs it (the switch starts
     QEMU); None for a real board or a switch that does not say."""
     url = clock_url(board)
@@ -71,7 +73,7 @@ def switch_clock(board: dict, timeout: float = 2.0) -> str | None:
 GUEST_PREFIX = "guest_"   # boot_time.guest_*: a milestone in the board's own time
 
 
-def metric_clock(suite: str, name: str, unit: str, board: dict, qemu_clock: str | None = None) -> str:
+def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str | None = None) -> str:
     """The clock a metric of a suite was measured on, on this board (qemu_clock: as in
     guest_clock)."""
     if unit in _SIZE_UNITS:
@@ -80,7 +82,7 @@ def metric_clock(suite: str, name: str, unit: str, board: dict, qemu_clock: str 
     return guest_clock(board, qemu_clock) if clock == "guest" else clock
 
 
-def host_bound(clock: str, board: dict) -> bool:
+def host_bound(clock: str, board: Board) -> bool:
     """Would another machine of the same kind measure another value?"""
     return clock == HOST or (clock == GUEST_REALTIME and is_virtual(board))
 

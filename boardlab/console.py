@@ -164,6 +164,23 @@ def last_milestone(milestones: dict, patterns) -> str | None:
     return reached[-1] if reached else None
 
 
+def reached(lines, patterns) -> str:
+    """The last milestone a (failed) boot reached, in words, with its time."""
+    ms = find_milestones(lines, patterns)
+    name = last_milestone(ms, patterns)
+    if name is None:
+        return "the load command (no kernel output)"
+    return f"{MILESTONE_LABELS.get(name, name)} at {ms[name]:.3f} s"
+
+
+def next_milestone(lines, patterns) -> str:
+    """The label of the milestone a boot waited for when it stopped."""
+    names = [n for n, _ in patterns]
+    last = last_milestone(find_milestones(lines, patterns), patterns)
+    nxt = names[names.index(last) + 1] if last and names.index(last) + 1 < len(names) else names[0]
+    return MILESTONE_LABELS.get(nxt, nxt)
+
+
 # ---- raw console captures (JSON lines: host time, bytes as latin-1 text) --------------
 
 def append_raw_chunk(path, t: float, data: bytes):

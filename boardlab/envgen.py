@@ -11,36 +11,34 @@ from pathlib import Path
 
 import yaml
 
-from . import labhost
-from .facts import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, lab_hosts, load_board
+from . import labhost, pdu
+from .lava import devices as lava_devices
+from .facts import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost, lab_host_of, lab_hosts, load_board
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
 
 
-def uboot_driver(board: dict) -> tuple[str, dict]:
+def uboot_driver(board: Board) -> tuple[str, dict]:
     """labgrid's UBootDriver only gets the strategy to the prompt (autoboot stop, an echo
     check); the strategy sends one command per line, which every U-Boot dialect takes,
     so old U-Boots without hush need no other driver."""
-    ub = board["uboot"]
-    cfg = {"prompt": ub["prompt"], "autoboot": ub["autoboot"], "interrupt": "\n",
-           "login_timeout": int(board["timeouts"]["uboot_s"])}
+    ub = board.uboot
+    cfg = {"prompt": ub.prompt, "autoboot": ub.autoboot, "interrupt": "\n",
+           "login_timeout": int(board.timeouts.uboot_s)}
     return "UBootDriver", cfg
 
 
-def serial_host(board: dict) -> str:
-    return "127.0.0.1" if board["lab_host"] == "vlab" else board["lab_host"]
-
-
-def board_resources(board: dict) -> dict:
+def board_resources(board: Board) -> dict:
     """The board's resources as its lab host exports them (and a local env uses them)."""
-    con, pw = board["console"], board["power"]
+    con = board.console
+    power, _ = pdu.labgrid_power(board, lab_host_of(board))
     return {
-        "NetworkSerialPort": {"host": serial_host(board), "port": con["ser2net_port"],
-                              "speed": con["baud"], "protocol": "rfc2217"},
-        "NetworkPowerPort": {"model": pw["model"], "host": pw["host"], "index": pw["index"]},
-        "TFTPProvider": {"internal": board["tftp"]["dir"].rstrip("/") + "/",
-                         "external": board["tftp"]["prefix"]},
+        "NetworkSerialPort": {"host": board.serial_host, "port": con.ser2net_port,
+                              "speed": con.baud, "protocol": "rfc2217"},
+        **power,
+        "TFTPProvider": {"internal": board.tftp.dir.rstrip("/") + "/",
+                         "external": board.tftp.prefix},
     }
 
 
@@ -49,26 +47,26 @@ def tag_value(value) -> str:
     return re.sub(r"[^a-z0-9_-]+", "_", str(value).lower()).strip("_")
 
 
-def place_tags(board: dict) -> dict:
-    return {"board": tag_value(board["name"]), "arch": tag_value(board["arch"]),
-            "cpu": tag_value(board["cpu"].split(" (")[0]), "ram": f"{board['ram_mb']}mb"}
+def place_tags(board: Board) -> dict:
+    return {"board": tag_value(board.name), "arch": tag_value(board.arch),
+            "cpu": tag_value(board.cpu.split(" (")[0]), "ram": f"{board.ram_mb}mb"}
 
 
-def labgrid_env(board: dict, remote: bool = False) -> dict:
+def labgrid_env(board: Board, remote: bool = False) -> dict:
     """The labgrid environment of a board, as data (remote: through the coordinator)."""
     uboot_name, uboot_cfg = uboot_driver(board)
-    shell = {"prompt": board["shell"]["prompt"], "login_prompt": board["shell"]["login_prompt"],
-             "username": board["shell"]["username"], "login_timeout": 60}
-    if board["shell"].get("password") is not None:
-        shell["password"] = board["shell"]["password"]
-    facts_rel = Path("..") / ("../boards" if remote else "boards") / f"{board['name']}.yaml"
+    shell = {"prompt": board.shell.prompt, "login_prompt": board.shell.login_prompt,
+             "username": board.shell.username, "login_timeout": 60}
+    if board.shell.password is not None:
+        shell["password"] = board.shell.password
+    facts_rel = Path("..") / ("../boards" if remote else "boards") / f"{board.name}.yaml"
     if remote:
-        resources = {"RemotePlace": {"name": board["name"]}}
+        resources = {"RemotePlace": {"name": board.name}}
     else:
         resources = {**board_resources(board), "NFSProvider": {}}
     drivers = {
         "TimestampingSerialDriver": {},
-        "NetworkPowerDriver": {"delay": 0.5},
+        **pdu.labgrid_power(board, lab_host_of(board))[1],
         uboot_name: uboot_cfg,
         "ShellDriver": shell,
         "TFTPProviderDriver": {},
@@ -83,41 +81,43 @@ def _yaml(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
 
 
-def render_env(board: dict, remote: bool = False) -> str:
-    return GENERATED.format(name=board["name"]) + _yaml(labgrid_env(board, remote))
+def render_env(board: Board, remote: bool = False) -> str:
+    return GENERATED.format(name=board.name) + _yaml(labgrid_env(board, remote))
 
 
-def exporter_config(lab: dict, boards: list) -> str:
+def exporter_config(lab: LabHost, boards: list) -> str:
     """labgrid-exporter config: one group per board. It is Jinja2 with '#' as line
     statement prefix: comments start with '##'."""
-    groups = {b["name"]: {"location": f"{lab['name']}", **board_resources(b)} for b in boards}
+    groups = {b.name: {"location": f"{lab.name}", **board_resources(b)} for b in boards}
     return (f"## Generated from boards/*.yaml by `boardlab gen`: labgrid-exporter of lab host "
-            f"{lab['name']}\n" + _yaml(groups))
+            f"{lab.name}\n" + _yaml(groups))
 
 
-def places_config(lab: dict, boards: list) -> str:
+def places_config(lab: LabHost, boards: list) -> str:
     """Coordinator places with tags; `boardlab places sync` creates them."""
-    exporter = lab.get("exporter_name", lab["name"])
-    places = {b["name"]: {"matches": [f"{exporter}/{b['name']}/*"], "tags": place_tags(b)}
+    exporter = lab.exporter_name or lab.name
+    places = {b.name: {"matches": [f"{exporter}/{b.name}/*"], "tags": place_tags(b)}
               for b in boards}
     return (f"# Generated from boards/*.yaml by `boardlab gen`: the coordinator's places of lab "
-            f"host {lab['name']}.\n# Create or update them: boardlab places sync --lab "
-            f"{lab['name']} --coordinator HOST:PORT\n" + _yaml(places))
+            f"host {lab.name}.\n# Create or update them: boardlab places sync --lab "
+            f"{lab.name} --coordinator HOST:PORT\n" + _yaml(places))
 
 
-def lab_host_files(lab: dict) -> dict[Path, str]:
-    boards = [load_board(b) for b in lab["boards"]]
-    d = PLACES_DIR / lab["name"]
+def lab_host_files(lab: LabHost) -> dict[Path, str]:
+    boards = [load_board(b) for b in lab.boards]
+    d = PLACES_DIR / lab.name
     files = {d / "exporter.yaml": exporter_config(lab, boards),
              d / "places.yaml": places_config(lab, boards)}
-    if lab["kind"] == "real":   # the virtual lab host renders these at run time
-        server = lab["address"].split("/")[0]
+    if lab.kind == "real":   # the virtual lab host renders these at run time
+        server = lab.server_ip
         clients = labhost.lan_network(lab)
         files[d / "ser2net.yaml"] = labhost.ser2net_yaml(
-            (b["name"], b["console"]["ser2net_port"], b["console"]["serial_adapter"],
-             b["console"]["baud"], "0.0.0.0") for b in boards)
-        files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab["tftp_root"], server)
+            (b.name, b.console.ser2net_port, b.console.serial_adapter,
+             b.console.baud, "0.0.0.0") for b in boards)
+        files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab.tftp_root, server)
         files[d / "exports"] = labhost.nfs_exports(labhost.nfs_export_dirs(lab, boards), clients)
+        if lab.pdudaemon is not None:
+            files[d / "pdudaemon.conf"] = pdu.pdudaemon_config(lab, boards)
     return files
 
 
@@ -125,12 +125,11 @@ def generated_files() -> dict[Path, str]:
     files = {}
     for facts in sorted(BOARDS_DIR.glob("*.yaml")):
         board = load_board(facts)
-        files[LAB_DIR / f"{board['name']}.yaml"] = render_env(board)
-        files[LAB_DIR / "remote" / f"{board['name']}.yaml"] = render_env(board, remote=True)
+        files[LAB_DIR / f"{board.name}.yaml"] = render_env(board)
+        files[LAB_DIR / "remote" / f"{board.name}.yaml"] = render_env(board, remote=True)
     for lab in lab_hosts():
         files.update(lab_host_files(lab))
-    from . import lava   # LAVA device types and device dictionaries: the same facts
-    files.update(lava.generated_files())
+    files.update(lava_devices.generated_files())   # LAVA's: the same facts
     return files
 
 

@@ -1,150 +1,224 @@
 """Board facts: one YAML file per board under boards/, the single source from which
 the labgrid environment, the lab-host configs and the LAVA device dictionary are
-made. Loading validates every field so that a typo is reported with file and field."""
+made. Loading turns the file into frozen dataclasses (Board and its parts) and checks
+every field on the way, so a typo is reported with file and field: a missing or
+unknown key, a wrong type, a placeholder a command line or U-Boot command cannot fill."""
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from .typedyaml import FactsError, build, load_yaml, one_of, template
 
-from .errors import BoardlabError
+__all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "LabHost", "MkImage", "Network",
+           "Nfs", "Power", "PowerSwitch", "PduDaemon", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
+           "board_path", "bootargs", "lab_host_of", "lab_hosts", "load_board", "load_lab_host"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BOARDS_DIR = PROJECT_ROOT / "boards"
 PLACES_DIR = PROJECT_ROOT / "places"
 
-
-class FactsError(BoardlabError):
-    """A facts file is missing, unreadable or has a bad field."""
-
-
-# field path -> expected type(s); a trailing '?' marks an optional field.
-BOARD_SCHEMA = {
-    "name": str,
-    "description": str,
-    "arch": str,
-    "cpu": str,
-    "cpu_mhz?": (int, float, type(None)),
-    "ram_mb": int,
-    "lab_host": str,
-    "console.device": str,
-    "console.baud": int,
-    "console.ser2net_port": int,
-    "console.serial_adapter?": str,
-    "power.model": str,
-    "power.host": str,
-    "power.index": int,
-    "network.ip": str,
-    "network.netmask": str,
-    "network.server_ip": str,
-    "network.mac?": str,
-    "uboot.prompt": str,
-    "uboot.dialect": str,
-    "uboot.autoboot": str,
-    "uboot.kernel_addr": str,
-    "uboot.ramdisk_addr": str,
-    "uboot.fdt_addr?": str,
-    "uboot.load_command": str,
-    "uboot.boot_command": str,
-    "uboot.init_commands?": list,
-    "uboot.kernel_message?": str,   # what U-Boot prints as it hands over (LAVA waits for it)
-    "mkimage.arch": str,
-    "mkimage.load_addr": str,
-    "mkimage.entry": str,
-    "tftp.dir": str,
-    "tftp.prefix": str,
-    "nfs.export": str,
-    "images.dir": str,
-    "images.default_kernel": str,
-    "images.ramdisk?": str,
-    "images.kernels": dict,
-    "root.default": str,
-    "root.bootargs": dict,
-    "shell.prompt": str,
-    "shell.login_prompt": str,
-    "shell.username": str,
-    "shell.password?": str,
-    "timeouts.uboot_s": (int, float),
-    "timeouts.load_s": (int, float),
-    "timeouts.boot_s": (int, float),
-    "qemu?": dict,
-}
-
-QEMU_SCHEMA = {              # a virtual board's emulator (when the facts have 'qemu')
-    "qemu.machine": str,
-    "qemu.cpu": str,
-    "qemu.smp?": int,
-    "qemu.bios": str,
-    "qemu.tap": str,
-    "qemu.clock?": str,          # deterministic (icount, the default) or realtime
-    "qemu.icount_shift?": int,   # one instruction = 2**shift ns of guest time
-}
-QEMU_CLOCKS = ("deterministic", "realtime")
-
-LAB_HOST_SCHEMA = {          # a real lab host
-    "name": str,
-    "address": str,
-    "tftp_root": str,
-    "boards": list,
-    "exporter_name?": str,
-    "lava_worker?": bool,    # default true: it also exports LAVA's NFS root directory
-}
-VIRTUAL_LAB_HOST_SCHEMA = {  # the virtual one adds its LAN and power switch
-    **LAB_HOST_SCHEMA,
-    "netns": str,
-    "bridge": str,
-    "run_dir": str,
-    "power_switch.listen": str,
-    "power_switch.port": int,
-}
-
-UBOOT_DIALECTS = ("hush", "old")
-NFSROOT_TARBALL = "nfsroot.tar.xz"   # a board's NFS root as a tarball in images.dir (LAVA)
+UBOOT_DIALECTS = ("hush", "old")   # hush: ';' and '$?' work. old: one command per line
 ROOT_MODES = ("ramdisk", "nfs")
+QEMU_CLOCKS = ("deterministic", "realtime")
+NFSROOT_TARBALL = "nfsroot.tar.xz"   # a board's NFS root as a tarball in images.dir (LAVA)
 
 
-def _lookup(data, dotted):
-    node = data
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise KeyError(dotted)
-        node = node[part]
-    return node
+# ---- the facts, typed ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Console:
+    device: str
+    baud: int
+    ser2net_port: int           # RFC2217 on the lab host
+    serial_adapter: str | None = None
 
 
-def _typename(types):
-    types = types if isinstance(types, tuple) else (types,)
-    return " or ".join("null" if t is type(None) else t.__name__ for t in types)
+@dataclass(frozen=True)
+class Power:
+    model: str                  # a labgrid NetworkPowerPort model
+    index: int
+    host: str = template(("index", "value"))
+
+    @property
+    def url(self) -> str:
+        """The outlet's address, for messages and the virtual switch's GET."""
+        return self.host.format(index=self.index, value="")
 
 
-def validate(data, schema, source):
-    """Check data against schema; raise FactsError naming the file and field."""
-    if not isinstance(data, dict):
-        raise FactsError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
-    for key, types in schema.items():
-        optional = key.endswith("?")
-        field = key.rstrip("?")
+@dataclass(frozen=True)
+class Network:
+    ip: str
+    netmask: str
+    server_ip: str
+    mac: str | None = None
+
+
+@dataclass(frozen=True)
+class UBoot:
+    prompt: str
+    dialect: str = one_of(UBOOT_DIALECTS)
+    autoboot: str
+    kernel_addr: str
+    ramdisk_addr: str
+    load_command: str = template(("addr", "file"))
+    boot_command: str = template(("kernel", "ramdisk", "fdt"))
+    fdt_addr: str | None = None
+    init_commands: tuple[str, ...] = ()
+    kernel_message: str | None = None   # what U-Boot prints as it hands over (LAVA waits for it)
+
+
+@dataclass(frozen=True)
+class MkImage:
+    arch: str
+    load_addr: str
+    entry: str
+
+
+@dataclass(frozen=True)
+class Tftp:
+    dir: str                    # on the lab host
+    prefix: str                 # file names as U-Boot asks for them
+
+
+@dataclass(frozen=True)
+class Nfs:
+    export: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str                   # its key in images.kernels
+    uimage: str
+    debian_package: str | None = None
+    nfs_loader: bool = False    # NIC and NFS client are modules: boots NFS via the ramdisk
+    console: str | None = None  # its name for the console, when not console.device
+
+
+@dataclass(frozen=True)
+class Images:
+    dir: str
+    default_kernel: str
+    kernels: dict[str, Kernel]
+    ramdisk: str | None = None
+    loader_modules: tuple[str, ...] = ()
+
+
+BOOTARGS_PLACEHOLDERS = ("console", "ip", "netmask", "server_ip", "nfs_export", "name")
+
+
+@dataclass(frozen=True)
+class Root:
+    default: str = one_of(ROOT_MODES)
+    bootargs: dict[str, str] = template(BOOTARGS_PLACEHOLDERS)
+
+
+@dataclass(frozen=True)
+class Shell:
+    prompt: str
+    login_prompt: str
+    username: str
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    uboot_s: float              # power-on to U-Boot prompt
+    load_s: float               # each TFTP load
+    boot_s: float               # load command to login prompt
+
+
+@dataclass(frozen=True)
+class Qemu:
+    machine: str
+    cpu: str
+    bios: str
+    tap: str
+    smp: int = 1
+    clock: str = one_of(QEMU_CLOCKS, "deterministic")
+    icount_shift: int = 4       # one instruction = 2**shift ns of guest time
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    arch: str
+    cpu: str
+    ram_mb: int
+    lab_host: str
+    console: Console
+    power: Power
+    network: Network
+    uboot: UBoot
+    mkimage: MkImage
+    tftp: Tftp
+    nfs: Nfs
+    images: Images
+    root: Root
+    shell: Shell
+    timeouts: Timeouts
+    cpu_mhz: int | float | None = None
+    qemu: Qemu | None = None
+    path: str = ""              # the facts file (not in it: set on load)
+
+    @property
+    def virtual(self) -> bool:
+        return self.qemu is not None
+
+    @property
+    def serial_host(self) -> str:
+        """Where the console is exported (ser2net on its lab host; the virtual lab's is
+        on this machine)."""
+        return "127.0.0.1" if self.lab_host == "vlab" else self.lab_host
+
+    def kernel(self, name: str) -> Kernel:
         try:
-            value = _lookup(data, field)
+            return self.images.kernels[name]
         except KeyError:
-            if optional:
-                continue
-            raise FactsError(f"{source}: missing field '{field}'") from None
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in
-                                              (types if isinstance(types, tuple) else (types,))):
-            raise FactsError(
-                f"{source}: field '{field}' must be {_typename(types)}, got {value!r}")
+            raise FactsError(f"{self.path}: no kernel {name!r} in images.kernels "
+                             f"(has: {', '.join(self.images.kernels)})") from None
 
 
-def _load_yaml(path: Path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
-    except FileNotFoundError:
-        raise FactsError(f"{path}: no such file") from None
-    except yaml.YAMLError as e:
-        raise FactsError(f"{path}: not valid YAML: {e}") from None
+@dataclass(frozen=True)
+class PowerSwitch:
+    listen: str
+    port: int
+
+
+@dataclass(frozen=True)
+class PduDaemon:
+    """pdudaemon on a real lab host: labgrid and LAVA both switch power through it, so
+    requests to a PDU queue in one place (and are retried) instead of racing."""
+    port: int = 16421
+    listen: str = "0.0.0.0"     # its HTTP listener on the lab host
+    host: str | None = None     # where users reach it (default: the lab host's name)
+
+
+@dataclass(frozen=True)
+class LabHost:
+    name: str
+    address: str                # on the lab LAN, with prefix length: the TFTP and NFS server
+    tftp_root: str
+    boards: tuple[str, ...]
+    kind: str = one_of(("virtual", "real"), "virtual")
+    exporter_name: str | None = None
+    lava_worker: bool = True    # it also exports LAVA's NFS root directory
+    pdudaemon: PduDaemon | None = None
+    # the virtual lab host's LAN and power switch
+    netns: str | None = None
+    bridge: str | None = None
+    run_dir: str | None = None
+    power_switch: PowerSwitch | None = None
+    path: str = ""
+
+    @property
+    def server_ip(self) -> str:
+        return self.address.split("/")[0]
+
+
+VIRTUAL_LAB_FIELDS = ("netns", "bridge", "run_dir", "power_switch")
 
 
 def board_path(name_or_path) -> Path:
@@ -154,79 +228,60 @@ def board_path(name_or_path) -> Path:
     return BOARDS_DIR / f"{name_or_path}.yaml"
 
 
-def load_board(name_or_path) -> dict:
-    """Load and validate a board's facts (by name, e.g. 'qemu-arm', or path)."""
+def load_board(name_or_path) -> Board:
+    """Load and check a board's facts (by name, e.g. 'qemu-arm', or path)."""
     path = board_path(name_or_path)
-    data = _load_yaml(path)
-    validate(data, BOARD_SCHEMA, path)
-    if data["uboot"]["dialect"] not in UBOOT_DIALECTS:
-        raise FactsError(f"{path}: field 'uboot.dialect' must be one of {UBOOT_DIALECTS}, "
-                         f"got {data['uboot']['dialect']!r}")
-    if data["root"]["default"] not in ROOT_MODES:
-        raise FactsError(f"{path}: field 'root.default' must be one of {ROOT_MODES}")
-    for mode in data["root"]["bootargs"]:
+    board = dataclasses.replace(build(Board, load_yaml(path), path), path=str(path))
+    for mode in board.root.bootargs:
         if mode not in ROOT_MODES:
             raise FactsError(f"{path}: field 'root.bootargs.{mode}': unknown root mode "
                              f"(known: {', '.join(ROOT_MODES)})")
-    for kname, kernel in data["images"]["kernels"].items():
-        if not isinstance(kernel, dict) or not isinstance(kernel.get("uimage"), str):
-            raise FactsError(f"{path}: field 'images.kernels.{kname}.uimage' must be a file name")
-    if data["images"]["default_kernel"] not in data["images"]["kernels"]:
+    if board.images.default_kernel not in board.images.kernels:
         raise FactsError(f"{path}: field 'images.default_kernel' names "
-                         f"{data['images']['default_kernel']!r}, which is not in images.kernels")
-    if "qemu" in data:
-        _check_qemu(data, path)
-    if path.stem != data["name"]:
-        raise FactsError(f"{path}: field 'name' is {data['name']!r} but the file is named "
+                         f"{board.images.default_kernel!r}, which is not in images.kernels")
+    if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
+        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
+                         f"got {board.qemu.icount_shift}")
+    if path.stem != board.name:
+        raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
                          f"{path.name}; they must agree")
-    data["_path"] = str(path)
-    return data
+    return board
 
 
-def _check_qemu(data: dict, path: Path):
-    validate(data, QEMU_SCHEMA, path)
-    q = data["qemu"]
-    unknown = set(q) - {k.split(".")[1].rstrip("?") for k in QEMU_SCHEMA}
-    if unknown:
-        raise FactsError(f"{path}: unknown field(s) qemu.{', qemu.'.join(sorted(unknown))} "
-                         f"(known: {', '.join(k[5:].rstrip('?') for k in QEMU_SCHEMA)})")
-    q.setdefault("clock", "deterministic")
-    if q["clock"] not in QEMU_CLOCKS:
-        raise FactsError(f"{path}: field 'qemu.clock' must be one of {', '.join(QEMU_CLOCKS)}, "
-                         f"got {q['clock']!r}")
-    shift = q.setdefault("icount_shift", 4)
-    if not 0 <= shift <= 10:
-        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, got {shift}")
-
-
-def load_lab_host(name_or_path="vlab") -> dict:
+def load_lab_host(name_or_path="vlab") -> LabHost:
     p = Path(name_or_path)
     path = p if p.suffix in (".yaml", ".yml") else PLACES_DIR / str(name_or_path) / "lab-host.yaml"
-    data = _load_yaml(path)
-    kind = data.get("kind", "virtual") if isinstance(data, dict) else None
-    if kind not in ("virtual", "real"):
-        raise FactsError(f"{path}: field 'kind' must be virtual or real, got {kind!r}")
-    validate(data, VIRTUAL_LAB_HOST_SCHEMA if kind == "virtual" else LAB_HOST_SCHEMA, path)
-    data["kind"] = kind
-    data["_path"] = str(path)
-    return data
+    lab = dataclasses.replace(build(LabHost, load_yaml(path), path), path=str(path))
+    if lab.kind == "virtual":
+        missing = [f for f in VIRTUAL_LAB_FIELDS if getattr(lab, f) is None]
+        if missing:
+            raise FactsError(f"{path}: missing field '{missing[0]}' (a virtual lab host has "
+                             f"{', '.join(VIRTUAL_LAB_FIELDS)})")
+    return lab
 
 
-def lab_hosts() -> list[dict]:
+def lab_host_of(board: Board) -> LabHost | None:
+    """The board's lab host, when its facts are in places/ (None: a lab host this
+    checkout does not describe)."""
+    path = PLACES_DIR / board.lab_host / "lab-host.yaml"
+    return load_lab_host(path) if path.exists() else None
+
+
+def lab_hosts() -> list[LabHost]:
     return [load_lab_host(p) for p in sorted(PLACES_DIR.glob("*/lab-host.yaml"))]
 
 
-def bootargs(board: dict, root: str, kernel: str | None = None) -> str:
+def bootargs(board: Board, root: str, kernel: str | None = None) -> str:
     """The kernel command line for a root mode, with the board's facts filled in. A
     kernel may name its console differently (Linux 2.4's ttyS0 for 2.6's ttyCPM0)."""
     try:
-        template = board["root"]["bootargs"][root]
+        template = board.root.bootargs[root]
     except KeyError:
-        raise FactsError(f"{board['_path']}: no bootargs for root mode {root!r} "
-                         f"(root.bootargs has: {', '.join(board['root']['bootargs'])})") from None
-    net = board["network"]
-    device = board["images"]["kernels"].get(kernel or "", {}).get("console") or board["console"]["device"]
+        raise FactsError(f"{board.path}: no bootargs for root mode {root!r} "
+                         f"(root.bootargs has: {', '.join(board.root.bootargs)})") from None
+    k = board.images.kernels.get(kernel or "")
+    device = (k.console if k else None) or board.console.device
+    net = board.network
     return template.format(
-        console=f"{device},{board['console']['baud']}",
-        ip=net["ip"], netmask=net["netmask"], server_ip=net["server_ip"],
-        nfs_export=board["nfs"]["export"], name=board["name"])
+        console=f"{device},{board.console.baud}", ip=net.ip, netmask=net.netmask,
+        server_ip=net.server_ip, nfs_export=board.nfs.export, name=board.name)

@@ -15,6 +15,7 @@ from .log import progress
 from .parsers import parse_mkimage_list, parse_size
 from .vlab.images import CACHE_DIR, mkimage
 from .errors import BoardlabError
+from .facts import Board
 
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")   # Debian's linux-source-6.1
 ARCH = {"arm": ("arm", "arm-linux-gnueabihf-", "zImage")}
@@ -69,12 +70,12 @@ def _make(src, out, arch, cross, *targets, log, jobs=None):
         raise KernelBuildError(f"make {' '.join(targets)} failed ({r.returncode}); log {log}:\n{tail}")
 
 
-def build(board: dict, kernel: str, fragment: Path, jobs: int | None = None) -> BuildResult:
-    arch, cross, image = ARCH[board["arch"]]
+def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) -> BuildResult:
+    arch, cross, image = ARCH[board.arch]
     if not fragment.exists():
-        raise KernelBuildError(f"no config for board {board['name']}, kernel {kernel}: {fragment}")
+        raise KernelBuildError(f"no config for board {board.name}, kernel {kernel}: {fragment}")
     src = source_tree()
-    out = CACHE_DIR / "kbuild" / f"{board['name']}-{kernel}"
+    out = CACHE_DIR / "kbuild" / f"{board.name}-{kernel}"
     shutil.rmtree(out, ignore_errors=True)   # from clean, as the study built
     out.mkdir(parents=True)
     log = out / "build.log"
@@ -91,7 +92,7 @@ def build(board: dict, kernel: str, fragment: Path, jobs: int | None = None) -> 
     if missing:
         raise KernelBuildError(f"{fragment}: not in the resulting .config (dependencies "
                                f"missing?): {', '.join(missing)}")
-    progress(f"building {kernel} for {board['name']} with -j{jobs} (log {log})")
+    progress(f"building {kernel} for {board.name} with -j{jobs} (log {log})")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     _make(src, out, arch, cross, image, log=log, jobs=jobs)
@@ -100,9 +101,9 @@ def build(board: dict, kernel: str, fragment: Path, jobs: int | None = None) -> 
     release = subprocess.run(["make", "-s", "-C", str(src), f"O={out}", f"ARCH={arch}",
                               f"CROSS_COMPILE={cross}", "kernelrelease"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    images_dir = Path(board["images"]["dir"])
+    images_dir = Path(board.images.dir)
     images_dir.mkdir(parents=True, exist_ok=True)
-    uimage = images_dir / board["images"]["kernels"].get(kernel, {}).get("uimage", f"{kernel}.uImage")
+    uimage = images_dir / (board.images.kernels[kernel].uimage if kernel in board.images.kernels else f"{kernel}.uImage")
     mkimage("kernel", out / f"arch/{arch}/boot/{image}", uimage, board, f"Linux-{release}")
     listing = subprocess.run(["mkimage", "-l", str(uimage)], capture_output=True, text=True,
                              check=True).stdout

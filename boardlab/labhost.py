@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ipaddress
 
+from .facts import LabHost
 
-def lan_network(lab: dict) -> str:
-    return str(ipaddress.ip_interface(lab["address"]).network)
+
+def lan_network(lab: LabHost) -> str:
+    return str(ipaddress.ip_interface(lab.address).network)
 
 
 def ser2net_yaml(lines, chardelay: bool = False) -> str:
@@ -66,11 +68,11 @@ def ganesha_conf(exports, bind_addr: str, clients: str) -> str:
 LAVA_NFS_DIR = "/var/lib/lava/dispatcher/tmp"
 
 
-def nfs_export_dirs(lab: dict, boards) -> list[str]:
+def nfs_export_dirs(lab: LabHost, boards) -> list[str]:
     """What a lab host exports over NFS: each board's root, and LAVA's directory where
     the lab host is also the LAVA worker."""
-    dirs = [b["nfs"]["export"] for b in boards]
-    return dirs + [LAVA_NFS_DIR] if lab.get("lava_worker", True) else dirs
+    dirs = [b.nfs.export for b in boards]
+    return dirs + [LAVA_NFS_DIR] if lab.lava_worker else dirs
 
 
 def nfs_exports(exports, clients: str) -> str:

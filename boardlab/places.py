@@ -31,7 +31,7 @@ def client(coordinator, *args, place=None, check=True):
 def sync(lab_name: str, coordinator: str) -> list[str]:
     """Returns what was done, one line per change."""
     lab = load_lab_host(lab_name)
-    path = PLACES_DIR / lab["name"] / "places.yaml"
+    path = PLACES_DIR / lab.name / "places.yaml"
     if not path.exists():
         raise FactsError(f"{path}: missing; run `boardlab gen`")
     wanted = yaml.safe_load(path.read_text()) or {}

@@ -1,6 +1,7 @@
 """Results of a run: results/<run-id>/results.json, one entry per metric with its
-baseline and verdict. Rewritten atomically after every metric, so an interrupted run
-keeps the results of everything measured before the interruption."""
+samples, clock, host, baseline and verdict (boardlab.verdict: same, regressed, improved,
+unknown, and why). Rewritten atomically after every metric, so an interrupted run keeps
+the results of everything measured before the interruption."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import baselines as bl
-from . import clocks
-from .facts import load_board
+from . import catalogue, clocks
+from . import verdict as vd
+from .facts import Board, load_board
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Metric:
     test: str = ""
     clock: str = ""                 # boardlab.clocks: host, guest-realtime, ...
     host: str | None = None         # this run's host (clocks.this_host id); None: unknown
+    comparison: dict | None = None  # verdict.Comparison against the baseline's samples
 
     @property
     def key(self) -> str:
@@ -49,9 +52,10 @@ class Metric:
             return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
                     f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
                     f"{bl.host_of(base.get('source'))}, this run on {self.host or 'an unknown host'})")
-        worse = "above" if self.direction == "lower" else "below"
+        c = self.comparison or {}
         return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
-                f"{base['value']:g} {base['unit']}, limit {self.limit:g} (fails {worse})")
+                f"{base['value']:g} {base['unit']}, delta {c.get('delta_pct', 0):+.2f} % "
+                f"({c.get('why', '')})")
 
 
 def atomic_write(path: Path, text: str):
@@ -89,35 +93,48 @@ class RunResults:
                                                        self.harness)
         return self._baselines[(board, kernel)]
 
-    def board_facts(self, board: str) -> dict:
+    def board_facts(self, board: str) -> Board:
         if board not in self._boards:
             self._boards[board] = load_board(board)
         return self._boards[board]
 
-    def record(self, board, kernel, suite, name, value, unit, direction="lower", samples=(),
+    def record(self, board, kernel, suite, name, value, unit=None, direction=None, samples=(),
                test="", qemu_clock=None) -> Metric:
-        """qemu_clock: the clock a virtual board ran on (its power switch says; default
-        the board's facts)."""
+        """A metric of the catalogue (its unit and direction; a caller that names them must
+        agree) with its samples, judged against the baseline's samples. qemu_clock: the
+        clock a virtual board ran on (its power switch says; default the board's facts)."""
+        spec = catalogue.spec(f"{suite}.{name}")
+        if unit not in (None, spec.unit) or direction not in (None, spec.direction):
+            raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
+                                   f"but the catalogue says {spec.unit!r} ({spec.direction})")
         facts = self.board_facts(board)
-        clock = clocks.metric_clock(suite, name, unit, facts, qemu_clock)
-        m = Metric(board, kernel, suite, name, float(value), unit, direction,
-                   [float(s) for s in samples], test=test, clock=clock, host=self.meta["host"])
+        clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
+        m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
+                   [float(s) for s in samples] or [float(value)], test=test, clock=clock,
+                   host=self.meta["host"])
         base = self.baselines(board, kernel).get(m.key)
         if base is not None:
-            if base.unit != unit:
+            if base.unit != spec.unit:
                 raise bl.BaselineError(f"{bl.baseline_path(kernel, board, self.baselines_root)}: "
-                                       f"metrics.{m.key}.unit is {base.unit!r}, the suite "
-                                       f"measures {unit!r}")
+                                       f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
+                                       f"says {spec.unit!r}")
             m.baseline = base.to_dict()
-            m.direction = base.direction
             if base.clock() not in (None, clock):
                 m.verdict = bl.OTHER_CLOCK   # icount time and real time are other units
             elif clocks.host_bound(clock, facts) and (m.host is None or base.host_id() != m.host):
                 # another machine's timing says nothing about this one's kernel
                 m.verdict = bl.OTHER_HOST
             else:
-                m.limit = round(base.limit(), 6)
-                m.verdict = base.judge(m.value)
+                cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
+                if spec.timed_by == catalogue.HOST and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
+                    # the host's speed drifts between sessions (+8 % for all 5 boots of two
+                    # runs minutes apart): a stored baseline cannot tell that from a change
+                    cmp.outcome = vd.UNKNOWN
+                    cmp.why += ("; but a host-clock figure drifts between sessions: judged "
+                                "paired, boots interleaved, by `boardlab compare`")
+                m.verdict, m.comparison = cmp.outcome, cmp.to_dict()
+                limit = base.limit(self.harness)
+                m.limit = round(limit, 6) if limit is not None else None
         self.metrics = [x for x in self.metrics
                         if (x.board, x.kernel, x.key) != (board, kernel, m.key)] + [m]
         self.save()
@@ -132,11 +149,10 @@ class RunResults:
         return update_baselines([self.metrics], self.baselines_root, harness=self.harness)
 
 
-def update_baselines(runs, root: Path = bl.KERNELS_DIR, reset_tolerances=False,
-                     harness: str | None = None) -> list[Path]:
-    """Baselines from one or more runs (lists of Metric): per metric the median of all
-    samples pooled, and their spread: pooled over runs, the spread is the run-to-run
-    noise the gate must not take for a change. Tolerances of existing baselines stay."""
+def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None) -> list[Path]:
+    """Baselines from one or more runs (lists of Metric): per metric all samples pooled
+    (over runs, they carry the run-to-run noise the verdict must not take for a change),
+    their median and spread."""
     pooled = {}
     for metrics in runs:
         for m in metrics:
@@ -150,12 +166,9 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, reset_tolerances=False,
         by_target.setdefault((board, kernel), {})[key] = e
     written = []
     for (board, kernel), entries in sorted(by_target.items()):
-        old = bl.load(kernel, board, root, harness)
         new = {}
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
-            tol = old[key].tolerance if key in old and not reset_tolerances \
-                else default_tolerance(key, root)
             if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board)):
                 raise bl.BaselineError(
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
@@ -164,22 +177,9 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, reset_tolerances=False,
             source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
             source["runs"] = e["runs"]
             new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
-                                   tol, bl.spread_of(samples), source)
+                                   bl.spread_of(samples), source, list(samples))
         written.append(bl.write(kernel, board, new, root, harness=harness))
     return written
-
-
-def default_tolerance(key: str, root: Path = bl.KERNELS_DIR) -> dict:
-    """The tolerance a metric gets when it first enters a baseline: the first matching
-    pattern of kernels/tolerances.yaml."""
-    import fnmatch
-    import yaml
-    path = root / "tolerances.yaml"
-    patterns = yaml.safe_load(path.read_text())["patterns"] if path.exists() else {}
-    for pattern, tol in patterns.items():
-        if fnmatch.fnmatch(key, pattern):
-            return dict(tol)
-    return dict(bl.DEFAULT_TOLERANCE)
 
 
 def load_run(path) -> dict:

@@ -99,3 +99,16 @@ def stage_over_ssh(host: str, local: Path, directory: str) -> bool:
             f"root or a user who may write {directory} (key and known host key, as for "
             f"labgrid's ManagedFile), and rsync on both ends.") from None
     return True
+
+
+def stage(local: Path, directory: str, host: str | None = None, log=None) -> bool:
+    """Put local into a board's TFTP directory: over ssh when host (a RemoteTFTPProvider's
+    exporter host) is another machine, else a local copy. Returns whether it copied."""
+    if not local.exists():
+        raise StagingError(f"{local} does not exist")
+    if host and not is_this_host(host):
+        copied = stage_over_ssh(host, local, directory)
+        if copied and log:
+            log(f"staged {local.name} to {host}:{directory} over ssh")
+        return copied
+    return stage_local(local, directory)

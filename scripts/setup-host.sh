@@ -24,9 +24,24 @@ APT_PACKAGES=(
   # staging images to a remote lab host (labgrid's ssh + rsync); the tests run their own
   # sshd on 127.0.0.1 as that lab host
   openssh-client openssh-server rsync
+  # real lab hosts switch power through pdudaemon; the tests put one in front of the
+  # virtual lab's switch
+  pdudaemon
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+# apt-get install with a progress line per 10 % of its downloads and of its unpacking and
+# configuring (apt's own status on fd 3, APT::Status-Fd): a fresh host takes minutes here
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -o APT::Status-Fd=3 "$@" 3>&1 >/dev/null |
+    awk -F: '$1 == "dlstatus" || $1 == "pmstatus" {
+      kind = ($1 == "dlstatus") ? "downloading" : "installing"; p = int($3 / 10) * 10
+      if (kind != last) { last = kind; shown = -1 }
+      if (p > shown) { shown = p; printf "setup:   %s %3d %% (%s)\n", kind, p, $4 > "/dev/stderr"; fflush("/dev/stderr") }
+    }'
+}
 
 if [ "$(id -u)" != 0 ]; then
   log "run as root (apt-get, network namespaces, port 69)"; exit 1
@@ -76,7 +91,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if printf '%s\n' "${missing[@]}" | grep -qx lava-server; then
     # lava-server's postinst creates its database: PostgreSQL must answer during the
     # install (no systemd here, policy-rc.d blocks invoke-rc.d), so start it by hand
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    apt_install postgresql
     if pg_lsclusters -h | awk '$4 != "online" {found=1} END {exit !found}'; then
       log "starting PostgreSQL for lava-server's install"
       pg_lsclusters -h | awk '$4 != "online" {print $1, $2}' | while read -r ver cl; do
@@ -84,7 +99,7 @@ if [ ${#missing[@]} -gt 0 ]; then
       started_pg=1
     fi
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
   if [ -n "$started_pg" ]; then   # stop only what this script started
     pg_lsclusters -h | awk '$4 == "online" {print $1, $2}' | while read -r ver cl; do
       pg_ctlcluster "$ver" "$cl" stop; done
@@ -97,9 +112,12 @@ if [ ! -x "$top/.venv/bin/python" ]; then
   "$py" -m venv "$top/.venv"
 fi
 stamp="$top/.venv/.boardlab-installed"
-if [ ! -f "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
-  log "pip install -e . (pinned dependencies) into .venv"
-  "$top/.venv/bin/pip" install -q --disable-pip-version-check -e "$top"
+if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
+  # exactly the locked versions, each checked against its hash (scripts/lock-deps.sh
+  # writes the lock from pyproject.toml's pins); then boardlab itself, nothing more
+  log "pip install: $(grep -c '^[A-Za-z]' "$top/requirements.lock") locked packages (requirements.lock, hashes checked) into .venv"
+  "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/requirements.lock"
+  "$top/.venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$top"
   touch "$stamp"
 fi
 log "host ready"

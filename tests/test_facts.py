@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from boardlab import envgen
-from boardlab.facts import FactsError, bootargs, load_board, load_lab_host
+from boardlab.facts import Console, FactsError, bootargs, load_board, load_lab_host
 from paths import ROOT
 
 
@@ -25,8 +25,8 @@ def write_variant(tmp_path, name="qemu-arm", **changes):
 
 def test_the_virtual_board_loads():
     b = load_board("qemu-arm")
-    assert b["console"] == {"device": "ttyAMA0", "baud": 115200, "ser2net_port": 5101}
-    assert b["images"]["default_kernel"] == "armmp"
+    assert b.console == Console(device="ttyAMA0", baud=115200, ser2net_port=5101)
+    assert b.images.default_kernel == "armmp"
 
 
 def test_bootargs_are_filled_from_the_facts():
@@ -41,9 +41,9 @@ def test_the_virtual_board_measures_on_the_deterministic_clock():
     from boardlab.vlab.power import qemu_command
     lab = load_lab_host("vlab")
     b = load_board("qemu-arm")
-    assert b["qemu"]["clock"] == "deterministic" and "norandmaps" in bootargs(b, "ramdisk")
+    assert b.qemu.clock == "deterministic" and "norandmaps" in bootargs(b, "ramdisk")
     cmd = qemu_command(b, lab)
-    assert cmd[cmd.index("-icount") + 1] == f"shift={b['qemu']['icount_shift']},sleep=off"
+    assert cmd[cmd.index("-icount") + 1] == f"shift={b.qemu.icount_shift},sleep=off"
     assert "-icount" not in qemu_command(b, lab, "realtime")   # the switch's realtime setting
 
 
@@ -56,6 +56,29 @@ def test_the_virtual_board_measures_on_the_deterministic_clock():
 def test_the_qemu_facts_are_checked(tmp_path, changes, message):
     with pytest.raises(FactsError, match=message):
         load_board(write_variant(tmp_path, **changes))
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"root__bootargs__ramdisk": "console={console} root={rootdev}"},
+     r"field 'root.bootargs.ramdisk' uses \{rootdev\}, which nothing fills"),
+    ({"uboot__load_command": "tftpboot {address} {file}"}, r"field 'uboot.load_command' uses \{address\}"),
+    ({"uboot__boot_command": "bootm {kernel} - {dtb}"}, r"field 'uboot.boot_command' uses \{dtb\}"),
+    ({"console__speed": 9600}, r"unknown field\(s\) console.speed \(known: console.device"),
+    ({"images__kernels": {"armmp": {"uimage": 3}}}, r"field 'images.kernels.armmp.uimage' must be str"),
+    ({"timeouts__boot_s": True}, r"field 'timeouts.boot_s' must be float, got True"),
+])
+def test_placeholders_and_unknown_fields_are_checked(tmp_path, changes, message):
+    with pytest.raises(FactsError, match=message):
+        load_board(write_variant(tmp_path, **changes))
+
+
+def test_the_facts_are_typed_and_frozen():
+    import dataclasses
+    b = load_board("qemu-arm")
+    assert b.timeouts.boot_s == 120.0 and b.images.kernels["armmp"].nfs_loader
+    assert b.kernel("armmp").debian_package == "linux-image-armmp"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b.console.baud = 9600
 
 
 def test_a_missing_field_names_the_file_and_field(tmp_path):
@@ -94,7 +117,7 @@ def test_not_yaml_is_a_clear_error(tmp_path):
 
 def test_the_lab_host_loads():
     lab = load_lab_host("vlab")
-    assert lab["boards"] == ["qemu-arm"]
+    assert lab.boards == ("qemu-arm",)
 
 
 def test_generated_labgrid_envs_are_up_to_date():
@@ -116,7 +139,7 @@ def test_the_env_loads_in_labgrid_and_its_drivers_bind():
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     assert type(strategy).__name__ == "BoardStrategy"
-    assert strategy.board["name"] == "qemu-arm"
+    assert strategy.board.name == "qemu-arm"
     assert type(strategy.console).__name__ == "TimestampingSerialDriver"
     env.cleanup()
 
@@ -131,12 +154,12 @@ def test_every_labgrid_env_loads_and_binds(envfile):
     target = env.get_target("main")
     strategy = target.get_driver("Strategy", activate=False)
     board = strategy.board
-    assert board["name"] == envfile.stem
+    assert board.name == envfile.stem
     port = target.get_resource("NetworkSerialPort")
-    assert (port.port, port.speed) == (board["console"]["ser2net_port"], board["console"]["baud"])
+    assert (port.port, port.speed) == (board.console.ser2net_port, board.console.baud)
     uboot = strategy.uboot
     assert type(uboot).__name__ == "UBootDriver"
-    assert uboot.prompt == board["uboot"]["prompt"]
+    assert uboot.prompt == board.uboot.prompt
     env.cleanup()
 
 
@@ -144,9 +167,9 @@ def test_every_labgrid_env_loads_and_binds(envfile):
 def test_real_boards_carry_the_studys_facts(board):
     ref = yaml.safe_load((ROOT.parent / "shared/reference/linux-2.4-vs-2.6.yaml").read_text())
     b = load_board(board)
-    assert b["ram_mb"] == ref["boards"][board]["ram_mb"]
-    assert b["cpu_mhz"] == ref["boards"][board]["cpu_mhz"]
-    assert ref["boards"][board]["cpu"].split()[0] in b["cpu"]
+    assert b.ram_mb == ref["boards"][board]["ram_mb"]
+    assert b.cpu_mhz == ref["boards"][board]["cpu_mhz"]
+    assert ref["boards"][board]["cpu"].split()[0] in b.cpu
 
 
 def test_a_kernel_can_name_its_console_differently():
@@ -168,8 +191,10 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
         monkeypatch.setattr(mod, "BOARDS_DIR", tmp_path / "boards", raising=False)
         monkeypatch.setattr(mod, "PLACES_DIR", tmp_path / "places", raising=False)
     monkeypatch.setattr(envgen, "LAB_DIR", tmp_path / "lab")
-    monkeypatch.setattr(lava, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
-    monkeypatch.setattr(lava, "DEVICES_DIR", tmp_path / "jobs/devices")
+    from boardlab.lava import devices
+    monkeypatch.setattr(devices, "BOARDS_DIR", tmp_path / "boards")
+    monkeypatch.setattr(devices, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
+    monkeypatch.setattr(devices, "DEVICES_DIR", tmp_path / "jobs/devices")
     new = yaml.safe_load((tmp_path / "boards/tqm860l.yaml").read_text())
     new.update(name="tqm866m", cpu="MPC866", ram_mb=32)
     new["console"]["ser2net_port"] = 5009
@@ -188,11 +213,11 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     assert "tcp,0.0.0.0,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
     assert "board: tqm866m" in (tmp_path / "places/labhost1/places.yaml").read_text()
     assert "labhost1 5009" in (tmp_path / "jobs/devices/tqm866m.jinja2").read_text()
-    assert "p=8&s=1" in lava.render_device(load_board("tqm866m"))
+    assert "hostname=pdu1.lab&port=8" in lava.render_device(load_board("tqm866m"))   # via pdudaemon
     from labgrid import Environment
     env = Environment(str(tmp_path / "lab/tqm866m.yaml"))
     strategy = env.get_target("main").get_driver("Strategy", activate=False)
-    assert strategy.board["ram_mb"] == 32
+    assert strategy.board.ram_mb == 32
     env.cleanup()
 
 

@@ -4,26 +4,26 @@ import subprocess
 import pytest
 
 from boardlab import uimage
-from boardlab.vlab import images
+from boardlab.vlab import debs, rootfs
 
 
 def test_module_depends_reads_modinfo():
     blob = b"\x7fELF...\0license=GPL\0depends=nfs,lockd,sunrpc\0vermagic=6.1\0"
-    assert images.module_depends(blob) == ["nfs", "lockd", "sunrpc"]
-    assert images.module_depends(b"\0depends=\0") == []
+    assert rootfs.module_depends(blob) == ["nfs", "lockd", "sunrpc"]
+    assert rootfs.module_depends(b"\0depends=\0") == []
 
 
 def test_modules_load_after_what_they_depend_on():
     deps = {"nfsv3": ["nfs", "lockd"], "nfs": ["sunrpc", "lockd"], "lockd": ["sunrpc"],
             "sunrpc": [], "virtio_net": ["net_failover"], "net_failover": ["failover"],
             "failover": []}
-    order = images.module_load_order(["virtio_net", "nfsv3"], deps.__getitem__)
+    order = rootfs.module_load_order(["virtio_net", "nfsv3"], deps.__getitem__)
     assert order == ["failover", "net_failover", "virtio_net", "sunrpc", "lockd", "nfs", "nfsv3"]
 
 
 def test_a_dependency_cycle_is_an_error():
-    with pytest.raises(images.ImageBuildError, match="cycle: a -> b -> a"):
-        images.module_load_order(["a"], {"a": ["b"], "b": ["a"]}.__getitem__)
+    with pytest.raises(rootfs.ImageBuildError, match="cycle: a -> b -> a"):
+        rootfs.module_load_order(["a"], {"a": ["b"], "b": ["a"]}.__getitem__)
 
 
 def test_cpio_holds_files_links_and_device_nodes(tmp_path):
@@ -33,7 +33,7 @@ def test_cpio_holds_files_links_and_device_nodes(tmp_path):
     (root / "bin/sh").symlink_to("/bin/busybox")
     (root / "init").write_text("#!/bin/sh\n")
     (root / "init").chmod(0o755)
-    archive = images.cpio_newc(images.tree_entries(root, devices=[("dev/console", 5, 1)]))
+    archive = rootfs.cpio_newc(rootfs.tree_entries(root, devices=[("dev/console", 5, 1)]))
     listing = subprocess.run(["cpio", "-tv"], input=archive, capture_output=True, check=True)
     out = listing.stdout.decode()
     assert "bin/sh -> /bin/busybox" in out
@@ -44,7 +44,7 @@ def test_cpio_holds_files_links_and_device_nodes(tmp_path):
 def test_apt_policy_output_gives_candidates():
     text = ("busybox-static:armhf:\n  Installed: (none)\n  Candidate: 1:1.35.0-4+deb12u1+b1\n"
             "lmbench:armhf:\n  Installed: (none)\n  Candidate: (none)\n")
-    assert images.parse_policy(text) == {"busybox-static": "1:1.35.0-4+deb12u1+b1",
+    assert debs.parse_policy(text) == {"busybox-static": "1:1.35.0-4+deb12u1+b1",
                                          "lmbench": None}
 
 

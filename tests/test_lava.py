@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import yaml
 
 from boardlab import baselines as bl
 from boardlab import clocks, envgen, labhost, lava
-from boardlab.facts import BOARDS_DIR, load_board, load_lab_host
+from boardlab.facts import BOARDS_DIR, LabHost, load_board, load_lab_host
 from boardlab.net import free_port
 from paths import DATA, ROOT
 
@@ -26,8 +27,8 @@ URL = "file:///srv/boardlab/testdefs.tar.gz"
 
 def jobs_of(board):
     """Every kernel x root mode of a board, with the suites that root mode takes."""
-    for kernel in board["images"]["kernels"]:
-        for root in board["root"]["bootargs"]:
+    for kernel in board.images.kernels:
+        for root in board.root.bootargs:
             suites = list(lava.DEFAULT_SUITES) if root == "ramdisk" else ["boot-time", "lmbench", "jitter"]
             yield kernel, root, lava.render_job(board, kernel, suites, root, testdefs_url=URL)
 
@@ -67,7 +68,7 @@ def test_device_config_comes_from_the_board_facts():
     assert dev["commands"]["power_off"] == f"curl -fsS -X PUT -d 0 {url}"
     assert dev["commands"]["hard_reset"][-1] == dev["commands"]["power_on"]
     uboot = dev["actions"]["boot"]["methods"]["u-boot"]
-    assert uboot["parameters"]["bootloader_prompt"] == board["uboot"]["prompt"].strip()
+    assert uboot["parameters"]["bootloader_prompt"] == board.uboot.prompt.strip()
     ramdisk = uboot["ramdisk"]["commands"]
     assert "tftpboot {KERNEL_ADDR} {KERNEL}" in ramdisk
     assert ramdisk[-1] == "bootm {KERNEL_ADDR} {RAMDISK_ADDR} {DTB_ADDR}"
@@ -78,13 +79,13 @@ def test_device_config_comes_from_the_board_facts():
 
 def test_a_boot_attempt_is_capped_so_lava_can_retry_it():
     board = load_board("qemu-arm")
-    t = board["timeouts"]
+    t = board.timeouts
     job = lava.render_job(board, "armmp", ["boot-time", "jitter"], "ramdisk", testdefs_url=URL)
     boot = job["actions"][1]["boot"]
-    attempt = t["uboot_s"] + 2 * t["load_s"] + t["boot_s"]
+    attempt = t.uboot_s + 2 * t.load_s + t.boot_s
     assert boot["failure_retry"] == lava.BOOT_ATTEMPTS >= 2
     assert boot["timeouts"] == {"uboot-commands": {"seconds": attempt},
-                                "auto-login-action": {"seconds": t["boot_s"]}}
+                                "auto-login-action": {"seconds": t.boot_s}}
     # every attempt fits in the boot action, and the boot and the tests in the job
     assert boot["timeout"]["seconds"] >= lava.BOOT_ATTEMPTS * attempt
     assert job["timeouts"]["job"]["minutes"] * 60 >= 5 * 60 + boot["timeout"]["seconds"] \
@@ -97,7 +98,10 @@ def test_old_uboot_boards_keep_their_own_boot_command():
     assert nfs[-1] == "bootm {KERNEL_ADDR}"
     assert not any("initrd_high" in c for c in nfs)   # U-Boot 1.x: no such variable
     assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "ppc"
-    assert "switch.html?cmd=1&p=1&s=1" in dev["commands"]["power_on"]
+    # its GUDE switched through the lab host's pdudaemon, which sends GUDE's own request
+    assert dev["commands"]["power_on"] == \
+        "curl -fsS 'http://labhost1:16421/power/control/on?hostname=pdu1.lab&port=1'"
+    assert "switch.html?cmd=1&p=%s&s=1" in (ROOT / "places/labhost1/pdudaemon.conf").read_text()
 
 
 def test_gate_parameter_carries_the_baselines_limits():
@@ -106,7 +110,8 @@ def test_gate_parameter_carries_the_baselines_limits():
     entries = dict((e.split(":")[0], e.split(":")[1:]) for e in gate.split())
     base = bl.load("armmp", "qemu-arm", harness=lava.HARNESS)["memory.mem_eat_kb"]
     assert base.value < bl.load("armmp", "qemu-arm")["memory.mem_eat_kb"].value
-    assert entries["mem_eat_kb"] == ["higher", f"{round(base.limit(), 6):g}"]
+    assert entries["mem_eat_kb"] == ["higher", f"{round(base.limit(lava.HARNESS), 6):g}"]
+    assert base.limit(lava.HARNESS) == base.value - 256   # the overlay moves memory a little
     lm = lava.gate_parameter(load_board("qemu-arm"), "armmp", "lmbench")
     pipe = bl.load("armmp", "qemu-arm")["lmbench.lat_pipe_us"]    # icount: judged on any host
     assert f"lat_pipe_us:lower:{round(pipe.limit(), 6):g}" in lm.split()
@@ -123,8 +128,8 @@ def test_bad_job_requests_name_the_cause():
 
 
 def test_lava_run_without_the_lab_says_what_is_missing(tmp_path):
-    board = dict(load_board("qemu-arm"))
-    board["console"] = dict(board["console"], ser2net_port=1)   # nothing listens there
+    board = load_board("qemu-arm")
+    board = replace(board, console=replace(board.console, ser2net_port=1))   # nothing listens there
     with pytest.raises(lava.LavaError, match=r"board qemu-arm: its console 127.0.0.1:1 .*boardlab vlab up"):
         lava.check_board_reachable(board)
 
@@ -137,7 +142,7 @@ def test_a_lab_host_that_is_no_lava_worker_refuses_nfs_jobs():
     job = lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot-time"], "nfs", testdefs_url="file:///x")
     lava.check_nfs_export(lab, job)
     with pytest.raises(lava.LavaError, match=r"does not export it \(lava_worker: false in .*labhost1/lab-host.yaml\)"):
-        lava.check_nfs_export(dict(lab, lava_worker=False), job)
+        lava.check_nfs_export(replace(lab, lava_worker=False), job)
 
 
 def test_linux_24_job_names_its_console():
@@ -342,14 +347,18 @@ def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, ro
 
 def judged_where_it_can_be(board, entries, res):
     """Every LAVA test case carries its measurement. A host-bound metric whose stored
-    baseline is another machine's is skipped by LAVA and 'other host' in results.json;
+    baseline is another machine's is skipped by LAVA and 'other host' in results.json; so
+    is a noisy metric (catalogue), which one figure cannot decide (no limit in GATE);
     every other one passes, on the board and in the pulled results alike."""
+    from boardlab import catalogue
+    from boardlab import verdict as vd
     bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board)
              and m.verdict == bl.OTHER_HOST}
+    bound |= {m.name for m in res.metrics if not catalogue.spec(m.key).exact}
     for c in lava.test_cases(entries):
         assert c.get("measurement") not in (None, "None", ""), c
         assert c["result"] == ("skip" if c["case"] in bound else "pass"), c
-    assert all(m.verdict != bl.FAIL for m in res.metrics), [m.describe() for m in res.metrics]
+    assert all(m.verdict != vd.REGRESSED for m in res.metrics), [m.describe() for m in res.metrics]
 
 
 @pytest.mark.vlab
@@ -370,7 +379,7 @@ def test_lava_run_on_the_virtual_board(vlab, tmp_path):
                 "boot_time.shell", "memory.mem_eat_kb", "jitter.avg_us", "jitter.max_us", "jitter.p99_us"):
         assert key in got and got[key].unit == base[key].unit
     # the TFTP transfer was real: U-Boot reports the bytes of the uImage it loaded
-    size = (Path(board["images"]["dir"]) / board["images"]["kernels"]["armmp"]["uimage"]).stat().st_size
+    size = (Path(board.images.dir) / board.images.kernels["armmp"].uimage).stat().st_size
     assert any(f"Bytes transferred = {size} " in str(e.get("msg")) for e in entries)
 
 
@@ -384,7 +393,7 @@ def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     nfsroot = next(str(e["msg"]) for e in entries
                    if "nfsroot=" in str(e.get("msg")) and "setenv bootargs" in str(e.get("msg")))
-    assert f"nfsroot={board['network']['server_ip']}:{labhost.LAVA_NFS_DIR}/" in nfsroot, nfsroot
+    assert f"nfsroot={board.network.server_ip}:{labhost.LAVA_NFS_DIR}/" in nfsroot, nfsroot
     cases = lava.test_cases(entries)
     assert {c["case"] for c in cases} >= {"avg_us", "max_us"}
     judged_where_it_can_be(board, entries, res)
@@ -397,7 +406,7 @@ def test_lava_retries_a_stalled_boot_within_the_boot_action(vlab, tmp_path):
     boot time, power-cycles the board and boots it again, inside the rendered timeouts;
     then the job fails naming what it waited for. (boot_s shortened to keep it quick.)"""
     board = load_board("qemu-arm")
-    board["timeouts"] = dict(board["timeouts"], boot_s=12)
+    board = replace(board, timeouts=replace(board.timeouts, boot_s=12))
     job = lava.render_job(board, "armmp", ["boot-time"], "ramdisk", quick=True, testdefs_url=URL)
     job["actions"][1]["boot"]["parameters"] = {"kernel-start-message": "never printed"}
     work = tmp_path / "job"
@@ -435,6 +444,7 @@ def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
     shutil.copytree(bl.KERNELS_DIR, root)
     metrics = bl.load("armmp", "qemu-arm", root, lava.HARNESS, shared=False)
     metrics["memory.mem_eat_kb"].value *= 4
+    metrics["memory.mem_eat_kb"].samples = None   # the raised value is the baseline
     bl.write("armmp", "qemu-arm", metrics, root, harness=lava.HARNESS)
     rc, entries, res = run_job(load_board("qemu-arm"), tmp_path, ["memory"], root, lab=vlab.lab)
     assert rc == 0   # the job completed; its test case failed
@@ -442,7 +452,7 @@ def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
     assert cases["mem_eat_kb"]["result"] == "fail"
     assert cases["free_total_kb"]["result"] == "pass"
     eat = next(m for m in res.metrics if m.key == "memory.mem_eat_kb")
-    assert eat.verdict == "fail" and eat.value < eat.limit
+    assert eat.verdict == "regressed" and eat.value < eat.limit
 
 
 # ---- the full loop through a LAVA server ---------------------------------------------------
@@ -456,7 +466,7 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     import re
 
     from boardlab import cli
-    from boardlab.lavaserver import LocalLavaServer
+    from boardlab.lava.localserver import LocalLavaServer
     with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
         srv.up()
         rc = cli.main(["lava", "submit", "--identity", srv.identity, "--job", "qemu-arm-armmp-nightly",
@@ -499,14 +509,14 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     payload.write_bytes(os.urandom(4096))
     subprocess.run(["mkimage", "-A", "ppc", "-O", "linux", "-T", "kernel", "-C", "gzip", "-a", "0",
                     "-e", "0", "-n", f"Linux-{kernel}", "-d", str(payload),
-                    str(images / board["images"]["kernels"][kernel]["uimage"])], check=True,
+                    str(images / board.images.kernels[kernel].uimage)], check=True,
                    capture_output=True)
     (tmp_path / "rootfs/etc").mkdir(parents=True)
     subprocess.run(["tar", "-C", str(tmp_path / "rootfs"), "-cJf", str(images / "nfsroot.tar.xz"), "."],
                    check=True)
     boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
     pidfile = tmp_path / "board.pid"
-    with serial_line(tmp_path, name, port, board["console"]["baud"]) as sock:
+    with serial_line(tmp_path, name, port, board.console.baud) as sock:
         try:
             start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
                      f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale}")
@@ -521,7 +531,9 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
             job = lava.render_job(board, kernel, ["boot-time"], "nfs", image_base=images.as_uri(),
                                   testdefs_url=URL)
             work = tmp_path / "job"
-            files = lava.prepare_run(board, job, work, {"address": board["network"]["server_ip"] + "/24"})
+            lab = LabHost(name="scripted", address=board.network.server_ip + "/24", tftp_root="/srv/tftp",
+                          boards=(board.name,), kind="real")
+            files = lava.prepare_run(board, job, work, lab)
             files["device"].write_text(yaml.safe_dump(dev))
             assert lava.validate([("device", files["device"]), ("job", files["job"])]) == {}
             rc, log = lava.lava_run(files, work, 4343)
@@ -531,13 +543,35 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     entries = lava.read_log(log.read_text())
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     sent = [e["msg"].strip() for e in entries if e.get("lvl") == "input" and isinstance(e["msg"], str)]
-    assert f"tftpboot {board['uboot']['kernel_addr']} " in " ".join(sent)
+    assert f"tftpboot {board.uboot.kernel_addr} " in " ".join(sent)
     assert sent[sent.index(next(s for s in sent if s.startswith("bootm")))] == \
-        f"bootm {board['uboot']['kernel_addr']}"
+        f"bootm {board.uboot.kernel_addr}"
     measured = lava.boot_milestones(entries, board)
     replayed = con.find_milestones(con.parse_log(boot_log.read_text()),
-                                   con.milestone_patterns(board["shell"]["login_prompt"], "^$"))
+                                   con.milestone_patterns(board.shell.login_prompt, "^$"))
     for milestone in ("linux_version", "freeing_init", "login"):
         expected = replayed[milestone] * scale
         assert measured[milestone] == pytest.approx(expected, rel=0.02, abs=0.02), \
             f"{name} {milestone}: LAVA's log {measured[milestone]:.4f} s, replayed {expected:.4f} s"
+
+
+def test_each_lava_verb_takes_only_its_own_arguments(tmp_path, capsys):
+    """`boardlab lava VERB`: a subcommand per verb, no positional argument shared between
+    verbs and patched after parsing."""
+    from boardlab import cli
+    parse = cli.build_parser().parse_args
+    assert parse(["lava", "validate", "a.yaml", "b.device.yaml"]).files == ["a.yaml", "b.device.yaml"]
+    assert parse(["lava", "results", "1234"]).job == "1234"
+    assert parse(["lava", "submit", "--job", "x", "--job", "y"]).job == ["x", "y"]
+    assert parse(["lava", "server", "down"]).action == "down"
+    with pytest.raises(SystemExit):
+        parse(["lava", "render", "extra-positional"])
+    with pytest.raises(SystemExit):
+        parse(["lava", "server", "sideways"])
+    assert cli.main(["lava", "render", "--board", "qemu-arm", "--out", str(tmp_path / "r"),
+                     "--suites", "boot-time", "--testdefs-url", URL]) == 0
+    assert (tmp_path / "r/job.yaml").exists() and (tmp_path / "r/device.yaml").exists()
+    assert cli.main(["lava", "render", "--kernel", "4.4", "--testdefs-url", URL]) == 1
+    assert "boardlab lava render: " in capsys.readouterr().err
+    assert cli.main(["lava", "submit", "--dry-run", "--out", str(tmp_path / "s"),
+                     "--testdefs-url", URL]) == 0

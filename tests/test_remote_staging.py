@@ -129,7 +129,7 @@ def test_board_boots_a_kernel_staged_to_its_remote_lab_host(vlab, ssh_lab_host, 
                                      "log_dir": str(tmp_path)}
     envfile = tmp_path / "qemu-arm-remote-tftp.yaml"
     envfile.write_text(yaml.safe_dump(data, sort_keys=False))
-    uimage = Path(board["images"]["dir"]) / board["images"]["kernels"]["armmp"]["uimage"]
+    uimage = Path(board.images.dir) / board.images.kernels["armmp"].uimage
     kernel = tmp_path / f"armmp-{uuid.uuid4().hex[:8]}.uImage"
     kernel.write_bytes(uimage.read_bytes())
     staged = Path(local["internal"]) / kernel.name

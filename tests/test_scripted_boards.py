@@ -37,15 +37,17 @@ def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kerne
     boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
     emitted_log = tmp_path / "emitted.log"
     env = None
-    with serial_line(tmp_path, name, port, board["console"]["baud"]) as sock:
+    with serial_line(tmp_path, name, port, board.console.baud) as sock:
         try:
             # the board's own generated env; only the wiring points at this test's console
             # and power switching starts/stops the scripted console (labgrid's ExternalPowerDriver)
             data = envgen.labgrid_env(board)
             t = data["targets"]["main"]
             t["resources"]["NetworkSerialPort"].update(host="127.0.0.1", port=port)
-            del t["resources"]["NetworkPowerPort"]
-            del t["drivers"]["NetworkPowerDriver"]
+            for power in ("NetworkPowerPort", "PDUDaemonPort"):   # whatever the lab host uses
+                t["resources"].pop(power, None)
+            for power in ("NetworkPowerDriver", "PDUDaemonDriver"):
+                t["drivers"].pop(power, None)
             start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
                      f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale} "
                      f"--emitted {emitted_log}")
@@ -55,7 +57,7 @@ def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kerne
                 "delay": 0.1}, **t["drivers"]}
             t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / f"{name}.yaml"),
                                              "kernel": spec, "root": root, "log_dir": str(tmp_path),
-                                             "ramdisk": "tftp:" + board["tftp"]["prefix"] + "ramdisk"}
+                                             "ramdisk": "tftp:" + board.tftp.prefix + "ramdisk"}
             envfile = tmp_path / f"{name}.yaml"
             envfile.write_text(yaml.safe_dump(data, sort_keys=False))
             env = Environment(str(envfile))
@@ -63,7 +65,7 @@ def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kerne
             strategy = target.get_driver("Strategy")
             strategy.transition("shell")
             measured = strategy.last_boot.milestones
-            patterns = con.milestone_patterns(board["shell"]["login_prompt"], "^$")
+            patterns = con.milestone_patterns(board.shell.login_prompt, "^$")
             replayed = con.find_milestones(con.parse_log(boot_log.read_text()), patterns)
             emitted = con.find_milestones(con.parse_log(emitted_log.read_text()), patterns)
             assert set(STUDY_MILESTONES) <= set(replayed) <= set(emitted) <= set(measured), \
@@ -80,7 +82,7 @@ def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kerne
                     f"{name} {milestone}: measured {measured[milestone]:.4f} s, replayed {expected:.4f} s"
             bootargs_line = next(ln.text for ln in strategy.last_boot.lines
                                  if ln.kind == "tx" and ln.text.startswith("setenv bootargs"))
-            assert board["console"]["device"] in bootargs_line or "ttyS0" in bootargs_line
+            assert board.console.device in bootargs_line or "ttyS0" in bootargs_line
             assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
             strategy.transition("off")
 

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from boardlab import baselines as bl
-from boardlab import clocks, report
+from boardlab import catalogue, clocks, report
+from boardlab import verdict as vd
 from boardlab.facts import load_board
 from boardlab.results import Metric, update_baselines
 from boardlab.vlab import images
@@ -45,10 +46,14 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
     for m in metrics:
         assert m["unit"] and m["clock"] in clocks.CLOCKS and m["host"] == here, m
         same_host = m["baseline"].get("source", {}).get("host_id") == here
+        spec = catalogue.spec(f"{m['suite']}.{m['name']}")
         if clocks.host_bound(m["clock"], board) and not same_host:
             assert m["verdict"] == bl.OTHER_HOST, m     # another machine's timing: not judged
-        else:
-            assert m["verdict"] in (bl.PASS, bl.IMPROVED), Metric(**m).describe()
+        elif spec.exact:
+            assert m["verdict"] in (vd.SAME, vd.IMPROVED), Metric(**m).describe()
+        else:   # noisy: the samples (up to --max-repeats) may not decide, but never regress
+            assert m["verdict"] in (vd.SAME, vd.IMPROVED, vd.UNKNOWN), Metric(**m).describe()
+            assert m["comparison"]["why"]
     assert {m["suite"] for m in metrics if m["clock"] == clocks.NO_CLOCK} == {"memory", "build"}
     assert (run / "junit.xml").exists()
     assert list((run / "console").glob("boot-qemu-arm-armmp-*.log"))
@@ -81,7 +86,7 @@ def test_memory_is_measured_on_a_boot_no_workload_ran_on(vlab, tmp_path):
     assert len(list((run / "console").glob("boot-qemu-arm-armmp-ramdisk-*.log"))) == 2
     used = next(m for m in json.loads((run / "results.json").read_text())["metrics"]
                 if m["name"] == "free_used_kb")
-    assert used["verdict"] in ("pass", "improved"), used
+    assert used["verdict"] in (vd.SAME, vd.IMPROVED), used
 
 
 def slow_ramdisk(tmp_path, seconds=8):
@@ -89,7 +94,7 @@ def slow_ramdisk(tmp_path, seconds=8):
     prompt: a real slowdown of the boot, made here from the built tree."""
     board = load_board("qemu-arm")
     tree = tmp_path / "rootfs"
-    subprocess.run(["cp", "-a", f"{board['images']['dir']}/nfsroot/.", str(tree)], check=True)
+    subprocess.run(["cp", "-a", f"{board.images.dir}/nfsroot/.", str(tree)], check=True)
     shutil.rmtree(tree / "dev")
     (tree / "dev").mkdir()
     script = tree / "etc/init.d/S50slow"
@@ -114,14 +119,15 @@ def test_a_real_slowdown_fails_the_boot_time_gate(armmp_run, tmp_path):
     boots = [Metric(**m) for m in json.loads((run / "results.json").read_text())["metrics"]
              if m["suite"] == "boot_time"]
     update_baselines([boots], here)
-    r = suites("testsuites/test_boot_time.py", "--boot-repeats", "1", "--baselines-dir", str(here),
+    r = suites("testsuites/test_boot_time.py", "--boot-repeats", "1", "--max-repeats", "1",
+               "--baselines-dir", str(here),
                "--ramdisk", str(slow_ramdisk(tmp_path)), "--run-dir", str(tmp_path / "run"))
     assert r.returncode == 1, r.stdout[-4000:]
-    assert "over the baseline:" in r.stdout
-    assert "boot_time.guest_login = " in r.stdout and "fail; baseline" in r.stdout
+    assert "regressed against the baseline:" in r.stdout
+    assert "boot_time.guest_login = " in r.stdout and "regressed; baseline" in r.stdout
     metrics = {m["name"]: m for m in json.loads((tmp_path / "run/results.json").read_text())["metrics"]}
     login = metrics["guest_login"]
-    assert login["verdict"] == "fail" and login["clock"] == clocks.GUEST_DETERMINISTIC
+    assert login["verdict"] == vd.REGRESSED and login["clock"] == clocks.GUEST_DETERMINISTIC
     assert login["value"] > login["limit"] and login["value"] - login["baseline"]["value"] > 7.9
-    assert metrics["guest_freeing_init"]["verdict"] in ("pass", "improved")   # the kernel's part
-    assert metrics["linux_version"]["limit"] is not None    # this host's own: judged
+    assert metrics["guest_freeing_init"]["verdict"] in (vd.SAME, vd.IMPROVED)   # the kernel's part
+    assert metrics["linux_version"]["comparison"] is not None    # this host's own: judged

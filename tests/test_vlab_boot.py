@@ -20,11 +20,11 @@ from paths import ROOT
 pytestmark = pytest.mark.vlab
 
 BOARD = load_board("qemu-arm")
-IMAGES = Path(BOARD["images"]["dir"])
+IMAGES = Path(BOARD.images.dir)
 
 
 def power_state():
-    url = BOARD["power"]["host"].format(index=BOARD["power"]["index"])
+    url = BOARD.power.url
     return urllib.request.urlopen(url, timeout=5).read().decode()
 
 
@@ -60,7 +60,7 @@ def test_lab_host_services_are_real_processes(vlab):
 
 def test_tftpd_serves_the_lab_lan_only_read_only(vlab, tmp_path):
     """tftp from inside the lab LAN fetches a file; writing is refused (secure, no -c)."""
-    probe = Path(BOARD["tftp"]["dir"]) / "probe.txt"
+    probe = Path(BOARD.tftp.dir) / "probe.txt"
     probe.write_text("boardlab\n")
     try:
         got = tmp_path / "got.txt"
@@ -71,7 +71,7 @@ def test_tftpd_serves_the_lab_lan_only_read_only(vlab, tmp_path):
         r = subprocess.run(["ip", "netns", "exec", vlab.ns, "tftp", "192.168.10.1", "-c", "put",
                             str(got), "qemu-arm/uploaded.txt"], capture_output=True, text=True,
                            timeout=20)
-        assert not (Path(BOARD["tftp"]["dir"]) / "uploaded.txt").exists()
+        assert not (Path(BOARD.tftp.dir) / "uploaded.txt").exists()
     finally:
         probe.unlink()
 
@@ -87,7 +87,7 @@ def test_armmp_ramdisk_boot_reaches_a_shell_running_that_kernel(qemu):
                                     "login", "shell"]
     assert os.path.exists(rec.log_path)
     assert "Linux version" in Path(rec.log_path).read_text()
-    assert qemu.board["name"] in rec.log_path
+    assert qemu.board.name in rec.log_path
 
 
 def test_asking_for_the_shell_again_reuses_the_running_board(qemu):
@@ -105,7 +105,7 @@ def test_nfs_root_boot(qemu):
     sh = shell_of(qemu)
     assert sh.run_check("uname -r") == [uimage.read(IMAGES / "armmp.uImage").release]
     mounts = "\n".join(sh.run_check("cat /proc/mounts"))
-    assert f"192.168.10.1:{BOARD['nfs']['export']} / nfs" in mounts
+    assert f"192.168.10.1:{BOARD.nfs.export} / nfs" in mounts
     assert "shell" in qemu.last_boot.milestones
 
 

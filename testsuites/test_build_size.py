@@ -15,25 +15,25 @@ def configs_of(board_name):
 
 
 @pytest.fixture(scope="module")
-def built(board):
-    configs = configs_of(board.board["name"])
+def built(board_facts):
+    configs = configs_of(board_facts.name)
     if not configs:
-        pytest.skip(f"no kernel config for board {board.board['name']} under kernels/")
-    if board.board["arch"] not in kbuild.ARCH:
-        pytest.skip(f"no cross compiler set up for arch {board.board['arch']}")
-    return {cfg.parent.name: kbuild.build(board.board, cfg.parent.name, cfg) for cfg in configs}
+        pytest.skip(f"no kernel config for board {board_facts.name} under kernels/")
+    if board_facts.arch not in kbuild.ARCH:
+        pytest.skip(f"no cross compiler set up for arch {board_facts.arch}")
+    return {cfg.parent.name: kbuild.build(board_facts, cfg.parent.name, cfg) for cfg in configs}
 
 
 def test_build_time_and_size(built, gate):
     for kernel, b in built.items():
-        gate.record("build", "real_s", b.real_s, "s", "lower", kernel=kernel)
-        gate.record("build", "user_s", b.user_s, "s", "lower", kernel=kernel)
-        gate.record("build", "sys_s", b.sys_s, "s", "lower", kernel=kernel)
-        gate.record("build", "uimage_data_bytes", b.uimage_data_bytes, "bytes", "lower", kernel=kernel)
+        gate.record("build", "real_s", b.real_s, kernel=kernel)
+        gate.record("build", "user_s", b.user_s, kernel=kernel)
+        gate.record("build", "sys_s", b.sys_s, kernel=kernel)
+        gate.record("build", "uimage_data_bytes", b.uimage_data_bytes, kernel=kernel)
         for part in ("text", "data", "bss", "dec"):
-            gate.record("build", f"vmlinux_{part}_bytes", b.vmlinux[part], "bytes", "lower",
+            gate.record("build", f"vmlinux_{part}_bytes", b.vmlinux[part],
                         kernel=kernel)
-        gate.record("build", "uncompressed_bytes", b.uncompressed_bytes, "bytes", "lower",
+        gate.record("build", "uncompressed_bytes", b.uncompressed_bytes,
                     kernel=kernel)
     gate.check()
 

@@ -8,28 +8,28 @@ from boardlab import parsers
 
 @pytest.fixture
 def ramdisk_shell(board, fresh_shell):
-    if board.root_mode != "ramdisk":
+    if board.plan().root != "ramdisk":
         pytest.skip("memory is measured on the ramdisk root, as in the study (--root ramdisk)")
     return fresh_shell
 
 
 def test_free(ramdisk_shell, gate):
     free = parsers.parse_free("\n".join(ramdisk_shell.run_check("free")))
-    gate.record("memory", "free_total_kb", free["total"], "kB", "higher")
-    gate.record("memory", "free_used_kb", free["used"], "kB", "lower")
-    gate.record("memory", "free_free_kb", free["free"], "kB", "higher")
+    gate.record("memory", "free_total_kb", free["total"])
+    gate.record("memory", "free_used_kb", free["used"])
+    gate.record("memory", "free_free_kb", free["free"])
     buffers = free.get("buffers", free.get("buff_cache"))
-    gate.record("memory", "free_buffers_kb", buffers, "kB", "lower")
+    gate.record("memory", "free_buffers_kb", buffers)
     gate.check()
 
 
 def test_kernel_memory_line(board, ramdisk_shell, gate):
     boot_log = "\n".join(ln.text for ln in board.last_boot.lines)
     mem = parsers.parse_kernel_memory(boot_log)
-    gate.record("memory", "kernel_available_kb", mem["available_kb"], "kB", "higher")
-    gate.record("memory", "kernel_code_kb", mem["code_kb"], "kB", "lower")
-    gate.record("memory", "kernel_init_kb", mem["init_kb"], "kB", "lower")
-    gate.record("memory", "kernel_code_data_kb", mem["code_data_kb"], "kB", "lower")
+    gate.record("memory", "kernel_available_kb", mem["available_kb"])
+    gate.record("memory", "kernel_code_kb", mem["code_kb"])
+    gate.record("memory", "kernel_init_kb", mem["init_kb"])
+    gate.record("memory", "kernel_code_data_kb", mem["code_data_kb"])
     gate.check()
 
 
@@ -38,5 +38,5 @@ def test_mem_eat(ramdisk_shell, gate):
     out, _, _ = ramdisk_shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
                                   "rm /tmp/mem_eat.log", timeout=300)
     eat = parsers.parse_mem_eat("\n".join(out))
-    gate.record("memory", "mem_eat_kb", eat["kb"], "kB", "higher")
+    gate.record("memory", "mem_eat_kb", eat["kb"])
     gate.check()

@@ -5,11 +5,11 @@ from boardlab import uimage
 
 
 def test_kernel_release_matches_uimage(board, shell):
-    info = board.kernel_info()
-    if info["local"] is None:
-        pytest.skip(f"kernel tftp:{info['tftp_name']} is only on the TFTP server: "
+    kernel = board.kernel_under_test
+    if kernel.local is None:
+        pytest.skip(f"kernel {kernel.spec} is only on the TFTP server: "
                     f"no local uImage to read the release from")
-    release = uimage.read(info["local"]).release
+    release = uimage.read(kernel.local).release
     assert shell.run_check("uname -r") == [release]
 
 

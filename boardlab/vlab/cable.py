@@ -33,70 +33,83 @@ def make_pty(link: str):
     return master, slave   # keep slave open: the pty lives as long as the cable
 
 
-def serve(sock_path: str, link: str):
-    master, _slave = make_pty(link)
-    if os.path.exists(sock_path):
-        os.unlink(sock_path)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(sock_path)
-    listener.listen(1)
-    sel = selectors.DefaultSelector()
-    sel.register(listener, selectors.EVENT_READ, "accept")
-    sel.register(master, selectors.EVENT_READ, "pty")
-    board = None
-    running = True
+class Cable:
+    """The pty end (ser2net's serial device) and the board's socket end, joined."""
 
-    def stop(*_):
-        nonlocal running
-        running = False
+    def __init__(self, sock_path: str, link: str):
+        self.sock_path, self.link = sock_path, link
+        self.master, _slave = make_pty(link)
+        if os.path.exists(sock_path):
+            os.unlink(sock_path)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(sock_path)
+        self.listener.listen(1)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
+        self.sel.register(self.master, selectors.EVENT_READ, self._from_pty)
+        self.board = None
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    print(f"cable: {link} -> {os.readlink(link)}, board socket {sock_path}", flush=True)
-    while running:
+    def _accept(self):
+        conn, _ = self.listener.accept()
+        if self.board is not None:   # a new power-on replaces a stale connection
+            self._unplug()
+        self.board = conn
+        self.sel.register(conn, selectors.EVENT_READ, self._from_board)
+        print("cable: board connected (powered on)", flush=True)
+
+    def _unplug(self):
+        self.sel.unregister(self.board)
+        self.board.close()
+        self.board = None
+
+    def _from_board(self):
         try:
-            events = sel.select(timeout=1.0)
-        except InterruptedError:
-            continue
-        for key, _ in events:
-            if key.data == "accept":
-                conn, _ = listener.accept()
-                if board is not None:   # a new power-on replaces a stale connection
-                    sel.unregister(board)
-                    board.close()
-                board = conn
-                sel.register(board, selectors.EVENT_READ, "board")
-                print("cable: board connected (powered on)", flush=True)
-            elif key.data == "board":
-                try:
-                    data = board.recv(65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    sel.unregister(board)
-                    board.close()
-                    board = None
-                    print("cable: board disconnected (powered off)", flush=True)
-                    continue
-                try:
-                    os.write(master, data)
-                except OSError as e:
-                    if e.errno not in (errno.EAGAIN, errno.EIO):
-                        raise   # EAGAIN: nobody reads the line; the bytes are lost
-            elif key.data == "pty":
-                try:
-                    data = os.read(master, 65536)
-                except OSError:
-                    continue
-                if board is not None and data:
-                    try:
-                        board.sendall(data)
-                    except OSError:
-                        pass
-    listener.close()
-    os.unlink(sock_path)
-    if os.path.islink(link):
-        os.unlink(link)
+            data = self.board.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            self._unplug()
+            print("cable: board disconnected (powered off)", flush=True)
+            return
+        try:
+            os.write(self.master, data)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EIO):
+                raise   # EAGAIN: nobody reads the line; the bytes are lost
+
+    def _from_pty(self):
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:
+            return
+        if self.board is not None and data:
+            try:
+                self.board.sendall(data)
+            except OSError:
+                pass
+
+    def run(self, running):
+        """Pass bytes both ways while running() says so."""
+        while running():
+            try:
+                events = self.sel.select(timeout=1.0)
+            except InterruptedError:
+                continue
+            for key, _ in events:
+                key.data()
+        self.listener.close()
+        os.unlink(self.sock_path)
+        if os.path.islink(self.link):
+            os.unlink(self.link)
+
+
+def serve(sock_path: str, link: str):
+    cable = Cable(sock_path, link)
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stopped.append(1))
+    print(f"cable: {link} -> {os.readlink(link)}, board socket {sock_path}", flush=True)
+    cable.run(lambda: not stopped)
 
 
 @contextlib.contextmanager

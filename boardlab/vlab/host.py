@@ -64,12 +64,12 @@ def _remove_stale_rpcbind_socket():
 class VirtualLab:
     def __init__(self, lab_name="vlab"):
         self.lab = load_lab_host(lab_name)
-        self.boards = [load_board(b) for b in self.lab["boards"]]
-        self.run_dir = Path(self.lab["run_dir"])
+        self.boards = [load_board(b) for b in self.lab.boards]
+        self.run_dir = Path(self.lab.run_dir)
         self.pid_dir = self.run_dir / "pids"
         self.log_dir = self.run_dir / "logs"
-        self.ns = self.lab["netns"]
-        self.server_ip = self.lab["address"].split("/")[0]
+        self.ns = self.lab.netns
+        self.server_ip = self.lab.server_ip
 
     # ---- processes -------------------------------------------------------------------
     def _pid(self, name):
@@ -146,18 +146,18 @@ class VirtualLab:
         lab = self.lab
         out = []
         for b in self.boards:
-            link = str(self.run_dir / f"{b['name']}.tty")
-            out.append((f"cable-{b['name']}",
+            link = str(self.run_dir / f"{b.name}.tty")
+            out.append((f"cable-{b.name}",
                         [sys.executable, "-m", "boardlab.vlab.cable",
-                         "--socket", str(self.run_dir / f"{b['name']}.uart.sock"), "--link", link],
+                         "--socket", str(self.run_dir / f"{b.name}.uart.sock"), "--link", link],
                         None, lambda link=link: os.path.exists(link)))
         out.append(("ser2net", ["ser2net", "-n", "-u", "-c", str(self.run_dir / "ser2net.yaml"),
                                 "-P", str(self.run_dir / "ser2net.pid")], None,
-                    lambda: all(tcp_open(b["console"]["ser2net_port"])
+                    lambda: all(tcp_open(b.console.ser2net_port)
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
-                              "--verbose", lab["tftp_root"]], self.ns,
+                              "--verbose", lab.tftp_root], self.ns,
                     lambda: self._listening("udp", 69)))
         out.append(("rpcbind", ["rpcbind", "-f"], self.ns,
                     lambda: self._listening("tcp", 111)))
@@ -166,8 +166,8 @@ class VirtualLab:
                              str(self.run_dir / "ganesha.pid"), "-N", "NIV_EVENT"], self.ns,
                     lambda: self._listening("tcp", 2049)))
         out.append(("power-switch", [sys.executable, "-m", "boardlab.vlab.power", "--lab",
-                                     lab["_path"]], None,
-                    lambda: tcp_open(lab["power_switch"]["port"], lab["power_switch"]["listen"])))
+                                     lab.path], None,
+                    lambda: tcp_open(lab.power_switch.port, lab.power_switch.listen)))
         return out
 
     def _check_host(self):
@@ -187,28 +187,28 @@ class VirtualLab:
     def _make_lan(self):
         if self._netns_exists():
             return
-        progress(f"  lab LAN: netns {self.ns}, bridge {self.lab['bridge']} {self.lab['address']}")
+        progress(f"  lab LAN: netns {self.ns}, bridge {self.lab.bridge} {self.lab.address}")
         sh("ip", "netns", "add", self.ns)
-        br = self.lab["bridge"]
+        br = self.lab.bridge
         sh("ip", "link", "set", "lo", "up", netns=self.ns)
         sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
-        sh("ip", "addr", "add", self.lab["address"], "dev", br, netns=self.ns)
+        sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
         sh("ip", "link", "set", br, "up", netns=self.ns)
         for b in self.boards:
-            tap = b["qemu"]["tap"]
+            tap = b.qemu.tap
             sh("ip", "tuntap", "add", "dev", tap, "mode", "tap", netns=self.ns)
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 
     def _sync_nfs_root(self, board, images: Path):
         """Refresh the board's NFS root from its images when they changed, unless the
         board is running (it may have that root mounted)."""
-        export = Path(board["nfs"]["export"])
+        export = Path(board.nfs.export)
         want = (images / ".inputs").read_text()
         stamp = export / ".boardlab-inputs"
         if stamp.exists() and stamp.read_text() == want:
             return False
-        if self._pid(f"qemu-{board['name']}"):
-            progress(f"  NFS root {export}: out of date, but {board['name']} is powered on: "
+        if self._pid(f"qemu-{board.name}"):
+            progress(f"  NFS root {export}: out of date, but {board.name} is powered on: "
                      f"left as it is (power the board off and run up again)")
             return False
         progress(f"  NFS root {export}: refreshing from {images / 'nfsroot'}")
@@ -219,8 +219,8 @@ class VirtualLab:
     def _render_configs(self):
         clients = labhost.lan_network(self.lab)
         (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
-            (b["name"], b["console"]["ser2net_port"], str(self.run_dir / f"{b['name']}.tty"),
-             b["console"]["baud"], "127.0.0.1") for b in self.boards))
+            (b.name, b.console.ser2net_port, str(self.run_dir / f"{b.name}.tty"),
+             b.console.baud, "127.0.0.1") for b in self.boards))
         exports = labhost.nfs_export_dirs(self.lab, self.boards)
         for d in exports:   # ganesha refuses an export whose directory is missing
             Path(d).mkdir(parents=True, exist_ok=True)
@@ -229,14 +229,14 @@ class VirtualLab:
     def up(self):
         self._check_host()
         t0 = time.monotonic()
-        progress(f"virtual lab {self.lab['name']}: up")
+        progress(f"virtual lab {self.lab.name}: up")
         for d in (self.pid_dir, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
-        Path(self.lab["tftp_root"]).mkdir(parents=True, exist_ok=True)
+        Path(self.lab.tftp_root).mkdir(parents=True, exist_ok=True)
         refreshed = False
         for b in self.boards:
             images = build_images(b)
-            Path(b["tftp"]["dir"]).mkdir(parents=True, exist_ok=True)
+            Path(b.tftp.dir).mkdir(parents=True, exist_ok=True)
             refreshed |= self._sync_nfs_root(b, images)
         if refreshed and self._pid("nfsd"):
             self._stop("nfsd")   # its metadata cache still holds the old tree's handles
@@ -249,7 +249,7 @@ class VirtualLab:
     # ---- down ----------------------------------------------------------------------------
     def _switch_off_all(self):
         for b in self.boards:
-            url = b["power"]["host"].format(index=b["power"]["index"])
+            url = b.power.url
             try:
                 req = urllib.request.Request(url, data=b"0", method="PUT")
                 urllib.request.urlopen(req, timeout=10).read()
@@ -257,13 +257,13 @@ class VirtualLab:
                 pass
 
     def down(self):
-        progress(f"virtual lab {self.lab['name']}: down")
+        progress(f"virtual lab {self.lab.name}: down")
         if self._pid("power-switch"):
             self._switch_off_all()
         for name, *_ in reversed(self.services()):
             self._stop(name)
         for b in self.boards:   # a board whose switch died: its QEMU by its PID file
-            self._stop(f"qemu-{b['name']}")
+            self._stop(f"qemu-{b.name}")
         _remove_stale_rpcbind_socket()   # rpcbind leaves its socket behind on SIGTERM
         if self._netns_exists():
             sh("ip", "netns", "del", self.ns)
@@ -279,14 +279,14 @@ class VirtualLab:
             state = "unknown (power switch down)"
             if svc.get("power-switch"):
                 try:
-                    url = b["power"]["host"].format(index=b["power"]["index"])
+                    url = b.power.url
                     state = "on" if urllib.request.urlopen(url, timeout=5).read() == b"1" else "off"
                 except OSError as e:
                     state = f"unknown ({e})"
-            boards[b["name"]] = {"power": state, "qemu_pid": self._pid(f"qemu-{b['name']}"),
-                                 "console": f"rfc2217://127.0.0.1:{b['console']['ser2net_port']}",
-                                 "clock": switch_clock(b) if svc.get("power-switch") else None}
-        return {"lab": self.lab["name"], "netns": self.ns if self._netns_exists() else None,
+            boards[b.name] = {"power": state, "qemu_pid": self._pid(f"qemu-{b.name}"),
+                              "console": f"rfc2217://127.0.0.1:{b.console.ser2net_port}",
+                              "clock": switch_clock(b) if svc.get("power-switch") else None}
+        return {"lab": self.lab.name, "netns": self.ns if self._netns_exists() else None,
                 "services": svc, "boards": boards}
 
     def clock(self, clock: str | None = None) -> dict:
@@ -299,7 +299,7 @@ class VirtualLab:
             if clock:
                 req = urllib.request.Request(clock_url(b), data=clock.encode(), method="PUT")
                 urllib.request.urlopen(req, timeout=5).read()
-            out[b["name"]] = switch_clock(b)
+            out[b.name] = switch_clock(b)
         return out
 
     def is_up(self) -> bool:

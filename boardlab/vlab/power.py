@@ -23,43 +23,43 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..facts import QEMU_CLOCKS, load_board, load_lab_host
+from ..facts import QEMU_CLOCKS, Board, LabHost, load_board, load_lab_host
 
 
-def qemu_command(board: dict, lab: dict, clock: str | None = None) -> list[str]:
-    q = board["qemu"]
-    clock = clock or q.get("clock", "deterministic")
-    run_dir = Path(lab["run_dir"])
-    mac = board["network"].get("mac")
+def qemu_command(board: Board, lab: LabHost, clock: str | None = None) -> list[str]:
+    q = board.qemu
+    clock = clock or q.clock
+    run_dir = Path(lab.run_dir)
+    mac = board.network.mac
     # romfile= : U-Boot drives the NIC itself, no iPXE option ROM needed
     nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
     # deterministic: guest time is instructions executed (2**shift ns each), so the
     # kernel's figures do not depend on this host's speed; sleep=off lets guest time
     # leap over idle waits instead of following the host's clock
-    clock_args = (["-icount", f"shift={q['icount_shift']},sleep=off"]
+    clock_args = (["-icount", f"shift={q.icount_shift},sleep=off"]
                   if clock == "deterministic" else [])
     return [
-        "qemu-system-arm", "-M", q["machine"], "-cpu", q["cpu"], "-smp", str(q.get("smp", 1)),
-        "-m", str(board["ram_mb"]), "-bios", q["bios"],
-        "-netdev", f"tap,id=lan,ifname={q['tap']},script=no,downscript=no",
+        "qemu-system-arm", "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
+        "-m", str(board.ram_mb), "-bios", q.bios,
+        "-netdev", f"tap,id=lan,ifname={q.tap},script=no,downscript=no",
         "-device", nic,
-        "-chardev", f"socket,id=uart,path={run_dir / (board['name'] + '.uart.sock')}",
+        "-chardev", f"socket,id=uart,path={run_dir / (board.name + '.uart.sock')}",
         "-serial", "chardev:uart",
         "-display", "none", "-monitor", "none", "-nodefaults",
-        "-name", f"boardlab-{board['name']}",
+        "-name", f"boardlab-{board.name}",
     ] + clock_args
 
 
 class Outlet:
-    def __init__(self, board: dict, lab: dict):
+    def __init__(self, board: Board, lab: LabHost):
         self.board = board
         self.lab = lab
         self.proc = None
-        self.clock = board["qemu"]["clock"]   # for the next power-on
-        self.running_clock = None             # of the QEMU running now
+        self.clock = board.qemu.clock     # for the next power-on
+        self.running_clock = None         # of the QEMU running now
         self.lock = threading.Lock()
-        self.pidfile = Path(lab["run_dir"]) / "pids" / f"qemu-{board['name']}.pid"
-        self.logfile = Path(lab["run_dir"]) / "logs" / f"qemu-{board['name']}.log"
+        self.pidfile = Path(lab.run_dir) / "pids" / f"qemu-{board.name}.pid"
+        self.logfile = Path(lab.run_dir) / "logs" / f"qemu-{board.name}.log"
 
     def is_on(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -68,7 +68,7 @@ class Outlet:
         with self.lock:
             if self.is_on():
                 return
-            cmd = ["ip", "netns", "exec", self.lab["netns"]] + qemu_command(self.board, self.lab,
+            cmd = ["ip", "netns", "exec", self.lab.netns] + qemu_command(self.board, self.lab,
                                                                              self.clock)
             self.running_clock = self.clock
             log = open(self.logfile, "ab")
@@ -83,7 +83,7 @@ class Outlet:
             except subprocess.TimeoutExpired:
                 pass
             if self.proc.poll() is not None:
-                raise RuntimeError(f"QEMU for {self.board['name']} exited at once "
+                raise RuntimeError(f"QEMU for {self.board.name} exited at once "
                                    f"(status {self.proc.returncode}); see {self.logfile}")
 
     def off(self):
@@ -101,81 +101,85 @@ class Outlet:
             self.pidfile.unlink(missing_ok=True)
 
 
-def make_handler(outlets: dict):
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "boardlab-power/1"
+class SwitchHandler(BaseHTTPRequestHandler):
+    """The switch's HTTP interface; `outlets` (number -> Outlet) is set per server."""
+    outlets: dict = {}
+    server_version = "boardlab-power/1"
 
-        def log_message(self, fmt, *args):  # one line per request, on stderr
-            sys.stderr.write(f"{time.strftime('%T')} {self.address_string()} {fmt % args}\n")
+    def log_message(self, fmt, *args):  # one line per request, on stderr
+        sys.stderr.write(f"{time.strftime('%T')} {self.address_string()} {fmt % args}\n")
 
-        def _reply(self, code, body, ctype="text/plain"):
-            data = body.encode()
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def _reply(self, code, body, ctype="text/plain"):
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
-        def _outlet(self):
-            """-> (outlet, 'value' or 'clock'), or None after replying 404."""
-            m = re.fullmatch(r"/outlet/(\d+)/(value|clock)/?", self.path)
-            if not m:
-                self._reply(404, "use /outlet/<n>/value or /outlet/<n>/clock\n")
-                return None
-            n = int(m.group(1))
-            if n not in outlets:
-                self._reply(404, f"no outlet {n} (outlets: {sorted(outlets)})\n")
-                return None
-            return outlets[n], m.group(2)
+    def _outlet(self):
+        """-> (outlet, 'value' or 'clock'), or None after replying 404."""
+        m = re.fullmatch(r"/outlet/(\d+)/(value|clock)/?", self.path)
+        if not m:
+            self._reply(404, "use /outlet/<n>/value or /outlet/<n>/clock\n")
+            return None
+        n = int(m.group(1))
+        if n not in self.outlets:
+            self._reply(404, f"no outlet {n} (outlets: {sorted(self.outlets)})\n")
+            return None
+        return self.outlets[n], m.group(2)
 
-        def do_GET(self):  # noqa: N802 - http.server's naming
-            if self.path == "/":
-                state = {n: {"board": o.board["name"], "on": o.is_on(), "clock": o.clock,
-                             "running_clock": o.running_clock if o.is_on() else None}
-                         for n, o in outlets.items()}
-                self._reply(200, json.dumps(state) + "\n", "application/json")
-                return
-            found = self._outlet()
-            if found:
-                outlet, what = found
-                if what == "clock":   # what the running board uses, else the next power-on
-                    self._reply(200, (outlet.is_on() and outlet.running_clock) or outlet.clock)
-                else:
-                    self._reply(200, "1" if outlet.is_on() else "0")
-
-        def do_PUT(self):  # noqa: N802
-            found = self._outlet()
-            if not found:
-                return
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        if self.path == "/":
+            state = {n: {"board": o.board.name, "on": o.is_on(), "clock": o.clock,
+                         "running_clock": o.running_clock if o.is_on() else None}
+                     for n, o in self.outlets.items()}
+            self._reply(200, json.dumps(state) + "\n", "application/json")
+            return
+        found = self._outlet()
+        if found:
             outlet, what = found
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).strip()
-            if what == "clock":
-                if body.decode() not in QEMU_CLOCKS:
-                    self._reply(400, f"body must be one of {', '.join(QEMU_CLOCKS)}\n")
-                    return
-                outlet.clock = body.decode()
-                self._reply(200, outlet.clock)
-                return
-            if body not in (b"0", b"1"):
-                self._reply(400, "body must be 0 or 1\n")
-                return
-            try:
-                outlet.on() if body == b"1" else outlet.off()
-            except RuntimeError as e:
-                self._reply(500, f"{e}\n")
-                return
-            self._reply(200, body.decode())
+            if what == "clock":   # what the running board uses, else the next power-on
+                self._reply(200, (outlet.is_on() and outlet.running_clock) or outlet.clock)
+            else:
+                self._reply(200, "1" if outlet.is_on() else "0")
 
-    return Handler
+    def do_PUT(self):  # noqa: N802
+        found = self._outlet()
+        if not found:
+            return
+        outlet, what = found
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).strip()
+        if what == "clock":
+            if body.decode() not in QEMU_CLOCKS:
+                self._reply(400, f"body must be one of {', '.join(QEMU_CLOCKS)}\n")
+                return
+            outlet.clock = body.decode()
+            self._reply(200, outlet.clock)
+            return
+        if body not in (b"0", b"1"):
+            self._reply(400, "body must be 0 or 1\n")
+            return
+        try:
+            outlet.on() if body == b"1" else outlet.off()
+        except RuntimeError as e:
+            self._reply(500, f"{e}\n")
+            return
+        self._reply(200, body.decode())
+
+
+
+def make_handler(outlets: dict):
+    return type("Handler", (SwitchHandler,), {"outlets": outlets})
 
 
 def serve(lab_name: str):
     lab = load_lab_host(lab_name)
     outlets = {}
-    for name in lab["boards"]:
+    for name in lab.boards:
         board = load_board(name)
-        outlets[board["power"]["index"]] = Outlet(board, lab)
-    server = ThreadingHTTPServer((lab["power_switch"]["listen"], lab["power_switch"]["port"]),
+        outlets[board.power.index] = Outlet(board, lab)
+    server = ThreadingHTTPServer((lab.power_switch.listen, lab.power_switch.port),
                                  make_handler(outlets))
 
     def stop(*_):
@@ -183,7 +187,7 @@ def serve(lab_name: str):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print(f"power switch on http://{lab['power_switch']['listen']}:{lab['power_switch']['port']}"
+    print(f"power switch on http://{lab.power_switch.listen}:{lab.power_switch.port}"
           f" outlets {sorted(outlets)}", flush=True)
     try:
         server.serve_forever()

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import yaml
 
-from . import lava
-from .facts import load_board, load_lab_host
-from .net import tcp_open
-from .procs import running
-from .errors import BoardlabError
+from ..errors import BoardlabError
+from ..facts import load_board, load_lab_host
+from ..net import tcp_open
+from ..procs import running
+from . import devices
+from .run import dispatcher_config
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
@@ -117,23 +118,23 @@ class LocalLavaServer:
             raise ServerError(f"no token for worker {self.worker} in: {r.stdout}")
         d = DISPATCHER_D / self.worker
         d.mkdir(parents=True, exist_ok=True)
-        (d / "dispatcher.yaml").write_text(yaml.safe_dump(lava.dispatcher_config(self.lab)))
+        (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(self.lab)))
         return token.group(1)
 
     def register_board(self, board_name: str) -> str:
         """The board's device type and device dictionary, as `boardlab gen` wrote them."""
         board = load_board(board_name)
-        dtype = lava.device_type_name(board)
+        dtype = devices.device_type_name(board)
         (CONFIG / "device-types").mkdir(parents=True, exist_ok=True)
         (CONFIG / "devices").mkdir(parents=True, exist_ok=True)
-        shutil.copy(lava.DEVICE_TYPES_DIR / f"{dtype}.jinja2", CONFIG / "device-types" / f"{dtype}.jinja2")
-        shutil.copy(lava.DEVICES_DIR / f"{board['name']}.jinja2", CONFIG / "devices" / f"{board['name']}.jinja2")
+        shutil.copy(devices.DEVICE_TYPES_DIR / f"{dtype}.jinja2", CONFIG / "device-types" / f"{dtype}.jinja2")
+        shutil.copy(devices.DEVICES_DIR / f"{board.name}.jinja2", CONFIG / "devices" / f"{board.name}.jinja2")
         if _manage("device-types", "details", dtype, check=False).returncode != 0:
             _manage("device-types", "add", dtype)
-        if _manage("devices", "details", board["name"], check=False).returncode != 0:
-            _manage("devices", "add", "--device-type", dtype, "--worker", self.worker, board["name"])
-        _manage("devices", "update", board["name"], "--health", "GOOD", check=False)
-        return board["name"]
+        if _manage("devices", "details", board.name, check=False).returncode != 0:
+            _manage("devices", "add", "--device-type", dtype, "--worker", self.worker, board.name)
+        _manage("devices", "update", board.name, "--health", "GOOD", check=False)
+        return board.name
 
     def _lavacli_identity(self, token: str):
         subprocess.run(["lavacli", "identities", "add", "--uri", f"{self.url}RPC2", "--username", USER,

@@ -1,0 +1,38 @@
+"""LAVA, from the same board facts and baselines as the labgrid side, in parts:
+
+- common:  where the files are, the suites, LAVA's limits that shape a job; LavaError
+- devices: device types and device dictionaries generated from the facts (`boardlab gen`)
+- jobs:    job definitions per board, kernel, root and suites, gated by the baselines
+- schema:  LAVA's own schema checks of what was rendered
+- logs:    a job log to results.json (boot milestones timed from LAVA's own log)
+- run:     lava-run on this host, after checks that name what is missing
+- server:  a LAVA server through lavacli: submit, wait, the schedule
+- cli:     `boardlab lava VERB`
+
+The names below are the package's interface; the modules are where they are made."""
+from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, LAVA_SEARCH_WINDOW, SCHEDULE,
+                     SPAWN_MAXREAD, LavaError, device_type_name)
+from .devices import (connection_command, device_dictionary, device_type_template,
+                      generated_files, power_commands, render_device)
+from .jobs import dump_job, gate_parameter, normalise_suites, render_job, testdefs_tarball
+from .logs import (boot_milestones, console_lines, job_failure, last_attempt, last_wait, read_log,
+                   results_from_log, retried_attempts, test_cases)
+from .run import (board_of_job, check_board_reachable, check_nfs_export, check_tftp_root,
+                  dispatcher_config, lab_of, lava_run, prepare_run)
+from .schema import validate
+from .server import (cron_lines, lavacli, load_schedule, schedule_jobs, systemd_units,
+                     wait_for_job)
+
+__all__ = [
+    "BOOT_ATTEMPTS", "DEFAULT_SUITES", "HARNESS", "LAVA_SEARCH_WINDOW", "SCHEDULE",
+    "SPAWN_MAXREAD", "LavaError", "device_type_name",
+    "connection_command", "device_dictionary", "device_type_template", "generated_files",
+    "power_commands", "render_device",
+    "dump_job", "gate_parameter", "normalise_suites", "render_job", "testdefs_tarball",
+    "boot_milestones", "console_lines", "job_failure", "last_attempt", "last_wait", "read_log",
+    "results_from_log", "retried_attempts", "test_cases",
+    "board_of_job", "check_board_reachable", "check_nfs_export", "check_tftp_root",
+    "dispatcher_config", "lab_of", "lava_run", "prepare_run",
+    "validate",
+    "cron_lines", "lavacli", "load_schedule", "schedule_jobs", "systemd_units", "wait_for_job",
+]

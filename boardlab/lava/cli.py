@@ -1,0 +1,262 @@
+"""`boardlab lava VERB`: one subcommand per verb, each with only its own arguments."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .. import lava
+from ..baselines import OTHER_HOST
+from ..verdict import REGRESSED, UNKNOWN
+from ..clocks import switch_clock, this_host
+from ..facts import load_board
+from ..results import atomic_write
+
+
+def _testdefs_url(args, work) -> str:
+    """--testdefs-url, or a tarball of jobs/testdefs made in work (a file:// URL)."""
+    return args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+
+
+def _render(board, args, work, measured_on=None):
+    """The job of --board/--kernel/--root/--suites. measured_on: the host id of the machine
+    that runs it, when known (lava-run here): only then are host-bound metrics gated."""
+    return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
+                           quick=args.quick, jitter_duration=args.jitter_duration,
+                           testdefs_url=_testdefs_url(args, work), image_base=args.image_base,
+                           measured_on=measured_on)
+
+
+def _report_invalid(errors: dict) -> int:
+    for path, err in errors.items():
+        print(f"{path}: invalid: {err}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_render(args):
+    board = load_board(args.board)
+    work = Path(args.out or f"results/lava-{board.name}")
+    text = lava.dump_job(_render(board, args, work))
+    if not args.out:
+        print(text, end="")
+        return 0
+    atomic_write(work / "job.yaml", text)
+    atomic_write(work / "device.yaml", lava.render_device(board))
+    print(f"wrote: {work / 'job.yaml'}\nwrote: {work / 'device.yaml'}")
+    return 0
+
+
+def cmd_validate(args):
+    files = [(("device" if f.endswith("device.yaml") else "job"), Path(f)) for f in args.files]
+    errors = lava.validate(files)
+    print(f"{len(files) - len(errors)} of {len(files)} valid (LAVA's own schemas)")
+    return _report_invalid(errors)
+
+
+def cmd_run(args):
+    board = load_board(args.board)
+    lab = lava.lab_of(board)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    work = Path(args.run_dir or f"results/lava-{stamp}-{board.name}").resolve()
+    job = _render(board, args, work, measured_on=this_host()["id"])
+    lava.check_tftp_root(lab)
+    lava.check_nfs_export(lab, job)
+    lava.check_board_reachable(board)
+    files = lava.prepare_run(board, job, work, lab)
+    if _report_invalid(lava.validate([("device", files["device"]), ("job", files["job"])])):
+        return 1
+    job_id = int(time.time()) % 1_000_000
+    qemu_clock = switch_clock(board)   # the clock the job's boots will run on
+    rc, log = lava.lava_run(files, work, job_id)
+    return _results(log, board, job["metadata"]["boardlab.kernel"], work,
+                    f"lava-run-{job_id}", lava_rc=rc, qemu_clock=qemu_clock)
+
+
+def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qemu_clock=None):
+    entries = lava.read_log(Path(log_path).read_text())
+    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host,
+                                qemu_clock=qemu_clock)
+    for m in res.metrics:
+        print(f"  {m.describe()}")
+    failed = [m for m in res.metrics if m.verdict == REGRESSED]
+    unknown = [m for m in res.metrics if m.verdict == UNKNOWN]
+    other = [m for m in res.metrics if m.verdict == OTHER_HOST]
+    lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
+    problem = lava.job_failure(entries)
+    for attempt in lava.retried_attempts(entries):
+        print(f"warning: LAVA retried: {attempt}", file=sys.stderr)
+    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} regressed, "
+          f"{len(unknown)} unknown (one figure cannot decide a noisy metric), "
+          f"{len(other)} not judged (baseline from another host); "
+          f"LAVA test cases failed: {len(lava_failed)})")
+    if problem:
+        print(f"LAVA job did not complete: {problem}", file=sys.stderr)
+    if problem or lava_rc:
+        return 1
+    return 1 if (failed or lava_failed) else 0
+
+
+def cmd_results(args):
+    """JOB: a lava-run directory (with job.log and job.yaml) or a server job id."""
+    src = Path(args.job)
+    if src.is_dir():
+        job = yaml.safe_load((src / "job.yaml").read_text())
+        board, kernel = lava.board_of_job(job)
+        out = Path(args.run_dir) if args.run_dir else src
+        return _results(src / "job.log", board, kernel, out, f"lava-run:{src.name}")
+    if not args.job.isdigit():
+        raise lava.LavaError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
+    out = Path(args.run_dir or f"results/lava-job-{args.job}")
+    out.mkdir(parents=True, exist_ok=True)
+    info = yaml.safe_load(lava.lavacli(args.identity, "jobs", "show", args.job, "--yaml")) or {}
+    if info.get("state") != "Finished":
+        print(f"job {args.job} is {info.get('state')}: these are the results so far", file=sys.stderr)
+    job = yaml.safe_load(lava.lavacli(args.identity, "jobs", "definition", args.job))
+    (out / "job.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
+    (out / "job.log").write_text(lava.lavacli(args.identity, "jobs", "logs", "--raw", args.job))
+    board, kernel = lava.board_of_job(job)
+    # the worker that ran it is not identified: its host-bound figures are not judged
+    worker = {"id": None, "hostname": None, "note": f"the LAVA worker of job {args.job}"}
+    return _results(out / "job.log", board, kernel, out, f"job:{args.job}", host=worker)
+
+
+def _scheduled(args) -> dict:
+    sched_path = Path(args.schedule or lava.SCHEDULE)
+    sched = lava.load_schedule(sched_path)
+    if args.job:
+        jobs = {n: s for n, s in sched["jobs"].items() if n in args.job}
+        missing = set(args.job) - set(jobs)
+        if missing:
+            raise lava.LavaError(f"{sched_path}: no job {', '.join(sorted(missing))} "
+                                 f"(has: {', '.join(sched['jobs'])})")
+    else:
+        jobs = lava.schedule_jobs(sched, args.when)
+    if not jobs:
+        raise lava.LavaError(f"{sched_path}: no job runs {args.when!r}")
+    return jobs
+
+
+def cmd_submit(args):
+    work = Path(args.out or "results/lava-submit")
+    url = _testdefs_url(args, work)
+    ids = []
+    for name, spec in _scheduled(args).items():
+        job = lava.render_job(load_board(spec["board"]), spec.get("kernel"),
+                              spec.get("suites", lava.DEFAULT_SUITES), spec.get("root"),
+                              quick=spec.get("quick", False),
+                              jitter_duration=spec.get("jitter_duration"), testdefs_url=url,
+                              image_base=args.image_base)
+        job["metadata"]["boardlab.schedule"] = name
+        path = work / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(lava.dump_job(job))
+        if args.dry_run:
+            print(f"{name}: rendered {path} (not submitted)")
+            continue
+        out = lava.lavacli(args.identity, "jobs", "submit", str(path)).split()
+        ids += out
+        print(f"{name}: submitted as job {' '.join(out)}")
+    if args.wait and ids:
+        healths = [lava.wait_for_job(args.identity, job_id, args.wait) for job_id in ids]
+        return 1 if any(h != "Complete" for h in healths) else 0
+    return 0
+
+
+def cmd_server(args):
+    from .localserver import LocalLavaServer, ServerError
+    srv = LocalLavaServer(Path(args.run_dir or "/run/boardlab/lava-server"), port=args.port,
+                          identity=args.identity or "boardlab-vlab")
+    try:
+        if args.action == "up":
+            srv.up()
+            print(f"LAVA server {srv.url} (lavacli identity {srv.identity}); "
+                  f"stop it: boardlab lava server down")
+        else:
+            srv.down()
+    except ServerError as e:
+        if args.action == "up":
+            srv.down()   # leave nothing half started
+        raise lava.LavaError(str(e)) from None
+    return 0
+
+
+def cmd_schedule(args):
+    sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE))
+    if args.systemd:
+        for name, text in lava.systemd_units(sched).items():
+            print(f"# /etc/systemd/system/{name}\n{text}")
+    else:
+        print(lava.cron_lines(sched), end="")
+    return 0
+
+
+# ---- the parsers ------------------------------------------------------------------------------
+
+def _job_options(p):
+    p.add_argument("--board", default="qemu-arm")
+    p.add_argument("--kernel", default=None, help="default: the board's default kernel")
+    p.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
+    p.add_argument("--suites", default="boot-time,memory,lmbench,jitter",
+                   help="comma separated: boot-time, memory, lmbench, jitter")
+    p.add_argument("--quick", action="store_true", help="short lmbench and jitter runs")
+    p.add_argument("--jitter-duration", type=int, default=None, help="seconds (default 60, quick 10)")
+    _image_options(p)
+
+
+def _image_options(p):
+    p.add_argument("--testdefs-url", default=None,
+                   help="tarball of jobs/testdefs the worker can fetch (default: made locally, file://)")
+    p.add_argument("--image-base", default=None, help="URL of the images (default: file:// images.dir)")
+
+
+def _identity(p):
+    p.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY"),
+                   help="lavacli identity (default: $LAVACLI_IDENTITY or lavacli's default)")
+
+
+def add_parser(sub):
+    """`boardlab lava` and its verbs, on the main command's subparsers."""
+    lv = sub.add_parser("lava", help="LAVA: render, validate, run (lava-run here), submit, "
+                                     "results, schedule, server")
+    verbs = lv.add_subparsers(dest="verb", required=True)
+    p = verbs.add_parser("render", help="a job (and with --out its device config) as LAVA takes it")
+    _job_options(p)
+    p.add_argument("--out", default=None, help="directory for job.yaml and device.yaml (default: stdout)")
+    p.set_defaults(func=cmd_render)
+    p = verbs.add_parser("validate", help="check rendered files with LAVA's own schemas")
+    p.add_argument("files", nargs="+", help="rendered files (*device.yaml: a device config)")
+    p.set_defaults(func=cmd_validate)
+    p = verbs.add_parser("run", help="run a job with lava-run on this host, then its results")
+    _job_options(p)
+    p.add_argument("--run-dir", default=None, help="where the job files and results.json go")
+    p.set_defaults(func=cmd_run)
+    p = verbs.add_parser("results", help="results.json of a lava-run directory or a server job")
+    p.add_argument("job", help="a lava-run directory, or a LAVA server's job id")
+    p.add_argument("--run-dir", default=None, help="where results.json goes")
+    _identity(p)
+    p.set_defaults(func=cmd_results)
+    p = verbs.add_parser("submit", help="submit scheduled jobs to a LAVA server")
+    p.add_argument("--when", default="nightly", help="the schedule group")
+    p.add_argument("--job", action="append", default=None, help="only this scheduled job (repeatable)")
+    p.add_argument("--schedule", default=None, help="default: jobs/schedule.yaml of the project")
+    p.add_argument("--out", default=None, help="directory for the rendered jobs")
+    p.add_argument("--wait", type=float, default=0, help="wait up to N s for the jobs")
+    p.add_argument("--dry-run", action="store_true", help="render only")
+    _image_options(p)
+    _identity(p)
+    p.set_defaults(func=cmd_submit)
+    p = verbs.add_parser("schedule", help="cron lines (default) or systemd timers of the schedule")
+    p.add_argument("--schedule", default=None, help="default: jobs/schedule.yaml of the project")
+    p.add_argument("--cron", action="store_true", help="cron lines (the default)")
+    p.add_argument("--systemd", action="store_true", help="systemd timer units")
+    p.set_defaults(func=cmd_schedule)
+    p = verbs.add_parser("server", help="a LAVA server and worker on this host, for the virtual lab")
+    p.add_argument("action", choices=["up", "down"])
+    p.add_argument("--port", type=int, default=8180, help="its port on 127.0.0.1")
+    p.add_argument("--run-dir", default=None, help="default: /run/boardlab/lava-server")
+    _identity(p)
+    p.set_defaults(func=cmd_server)
+    lv.set_defaults(errors=(lava.LavaError,))

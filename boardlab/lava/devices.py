@@ -1,0 +1,120 @@
+"""Device types and device dictionaries, generated from the board facts (`boardlab gen`).
+
+A device type `jobs/device-types/boardlab-<board>.jinja2` extends LAVA's own
+base-uboot.jinja2 with the board's U-Boot (prompt, load addresses, console, mkimage
+arch, tftp and bootm commands); the device dictionary `jobs/devices/<board>.jinja2` adds
+the instance: connection command to its ser2net port, power commands to the power
+switch labgrid drives (same URL, same protocol), its IP."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jinja2
+
+from .. import console, pdu
+from ..facts import BOARDS_DIR, Board, bootargs, lab_host_of, load_board
+from .common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES, SPAWN_MAXREAD,
+                     LavaError, device_type_name)
+
+def _kernel_args(board: Board) -> tuple[str, str, str]:
+    """Split the facts' command lines into what base-uboot composes itself (console,
+    root, nfsroot) and the rest: (kernel args, extra nfsroot options, ip= args)."""
+    extra, ip_args, nfs_opts = [], "", ""
+    for root in board.root.bootargs:
+        for tok in bootargs(board, root).split():
+            key = tok.split("=", 1)[0]
+            if key == "ip":
+                ip_args = tok
+            elif key == "nfsroot":
+                opts = [o for o in tok.split(",")[1:] if o not in ("tcp", "hard")]
+                nfs_opts = "".join("," + o for o in opts)
+            elif key not in ("console", "root", "rw", "ro") and tok not in extra:
+                extra.append(tok)
+    return " ".join(extra), nfs_opts, ip_args
+
+
+def _uboot_placeholders(text: str) -> str:
+    return text.format(kernel="{KERNEL_ADDR}", ramdisk="{RAMDISK_ADDR}", fdt="{DTB_ADDR}")
+
+
+def device_type_template(board: Board) -> str:
+    ub, con, mk = board.uboot, board.console, board.mkimage
+    load = ub.load_command
+    kernel_args, nfs_opts, ip_args = _kernel_args(board)
+    tftp = [load.format(addr="{KERNEL_ADDR}", file="{KERNEL}"),
+            load.format(addr="{RAMDISK_ADDR}", file="{RAMDISK}")]
+    sets = {
+        "console_device": con.device,
+        "baud_rate": con.baud,
+        "bootloader_prompt": ub.prompt.strip(),
+        "interrupt_prompt": ub.autoboot,
+        "uboot_autoboot_prompt": ub.autoboot,
+        "uboot_mkimage_arch": mk.arch,
+        "bootm_kernel_addr": ub.kernel_addr,
+        "bootm_ramdisk_addr": ub.ramdisk_addr or "-",
+        "bootm_dtb_addr": ub.fdt_addr or "-",
+        "base_kernel_args": kernel_args,
+        "extra_nfsroot_args": nfs_opts,
+        "base_ip_args": ip_args,
+        "kernel_start_message": console.KERNEL_MILESTONES[1][1],
+        "spawn_maxread": str(SPAWN_MAXREAD),   # see LAVA_SEARCH_WINDOW
+        # U-Boot's last words before the kernel ("Starting kernel" since about 2008)
+        "uboot_final_message": re.sub(r"([.*+?^$()\[\]{}|\\])", r"\\\1",
+                                      ub.kernel_message or "Starting kernel"),
+    }
+    lines = [GENERATED.format(name=board.name),
+             f"{{# LAVA device type {device_type_name(board)}: {board.description} #}}\n",
+             "{% extends 'base-uboot.jinja2' %}\n"]
+    for key, value in sets.items():
+        lines.append(f"{{% set {key} = {key}|default({json.dumps(value)}) %}}\n")
+    # the board's own load and boot commands (base-uboot would also load a DTB)
+    lines.append(f"{{% set uboot_tftp_commands = {json.dumps(tftp)} %}}\n")
+    lines.append(f"{{% set uboot_bootx_cmd = {json.dumps(_uboot_placeholders(ub.boot_command))} %}}\n")
+    if ub.dialect == "old":   # U-Boot 1.x of the real boards: no initrd_high/fdt_high
+        lines.append("{% set base_high_limits = false %}\n")
+    return "".join(lines)
+
+
+def power_commands(board: Board) -> dict:
+    """The device's power commands: through pdudaemon where the board's lab host runs
+    it, else straight to the PDU (boardlab.pdu)."""
+    return pdu.lava_power_commands(board, lab_host_of(board))
+
+
+def connection_command(board: Board) -> str:
+    return f"telnet {board.serial_host} {board.console.ser2net_port}"
+
+
+def device_dictionary(board: Board) -> str:
+    net = board.network
+    sets = {"connection_command": connection_command(board), **power_commands(board),
+            "uboot_ipaddr_cmd": f"setenv ipaddr {net.ip}; setenv netmask {net.netmask}"
+            if board.uboot.dialect == "hush" else f"setenv ipaddr {net.ip}"}
+    lines = [GENERATED.format(name=board.name),
+             f"{{% extends '{device_type_name(board)}.jinja2' %}}\n"]
+    lines += [f"{{% set {k} = {json.dumps(v)} %}}\n" for k, v in sets.items()]
+    return "".join(lines)
+
+
+def generated_files() -> dict[Path, str]:
+    files = {}
+    for facts in sorted(BOARDS_DIR.glob("*.yaml")):
+        board = load_board(facts)
+        files[DEVICE_TYPES_DIR / f"{device_type_name(board)}.jinja2"] = device_type_template(board)
+        files[DEVICES_DIR / f"{board.name}.jinja2"] = device_dictionary(board)
+    return files
+
+
+def render_device(board: Board, templates: Path = LAVA_DEVICE_TYPES) -> str:
+    """The device configuration lava-run takes: the device dictionary rendered over the
+    device type and LAVA's base templates, as lava-server would."""
+    if not (templates / "base-uboot.jinja2").exists():
+        raise LavaError(f"LAVA's device-type templates are not in {templates} "
+                        f"(package lava-server; bash scripts/setup-host.sh installs it)")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(
+        [str(DEVICES_DIR), str(DEVICE_TYPES_DIR), str(templates)]),
+        trim_blocks=True, autoescape=False)
+    return env.get_template(f"{board.name}.jinja2").render()
+

@@ -1,0 +1,173 @@
+"""LAVA job definitions per (board, kernel, root, suites): deploy to TFTP (uImage +
+ramdisk, or NFS root), boot with the u-boot method, lava-test-shell definitions from
+jobs/testdefs/ whose GATE parameter carries each metric's limit from the stored
+baselines, so the LAVA test case itself passes or fails."""
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import yaml
+
+from .. import baselines as bl
+from .. import clocks
+from ..facts import NFSROOT_TARBALL, Board
+from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE, RETRY_SLACK_S,
+                     SMALL_BOARD_MB, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError,
+                     device_type_name)
+
+def normalise_suites(suites) -> list[str]:
+    out = []
+    for s in suites:
+        s = SUITE_ALIASES.get(s, s)
+        if s not in SUITES:
+            raise LavaError(f"unknown suite {s!r} (known: {', '.join(SUITES)})")
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNELS_DIR,
+                   measured_on: str | None = None) -> str:
+    """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet): for
+    each exact metric (boardlab.catalogue) its median and floor; a noisy metric has no
+    limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
+    unknown until samples decide). A host-bound metric (clocks.host_bound) is in it only when its baseline was measured
+    on measured_on, the host the job will run on; LAVA then reports it as skip."""
+    suite = RESULT_SUITE[suite]
+    prefix = suite + "."
+    out = []
+    for k, b in sorted(bl.load(kernel, board.name, root, HARNESS).items()):
+        if not k.startswith(prefix):
+            continue
+        clock = clocks.metric_clock(suite, k[len(prefix):], b.unit, board)
+        if b.clock() not in (None, clock) or (clocks.host_bound(clock, board) and (
+                measured_on is None or b.host_id() != measured_on)):
+            continue
+        limit = b.limit(HARNESS)   # None: a noisy metric, which one figure cannot decide
+        if limit is not None:
+            out.append(f"{k[len(prefix):]}:{b.direction}:{round(limit, 6):g}")
+    return " ".join(out)
+
+
+def testdefs_tarball(dest: Path) -> Path:
+    """jobs/testdefs as the tarball a `from: url` test definition names."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for p in sorted(TESTDEFS_DIR.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                tar.add(p, arcname=str(p.relative_to(TESTDEFS_DIR)))
+    dest.write_bytes(buf.getvalue())
+    return dest
+
+
+def _image_url(board: Board, name: str, image_base: str | None) -> str:
+    if image_base:
+        return image_base.rstrip("/") + "/" + name
+    return (Path(board.images.dir) / name).as_uri()
+
+
+def _deploy(board: Board, kinfo, root: str, image_base: str | None) -> dict:
+    deploy = {"to": "tftp", "os": "oe", "timeout": {"minutes": 5},
+              "kernel": {"url": _image_url(board, kinfo.uimage, image_base), "type": "uimage"}}
+    ramdisk = {"url": _image_url(board, board.images.ramdisk or "", image_base), "header": "u-boot"}
+    if root == "ramdisk":
+        deploy["ramdisk"] = ramdisk
+    else:
+        deploy["nfsrootfs"] = {"url": _image_url(board, NFSROOT_TARBALL, image_base),
+                               "compression": "xz"}
+        if kinfo.nfs_loader:   # NIC and NFS client are modules: the loader ramdisk
+            deploy["ramdisk"] = ramdisk
+    return deploy
+
+
+def _boot(board: Board, root: str) -> dict:
+    """One boot attempt: power-on to U-Boot, two loads, load command to shell. LAVA tries
+    BOOT_ATTEMPTS times; each attempt is capped on its own (uboot-commands) so a stalled
+    first attempt leaves the second its whole time, and the wait for the kernel and the
+    login (auto-login-action) by the board's boot time."""
+    t = board.timeouts
+    attempt = int(t.uboot_s + 2 * t.load_s + t.boot_s)
+    return {"method": "u-boot", "commands": root,   # bootm: from the uimage kernel type
+            "prompts": [board.shell.prompt],
+            "auto_login": {"login_prompt": board.shell.login_prompt.strip(),
+                           "username": board.shell.username},
+            "failure_retry": BOOT_ATTEMPTS,
+            "timeout": {"seconds": BOOT_ATTEMPTS * (attempt + RETRY_SLACK_S)},
+            "timeouts": {"uboot-commands": {"seconds": attempt},
+                         "auto-login-action": {"seconds": int(t.boot_s)}}}
+
+
+def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdefs_url,
+           gate_overrides, baselines_root, measured_on) -> tuple[list, int]:
+    """The test definitions of the suites, each gated by its baselines, and their minutes."""
+    params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
+                                        "SMALL": "true" if board.ram_mb < SMALL_BOARD_MB else "false"},
+              "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60))}}
+    minutes = {"memory": 5, "lmbench": 10 if quick else 40,
+               "jitter": 2 + 3 * int(params["jitter"]["DURATION"]) // 60}
+    definitions, test_minutes = [], 0
+    for s in suites:
+        if SUITES[s] is None:
+            continue
+        gate = (gate_overrides or {}).get(s)
+        p = dict(params[s], GATE=gate if gate is not None
+                 else gate_parameter(board, kernel, s, baselines_root, measured_on))
+        definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",
+                            "path": SUITES[s], "name": s, "parameters": p})
+        test_minutes += minutes[s]
+    return definitions, test_minutes
+
+
+def render_job(board: Board, kernel: str | None = None, suites=DEFAULT_SUITES, root: str | None = None,
+               *, quick: bool = False, jitter_duration: int | None = None,
+               testdefs_url: str, image_base: str | None = None,
+               gate_overrides: dict | None = None, baselines_root: Path = bl.KERNELS_DIR,
+               measured_on: str | None = None) -> dict:
+    """A LAVA job definition (as data) for a board, a kernel, a root mode and suites.
+    measured_on: the host id (clocks.this_host) of the machine that will run the job, when
+    known (lava-run here); only then do host-bound metrics get a limit in the job."""
+    kernel = kernel or board.images.default_kernel
+    root = root or board.root.default
+    suites = normalise_suites(suites)
+    kinfo = board.images.kernels.get(kernel)
+    if kinfo is None:
+        raise LavaError(f"{board.path}: no kernel {kernel!r} in images.kernels "
+                        f"(has: {', '.join(board.images.kernels)})")
+    if root not in board.root.bootargs:
+        raise LavaError(f"{board.path}: no root mode {root!r} in root.bootargs "
+                        f"(has: {', '.join(board.root.bootargs)})")
+    if "memory" in suites and root != "ramdisk":
+        raise LavaError("suite memory is measured on the ramdisk root, as in the study "
+                        f"(board {board.name} was asked for root {root})")
+    deploy, boot = _deploy(board, kinfo, root, image_base), _boot(board, root)
+    definitions, test_minutes = _tests(
+        board, kernel, suites, quick=quick, jitter_duration=jitter_duration,
+        testdefs_url=testdefs_url, gate_overrides=gate_overrides, baselines_root=baselines_root,
+        measured_on=measured_on)
+    actions = [{"deploy": deploy}, {"boot": boot}]
+    if definitions:
+        actions.append({"test": {"timeout": {"minutes": test_minutes}, "definitions": definitions}})
+    job = {
+        "device_type": device_type_name(board),
+        "job_name": f"boardlab {board.name} {kernel} {root}: {' '.join(suites)}",
+        "timeouts": {"job": {"minutes": deploy["timeout"]["minutes"] + test_minutes + 2
+                             + -(-boot["timeout"]["seconds"] // 60)},
+                     "action": {"minutes": 5}, "connection": {"minutes": 2}},
+        "priority": "medium",
+        "visibility": "public",
+        "metadata": {"boardlab.board": board.name, "boardlab.kernel": kernel,
+                     "boardlab.root": root, "boardlab.suites": " ".join(suites),
+                     "boardlab.quick": str(quick).lower()},
+        "actions": actions,
+    }
+    if kinfo.console:   # Linux 2.4 names the same UART differently
+        job["context"] = {"console_device": kinfo.console}
+    return job
+
+
+def dump_job(job: dict) -> str:
+    return yaml.safe_dump(job, sort_keys=False, width=200)
+

@@ -1,0 +1,171 @@
+"""A LAVA job log to results.json. Boot time is measured from LAVA's own log: every
+console line and every command sent is logged with its host time, and the study's
+origin, the kernel's load command, is invisible to the board. results_from_log writes
+the results.json the pytest runs write (same suite and metric names, same units)."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import yaml
+
+from .. import baselines as bl
+from .. import console
+from ..bootplan import milestone_patterns
+from ..facts import Board
+from ..results import RunResults
+from .common import HARNESS, RESULT_SUITE
+
+def read_log(text: str) -> list[dict]:
+    """LAVA's job log, one entry a line: `{"dt": ..., "lvl": ..., "msg": ...}` as lava-run
+    writes it, or as a YAML list item (`- {...}`) as the server gives it back."""
+    entries = []
+    for line in text.splitlines():
+        line = line[2:] if line.startswith("- {") else line
+        if not line.startswith("{"):
+            continue
+        try:
+            item = yaml.safe_load(line)
+        except yaml.YAMLError:
+            continue   # a half-written last line of a running job
+        if isinstance(item, dict) and "lvl" in item:
+            entries.append(item)
+    return entries
+
+
+def _t(entry) -> float:
+    return dt.datetime.fromisoformat(str(entry["dt"])).timestamp()
+
+
+def console_lines(entries, load_verb: str) -> list:
+    """LAVA's log as timed console lines, the origin marked where U-Boot took the
+    kernel's load command: its echo (the line completes when U-Boot gets the newline).
+    LAVA logs a command before it sends it, and pexpect waits 50 ms before each of
+    the command's two writes: the 'input' entry itself is about 100 ms early. Without
+    an echo, the input entry is the mark."""
+    command, sent_at, echo_at, rx = None, None, None, []
+    for e in entries:
+        lvl, msg = e.get("lvl"), e.get("msg")
+        if not isinstance(msg, str):
+            continue
+        if lvl == "input" and command is None and msg.strip().startswith(load_verb):
+            command, sent_at = msg.strip(), _t(e)
+        elif lvl in ("target", "feedback") and command is not None:
+            if echo_at is None and msg.rstrip().endswith(command):
+                echo_at = _t(e)
+            else:
+                rx.append(console.TimedLine(_t(e), msg, console.RX))
+    if command is None:
+        return []
+    mark = sent_at if echo_at is None else echo_at
+    return [console.TimedLine(mark, "load", console.MARK)] + [ln for ln in rx if ln.t >= mark]
+
+
+def _is_retry(entry) -> bool:
+    return entry.get("lvl") == "warning" and str(entry.get("msg")).startswith("Retrying: ")
+
+
+def last_attempt(entries) -> list:
+    """The log from LAVA's last try of a retried action on (failure_retry): what counts."""
+    starts = [i for i, e in enumerate(entries) if _is_retry(e)]
+    return entries[starts[-1] + 1:] if starts else entries
+
+
+def retried_attempts(entries) -> list[str]:
+    """LAVA's error for each attempt it retried ('uboot-action failed: 1 of 2 attempts...')."""
+    out, last_error = [], None
+    for e in entries:
+        if e.get("lvl") == "error" and isinstance(e.get("msg"), str):
+            last_error = e["msg"]
+        elif _is_retry(e):
+            out.append(last_error or str(e["msg"]))
+    return out
+
+
+def boot_milestones(entries, board: Board) -> dict:
+    """Boot milestones of the boot that counted: the last attempt, if LAVA retried."""
+    patterns = milestone_patterns(board)
+    verb = board.uboot.load_command.split()[0]
+    found = console.find_milestones(console_lines(last_attempt(entries), verb), patterns)
+    return {k: v for k, v in found.items() if k != "starting_kernel"}
+
+
+def test_cases(entries) -> list[dict]:
+    """The lvl=results entries of test definitions (not LAVA's own 'lava' suite)."""
+    out = []
+    for e in entries:
+        msg = e.get("msg")
+        if e.get("lvl") == "results" and isinstance(msg, dict) and msg.get("definition") != "lava":
+            out.append(msg)
+    return out
+
+
+def job_failure(entries) -> str | None:
+    """What went wrong in the job, if anything: a failed job result, or a LAVA action or
+    test run that failed (a test definition that died before its end), with LAVA's errors,
+    what it last waited for and the console's last lines. A boot attempt that LAVA retried
+    is not a failure when a later one succeeded (retried_attempts says what it was)."""
+    entries = last_attempt(entries)
+    errors = [e["msg"] for e in entries if e.get("lvl") == "error" and isinstance(e.get("msg"), str)]
+    failed = []
+    for e in entries:
+        msg = e.get("msg")
+        if e.get("lvl") == "results" and isinstance(msg, dict) and msg.get("definition") == "lava" \
+                and msg.get("result") not in ("pass", "skip"):
+            failed.append(f"{msg.get('case')} {msg.get('result')}")
+    if not failed:
+        return None
+    problem = ", ".join(failed) + (f" ({'; '.join(errors)})" if errors else "")
+    waited = last_wait(entries)
+    console = [str(e["msg"]) for e in entries if e.get("lvl") in ("target", "feedback")
+               and str(e.get("msg")).strip()][-6:]
+    return (problem + (f"; last waited for: {waited}" if waited else "")
+            + ("; the console's last lines:\n  | " + "\n  | ".join(console) if console else ""))
+
+
+WAIT_RE = re.compile(r"^(?P<action>[\w-]+): Wait for prompt \[(?P<prompts>.*)\] \(timeout (?P<timeout>[\d:]+)\)$")
+
+
+def last_wait(entries) -> str | None:
+    """What LAVA last waited for on the console (the action, its first prompt, the
+    timeout): where a timed-out job was stuck."""
+    for e in reversed(entries):
+        m = WAIT_RE.match(str(e.get("msg"))) if e.get("lvl") == "debug" else None
+        if m:
+            prompts = re.findall(r"'((?:[^'\\]|\\.)*)'", m["prompts"])
+            first = prompts[0].replace("\\\\", "\\") if prompts else m["prompts"]
+            more = f" (or {len(prompts) - 1} error messages)" if len(prompts) > 1 else ""
+            return f"{m['action']} '{first}'{more} from {e.get('dt', '?')}, timeout {m['timeout']}"
+    return None
+
+
+def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref: str,
+                     baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None,
+                     qemu_clock: str | None = None) -> RunResults:
+    """Write results.json for a LAVA job log: boot-time milestones timed from the log,
+    the test cases' measurements as the pytest suites name them. Verdicts are the
+    gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
+    machine the job ran on (default this one, as for lava-run here); qemu_clock: a virtual
+    board's clock during the job (default: its facts)."""
+    res = RunResults(run_dir, baselines_root, host, harness=HARNESS)
+    res.meta.update({"source": "lava", "lava_job": job_ref, "board": board.name,
+                     "kernel": kernel})
+    retried = retried_attempts(entries)
+    if retried:   # kept beside the results: a lab whose boots need retries wants a look
+        res.meta["lava_retried"] = retried
+    for name, value in boot_milestones(entries, board).items():
+        res.record(board.name, kernel, "boot_time", name, value, samples=[value],
+                   test=f"lava:{job_ref}:boot", qemu_clock=qemu_clock)
+    for case in test_cases(entries):
+        if case.get("measurement") in (None, "None", ""):
+            continue
+        definition = re.sub(r"^\d+_", "", str(case["definition"]))
+        suite = RESULT_SUITE.get(definition, definition)
+        # unit and direction: the catalogue's (record refuses a unit LAVA got wrong)
+        res.record(board.name, kernel, suite, case["case"], float(case["measurement"]),
+                   case.get("units") or None, test=f"lava:{job_ref}:{case['definition']}"
+                   f" result={case.get('result')}", qemu_clock=qemu_clock)
+    res.save()
+    return res
+

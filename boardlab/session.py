@@ -1,0 +1,33 @@
+"""A board from a labgrid environment for a script (benches, `boardlab compare`): the
+strategy and its shell, the board powered off at the end whatever happens; optionally
+the virtual lab brought up first (and down again, if this session brought it up)."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def board_session(env_path, log_dir: Path, virtual_lab: str | None = None):
+    """-> (strategy, shell): shell() is the environment's ShellDriver."""
+    from labgrid import Environment
+    lab = was_up = None
+    if virtual_lab:
+        from .vlab.host import VirtualLab
+        lab = VirtualLab(virtual_lab)
+        was_up = lab.is_up()
+        if not was_up:
+            lab.up()
+    env = Environment(str(env_path))
+    try:
+        target = env.get_target("main")
+        strategy = target.get_driver("Strategy")
+        strategy.log_dir = str(log_dir)
+        try:
+            yield strategy, lambda: target.get_driver("ShellDriver")
+        finally:
+            strategy.transition("off")
+    finally:
+        env.cleanup()
+        if lab is not None and not was_up:
+            lab.down()

@@ -1,0 +1,100 @@
+"""Debian's armhf packages for a virtual board's images: which package a kernel
+metapackage stands for today, the candidate versions, the .debs (downloaded once)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from ..errors import BoardlabError
+from ..log import progress
+
+
+class ImageBuildError(BoardlabError):
+    pass
+
+
+def run(cmd, **kw):
+    try:
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+    except FileNotFoundError:
+        raise ImageBuildError(f"{cmd[0]}: not installed (run scripts/setup-host.sh)") from None
+    except subprocess.CalledProcessError as e:
+        raise ImageBuildError(f"{' '.join(map(str, cmd))} failed ({e.returncode}):\n"
+                              f"{(e.stderr or e.stdout).strip()}") from None
+
+
+def resolve_packages(metas: dict) -> dict:
+    """Metapackages (linux-image-armmp) to the packages they stand for today,
+    in one apt-cache call: {kernel name: package}."""
+    if not metas:
+        return {}
+    out = run(["apt-cache", "depends"] + [f"{p}:armhf" for p in metas.values()])
+    resolved, current = {}, None
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            current = line.strip().split(":")[0]
+        elif current and current not in resolved and "Depends:" in line and "linux-image-" in line:
+            resolved[current] = line.split()[1].split(":")[0]
+    missing = [m for m in metas.values() if m not in resolved]
+    if missing:
+        raise ImageBuildError(f"cannot resolve {', '.join(missing)} (armhf) with apt-cache: did "
+                              f"setup run 'dpkg --add-architecture armhf' and 'apt-get update'?")
+    return {name: resolved[meta] for name, meta in metas.items()}
+
+
+def parse_policy(text: str) -> dict:
+    """'apt-cache policy a b ...' output -> {package: candidate version or None}."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^(\S+?)(?::armhf)?:$", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.match(r"^\s+Candidate:\s*(\S+)", line)
+        if m and name:
+            out[name] = None if m.group(1) == "(none)" else m.group(1)
+    return out
+
+
+def candidate_versions(pkgs) -> dict:
+    """One apt-cache call for all packages (each call costs about a second)."""
+    found = parse_policy(run(["apt-cache", "policy"] + [f"{p}:armhf" for p in pkgs]))
+    versions = {}
+    for pkg in pkgs:
+        if not found.get(pkg):
+            raise ImageBuildError(f"package {pkg}:armhf is not available from apt (setup adds "
+                                  f"'contrib non-free' and armhf; run apt-get update)")
+        versions[pkg] = found[pkg].split(":")[-1]  # without the epoch, as in file names
+    return versions
+
+
+def download(pkgs, debs_dir: Path) -> dict[str, Path]:
+    """apt-get download each armhf package (once); returns name -> .deb path."""
+    debs_dir.mkdir(parents=True, exist_ok=True)
+    have = {}
+    wanted_versions = candidate_versions(pkgs)
+    missing = []
+    for pkg in pkgs:
+        found = [p for p in debs_dir.glob(f"{pkg}_*_armhf.deb")
+                 if p.name.split("_")[1].split("%3a")[-1] == wanted_versions[pkg]]
+        if found:
+            have[pkg] = found[0]
+        else:
+            missing.append(pkg)
+    if missing:
+        progress(f"downloading {len(missing)} armhf packages: {' '.join(missing)}")
+        run(["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root"]
+            + [f"{p}:armhf" for p in missing], cwd=debs_dir)
+        for pkg in missing:
+            found = sorted(debs_dir.glob(f"{pkg}_*_armhf.deb"), key=os.path.getmtime)
+            if not found:
+                raise ImageBuildError(f"apt-get download {pkg}:armhf produced no .deb")
+            have[pkg] = found[-1]
+    return have
+
+
+def extract(deb: Path, dest: Path):
+    dest.mkdir(parents=True, exist_ok=True)
+    run(["dpkg-deb", "-x", str(deb), str(dest)])

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates requirements.lock (every Python dependency pinned, with hashes) from the
+# pins in pyproject.toml. Run after changing a dependency there, and commit both; setup
+# installs exactly the lock (pip --require-hashes).
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+python3 -m venv "$tools/venv"
+"$tools/venv/bin/pip" install -q --disable-pip-version-check pip-tools
+cd "$top"
+"$tools/venv/bin/pip-compile" -q --generate-hashes --strip-extras --no-emit-find-links \
+  --extra test --output-file requirements.lock pyproject.toml
+sed -i 's#^\#    pip-compile .*#\#    scripts/lock-deps.sh   (pip-compile --extra=test --generate-hashes --strip-extras pyproject.toml)#' requirements.lock
+echo "wrote $top/requirements.lock"

@@ -1,0 +1,89 @@
+"""The boot plan: what a boot stages, sends and waits for, from the facts alone (no board)."""
+from pathlib import Path
+
+import pytest
+
+from boardlab import bootplan
+from boardlab.facts import load_board
+
+
+@pytest.fixture(scope="module")
+def qemu_arm():
+    return load_board("qemu-arm")
+
+
+def test_a_ramdisk_boot_of_the_default_kernel(qemu_arm):
+    plan = bootplan.plan_boot(qemu_arm)
+    images = Path(qemu_arm.images.dir)
+    assert plan.kernel.name == "armmp" and plan.root == "ramdisk"
+    assert plan.stage == ((images / "armmp.uImage", "qemu-arm/armmp.uImage"),
+                          (images / "rootfs.uImage", "qemu-arm/rootfs.uImage"))
+    assert plan.setup_commands[:3] == ("setenv ipaddr 192.168.10.10",
+                                       "setenv serverip 192.168.10.1",
+                                       "setenv netmask 255.255.255.0")
+    assert plan.setup_commands[3].startswith("setenv bootargs console=ttyAMA0,115200 rdinit=/init")
+    assert [ld.command for ld in plan.loads] == [
+        "tftpboot ${kernel_addr_r} qemu-arm/armmp.uImage",
+        "tftpboot ${ramdisk_addr_r} qemu-arm/rootfs.uImage"]
+    assert plan.boot_command == "bootm ${kernel_addr_r} ${ramdisk_addr_r} ${fdtcontroladdr}"
+    assert [name for name, _ in plan.milestones] == [
+        "starting_kernel", "linux_version", "freeing_init", "login", "shell"]
+
+
+def test_an_nfs_root_with_a_loader_ramdisk(qemu_arm):
+    plan = bootplan.plan_boot(qemu_arm, "rt-armmp", "nfs")
+    assert plan.kernel.nfs_loader and plan.ramdisk == "qemu-arm/rootfs.uImage"
+    assert "root=/dev/nfs" in plan.setup_commands[-1]
+
+
+def test_a_kernel_on_the_tftp_server_is_not_staged(qemu_arm):
+    plan = bootplan.plan_boot(qemu_arm, "tftp:qemu-arm/other.uImage", ramdisk="tftp:rd.img")
+    assert plan.stage == ()
+    assert plan.kernel.local is None and plan.kernel.name == "qemu-arm/other.uImage"
+    assert plan.loads[1].file == "rd.img"
+
+
+def test_a_uimage_file_is_staged_under_the_providers_prefix(qemu_arm, tmp_path):
+    own = tmp_path / "my.uImage"
+    own.write_bytes(b"x")
+    plan = bootplan.plan_boot(qemu_arm, str(own), tftp_prefix="elsewhere/")
+    assert plan.kernel.name == "my.uImage" and plan.stage[0] == (own, "elsewhere/my.uImage")
+
+
+def test_an_old_uboot_board_boots_without_ramdisk_in_its_own_words():
+    """TQM860L, U-Boot 1.1: NFS root straight from the kernel, bootm of the kernel only,
+    Linux 2.4's console name, and U-Boot's own hand-over message as the first milestone."""
+    tqm = load_board("tqm860l")
+    plan = bootplan.plan_boot(tqm, "2.4.25")
+    assert plan.root == "nfs" and plan.ramdisk is None
+    assert [ld.command for ld in plan.loads] == ["tftpboot 200000 tqm860l/uImage-2.4.25"]
+    assert plan.boot_command == "bootm 200000"
+    assert "console=ttyS0,115200" in plan.setup_commands[-1]
+    assert dict(plan.milestones)["starting_kernel"] == r"Uncompressing\ Kernel\ Image\ \.\.\.\ OK"
+    assert dict(plan.milestones)["shell"] == tqm.shell.prompt
+
+
+@pytest.mark.parametrize("kernel, root, message", [
+    ("4.4", None, r"kernel '4.4': neither a kernel of board qemu-arm \(armmp, rt-armmp, virt-nfs\)"),
+    (None, "usb", r"board qemu-arm has no root mode 'usb' \(known: ramdisk, nfs\)"),
+])
+def test_a_selection_the_board_cannot_boot_is_named(qemu_arm, kernel, root, message):
+    with pytest.raises(bootplan.PlanError, match=message):
+        bootplan.plan_boot(qemu_arm, kernel, root)
+
+
+@pytest.mark.parametrize("output, category", [
+    ("TFTP error: 'File not found' (1)\nStarting again", "tftp"),
+    ("ARP Retry count exceeded; starting again", "network"),
+    ("   Verifying Checksum ... Bad Data CRC", "image"),
+])
+def test_uboot_faults_are_named_by_category(output, category):
+    faults = [f for f in bootplan.LOAD_FAULTS if f.category == category]
+    meaning = bootplan.uboot_fault(output, faults, "qemu-arm/k", "192.168.10.1")
+    assert meaning and "[U-Boot: " in meaning
+    assert bootplan.uboot_fault("Bytes transferred = 1234", bootplan.LOAD_FAULTS, "k", "s") is None
+
+
+def test_the_boot_watches_image_faults_only():
+    assert {f.category for f in bootplan.BootPlan.__dataclass_fields__["boot_faults"].default} \
+        == {"image"}

@@ -1,0 +1,73 @@
+"""The metric catalogue is the one list of names: the LAVA test definitions report exactly
+its LAVA metrics, the study reference and the stored baselines use only its names, units
+and directions."""
+import os
+import shutil
+import stat
+import subprocess
+
+import pytest
+import yaml
+
+from boardlab import catalogue, lava, reference
+from boardlab.facts import load_board
+from paths import DATA, ROOT
+
+# what the test definitions run on a board, stubbed: they print nothing, so each metric is
+# reported as "no number" -- by name, which is what is checked here
+BOARD_COMMANDS = ("lat_syscall lat_proc lat_pipe lat_unix lat_udp lat_tcp lat_connect lat_select "
+                  "lat_pagefault lat_mmap lat_fs lat_ctx bw_pipe bw_unix bw_tcp bw_file_rd dd free "
+                  "dmesg mem_eat cyclictest").split()
+
+
+def reported_names(tmp_path, suite: str) -> set:
+    defs = tmp_path / "testdefs"
+    shutil.copytree(ROOT / "jobs/testdefs", defs)
+    (defs / "lib/load.sh").write_text("load_start() { :; }\nload_stop() { :; }\n")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for cmd in BOARD_COMMANDS:
+        (stubs / cmd).write_text("#!/bin/sh\nexit 0\n")
+    (stubs / "lava-test-case").write_text(f'#!/bin/sh\necho "$1" >> {tmp_path}/reported\n')
+    for p in stubs.iterdir():
+        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", GATE="", QUICK="true",
+               SMALL="false", DURATION="1", INTERVAL="1000", HISTOGRAM="100")
+    spec = yaml.safe_load((defs / suite / f"{suite}.yaml").read_text())
+    subprocess.run(["sh", f"./{suite}.sh"], cwd=defs / suite, env=env, timeout=120,
+                   capture_output=True, check=True)
+    assert spec["metadata"]["name"] == suite
+    return set((tmp_path / "reported").read_text().split())
+
+
+@pytest.mark.parametrize("suite, result_suite", [("memory", "memory"), ("lmbench", "lmbench"),
+                                                 ("jitter", "jitter")])
+def test_the_lava_test_definitions_report_exactly_the_catalogues_names(tmp_path, suite, result_suite):
+    assert reported_names(tmp_path, suite) == {m.name for m in catalogue.of_suite(result_suite, lava=True)}
+
+
+def test_lava_times_the_catalogues_boot_milestones():
+    entries = lava.read_log((DATA / "lava/qemu-arm-armmp-memory-jitter.job.log").read_text())
+    found = lava.boot_milestones(entries, load_board("qemu-arm"))
+    assert set(found) == {m.name for m in catalogue.of_suite("boot_time", lava=True)}
+
+
+def test_the_study_and_the_stored_baselines_use_the_catalogue():
+    study = yaml.safe_load(reference.REFERENCE.read_text())
+    for board, kernels in study["results"].items():
+        if board in study["boards"]:
+            for result in kernels.values():
+                for key in reference.study_metrics(result):
+                    catalogue.spec(key)
+    for path in ROOT.glob("kernels/*/*.yaml"):
+        for key, m in yaml.safe_load(path.read_text())["metrics"].items():
+            spec = catalogue.spec(key)
+            assert (m["unit"], m["direction"]) == (spec.unit, spec.direction), f"{path}: {key}"
+
+
+def test_every_metric_has_a_floor_and_a_direction():
+    for m in catalogue.METRICS.values():
+        assert m.direction in ("lower", "higher") and m.timed_by in ("host", "guest", "none")
+        assert m.floor(100.0) > 0, m.key
+    with pytest.raises(catalogue.UnknownMetric, match="not in the catalogue"):
+        catalogue.spec("lmbench.lat_nothing_us")

@@ -1,0 +1,92 @@
+"""The house rules a newcomer relies on: modules and functions of a readable size, no
+import circle, no look-ups into untyped facts, pyflakes clean, dependencies locked."""
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from paths import ROOT
+
+CODE = [p for d in ("boardlab", "testsuites", "bench", "scripts") for p in (ROOT / d).rglob("*.py")] \
+    + [ROOT / "conftest.py"]
+MODULE_LINES, FUNCTION_LINES = 300, 60
+# modules allowed over MODULE_LINES, and why
+LONGER_MODULES = {
+    "boardlab/strategy.py": "the executor of a boot plan: every step needs the bound drivers",
+    "boardlab/vlab/host.py": "one virtual lab host's life: up, down and status of its services",
+}
+
+
+def _rel(p: Path) -> str:
+    return p.relative_to(ROOT).as_posix()
+
+
+def test_modules_and_functions_are_of_a_readable_size():
+    long_modules = {_rel(p): n for p in CODE if (n := len(p.read_text().splitlines())) > MODULE_LINES}
+    assert set(long_modules) <= set(LONGER_MODULES), long_modules
+    long_functions = []
+    for p in CODE:
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.end_lineno - node.lineno + 1 > FUNCTION_LINES:
+                long_functions.append(f"{_rel(p)}:{node.lineno} {node.name}")
+    assert long_functions == []
+
+
+def _imports(path: Path, module: str) -> set:
+    """The boardlab modules a module imports (at any depth in it)."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out |= {target} | {f"{target}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_no_import_circle():
+    modules = {}
+    for p in (ROOT / "boardlab").rglob("*.py"):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        modules[name] = p
+    deps = {m: {d for d in _imports(p, m) if d in modules and d != m} for m, p in modules.items()}
+    circles = []
+
+    def walk(m, path):
+        for d in deps[m]:
+            if d in path:
+                circles.append(" -> ".join(path[path.index(d):] + [d]))
+            elif len(path) < 12:
+                walk(d, path + [d])
+    for m in deps:
+        walk(m, [m])
+    assert circles == []
+
+
+def test_facts_are_read_as_typed_fields():
+    pattern = re.compile(r"\bboard\.board\[|\bboard\[\"(?:name|uboot|console|images|power|shell)\"\]")
+    users = [_rel(p) for p in CODE + list((ROOT / "tests").glob("*.py")) if pattern.search(p.read_text())]
+    assert users == []
+
+
+def test_pyflakes_finds_nothing():
+    r = subprocess.run([sys.executable, "-m", "pyflakes", "boardlab", "tests", "testsuites", "bench",
+                        "conftest.py"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_pinned_dependency_is_locked_with_hashes():
+    lock = (ROOT / "requirements.lock").read_text()
+    pins = re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pins
+    for name, version in pins:
+        entry = re.search(rf"^{re.escape(name.lower())}=={re.escape(version)} \\\n\s+--hash=sha256:",
+                          lock.replace("_", "-").lower(), re.M)
+        assert entry, f"{name}=={version} is not in requirements.lock: run scripts/lock-deps.sh"

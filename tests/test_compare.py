@@ -1,0 +1,54 @@
+"""`boardlab compare`: two sides judged metric by metric, the study's table, a Jinja2 page."""
+import json
+
+import pytest
+
+from boardlab import cli, compare
+from boardlab import verdict as vd
+
+
+def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
+    sides, rows, files = compare.compare("lab/tqm860l.yaml", ["baseline:tqm860l:2.4.25",
+                                                              "baseline:tqm860l:2.6.11.7"],
+                                         out_dir=tmp_path)
+    by_key = {r.spec.key: r for r in rows}
+    # sizes are exact: the study's +42.6 % compressed kernel is a regression, no repeats needed
+    assert by_key["build.uimage_data_bytes"].cmp.outcome == vd.REGRESSED
+    assert round(by_key["build.uimage_data_bytes"].cmp.delta_pct, 1) == 42.6
+    # one number a side cannot decide a noisy figure: the study's boot times
+    assert by_key["boot_time.login"].cmp.outcome == vd.UNKNOWN
+    md = files["markdown"].read_text()
+    assert "| build.uimage_data_bytes | bytes | 5.0769e+05 (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | regressed |" in md
+    doc = json.loads(files["json"].read_text())
+    assert doc["meta"]["rounds"] == 0 and len(doc["rows"]) == len(rows)
+    page = files["html"].read_text()
+    assert '<tr class="regressed">' in page and page.count("<img") == 1   # the deltas plot
+
+
+def test_compare_takes_two_sides_and_known_families(capsys):
+    assert cli.main(["compare", "--kernel", "baseline:tqm860l:2.4.25"]) == 2
+    assert "two sides" in capsys.readouterr().err
+    assert cli.main(["compare", "--kernel", "a", "--kernel", "b", "--families", "boot,memory"]) == 2
+    assert "unknown family boot" in capsys.readouterr().err
+
+
+@pytest.mark.vlab
+def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
+    """armmp against rt-armmp, A B A B: memory and guest boot time differ. Two rounds
+    decide when both are exact; a host that varies the kernel's worker threads (a few
+    stacks of 'used' memory, seen on one CI machine) costs rounds of the rank test, up
+    to 5 a side, the fewest at which it can reach p < 0.01."""
+    sides, rows, files = compare.compare("lab/qemu-arm.yaml", ["armmp", "rt-armmp"],
+                                         families=("boot_time", "memory"), repeats=2,
+                                         max_repeats=5, out_dir=tmp_path)
+    n = len(sides[0].boots)
+    assert len(sides[1].boots) == n and 2 <= n <= 5
+    assert sides[0].clock == "deterministic" and sides[0].host == sides[1].host
+    by_key = {r.spec.key: r for r in rows}
+    used = by_key["memory.free_used_kb"].cmp      # rt's threads take memory: ~980 kB
+    assert used.outcome == vd.REGRESSED, used.why
+    assert used.method == "exact" or n == 5, (used.method, n)
+    assert by_key["boot_time.guest_login"].cmp.outcome == vd.REGRESSED   # 20.72 -> 21.61 s
+    assert by_key["boot_time.guest_login"].cmp.n == (n, n)
+    assert list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
+    assert files["html"].read_text().count("<img") == 2   # deltas and milestones per boot

@@ -1,0 +1,63 @@
+"""The verdict's error rates on synthetic samples of the noise the lab measured, and its
+four outcomes."""
+import random
+
+import pytest
+
+from boardlab import catalogue, verdict
+
+
+def noisy(n, mean, cv, rng):
+    return [rng.gauss(mean, mean * cv) for _ in range(n)]
+
+
+def test_exact_metrics_compare_medians_against_the_floor():
+    login = catalogue.spec("boot_time.guest_login")
+    a = [20.7221, 20.7223, 20.7219]
+    assert verdict.compare(a, [x * 1.005 for x in a], login).outcome == verdict.SAME
+    c = verdict.compare(a, [x * 1.03 for x in a], login)
+    assert c.outcome == verdict.REGRESSED and c.method == "exact" and "beyond the floor" in c.why
+    free = catalogue.spec("memory.free_free_kb")   # higher is better, floor one page
+    assert verdict.compare([100000], [99990], free).outcome == verdict.REGRESSED
+    assert verdict.compare([100000], [99997], free).outcome == verdict.SAME
+    assert verdict.compare([100000], [100100], free).outcome == verdict.IMPROVED
+
+
+def test_an_exact_metric_that_is_not_repeatable_gets_the_rank_test():
+    c = verdict.compare([10, 11, 9.5], [10.5, 9.8, 10.9], catalogue.spec("lmbench.lat_pipe_us"))
+    assert c.method == "rank test" and "too wide" in c.why
+
+
+def test_rank_test_p_values():
+    assert verdict.rank_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert verdict.rank_test([1, 2, 3], [1, 2, 3]) == 1.0
+    assert verdict.smallest_p(4, 4) > verdict.ALPHA > verdict.smallest_p(5, 5)
+
+
+def test_noisy_metric_false_alarms_and_detection():
+    """jitter p99 with the CV bench/noise.py measured (7 % on a quiet host, 20 % with a CPU
+    hog): 100 A/A comparisons of 5 against 5 give no false alarm on the quiet host and at
+    most 2 with the hog; a 60 % worse p99 is found in >= 95 of 100, a 5 % one (under the
+    floor) never."""
+    p99 = catalogue.spec("jitter.p99_us")
+    rng = random.Random(7)
+
+    def alarms(cv):
+        out = [verdict.compare(noisy(5, 200, cv, rng), noisy(5, 200, cv, rng), p99).outcome
+               for _ in range(100)]
+        return out.count(verdict.REGRESSED) + out.count(verdict.IMPROVED)
+    assert alarms(0.07) == 0 and alarms(0.2) <= 2
+    shifted = [verdict.compare(noisy(5, 200, 0.07, rng), noisy(5, 320, 0.07, rng), p99).outcome
+               for _ in range(100)]
+    assert shifted.count(verdict.REGRESSED) >= 95
+    small = [verdict.compare(noisy(5, 200, 0.02, rng), noisy(5, 210, 0.02, rng), p99).outcome
+             for _ in range(50)]
+    assert verdict.REGRESSED not in small
+
+
+def test_too_few_samples_is_unknown_and_asks_for_more():
+    p99 = catalogue.spec("jitter.p99_us")
+    c = verdict.compare([200, 180, 230], [260, 300, 280], p99)
+    assert c.outcome == verdict.UNKNOWN and "cannot reach p <" in c.why
+    assert verdict.repeats_wanted(c, 3, cap=10) == 6
+    assert verdict.repeats_wanted(c, 8, cap=10) == 10
