@@ -3,7 +3,6 @@ testsuites/`): which kernel and root to boot, where the run's results and consol
 logs go, and the board at shell state (booted once per kernel, then reused)."""
 import os
 import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -43,11 +42,13 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def run_dir(request):
-    path = request.config.getoption("--run-dir") or os.path.join(
-        "results", time.strftime("%Y%m%d-%H%M%S"))
-    path = Path(path)
-    (path / "console").mkdir(parents=True, exist_ok=True)
-    return path
+    """The run's directory, checked writable before any board is booted; the default
+    is a new one (two runs started in the same second get two)."""
+    from boardlab.results import RunDirError, prepare_run_dir
+    try:
+        return prepare_run_dir(request.config.getoption("--run-dir"))
+    except RunDirError as e:
+        pytest.exit(str(e), returncode=4)
 
 
 @pytest.fixture(scope="session")
@@ -58,8 +59,20 @@ def board(strategy, run_dir, request):
                     root=request.config.getoption("--root") or "",
                     ramdisk=request.config.getoption("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
+    _check_baselines(strategy, request)
     yield strategy
     strategy.transition("off")
+
+
+def _check_baselines(strategy, request):
+    """A malformed baseline of the kernel under test is an error before the board is
+    booted, not after its measurements."""
+    from boardlab import baselines
+    root = Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR)
+    try:
+        baselines.load(strategy.kernel_under_test.name, strategy.board.name, root)
+    except baselines.BaselineError as e:
+        pytest.exit(f"boardlab: {e} (nothing was booted)", returncode=4)
 
 
 @pytest.fixture(scope="session")

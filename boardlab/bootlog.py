@@ -53,7 +53,8 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
 
 
 class BootError(BoardlabError):
-    """A boot failed. The board has been powered off; the console log is saved."""
+    """A boot failed. The board has been powered off (the message says so, or that
+    power-off failed too); the console log is saved."""
 
     def __init__(self, reason, *, milestone=None, log_path=None, tail=()):
         self.reason = reason
@@ -70,6 +71,14 @@ class BootError(BoardlabError):
         super().__init__(msg)
 
 
+def console_where(console) -> str:
+    """Where the console connects: 'ser2net HOST port N', or the local device."""
+    port = getattr(console, "port", None)
+    if hasattr(port, "host"):
+        return f"ser2net {port.host} port {port.port}"
+    return str(getattr(port, "port", "?"))
+
+
 def wiring(power, console, board) -> str:
     """The power and console wiring a boot used, as the bound resources say: where to
     look when nothing at all came from the console."""
@@ -78,8 +87,5 @@ def wiring(power, console, board) -> str:
         switch = f"the power switch ({pw.model} {pw.host.format(index=pw.index, value='')})"
     else:
         switch = f"the power switch ({type(power).__name__})"
-    port = getattr(console, "port", None)
-    where = (f"ser2net {port.host} port {port.port}" if hasattr(port, "host")
-             else getattr(port, "port", "?"))
-    return (f"{switch} and the serial wiring ({where}, board console "
+    return (f"{switch} and the serial wiring ({console_where(console)}, board console "
             f"{board.console.device} at {board.console.baud} baud)")

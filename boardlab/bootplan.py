@@ -35,8 +35,10 @@ def resolve_kernel(board: Board, spec: str | None = None) -> KernelUnderTest:
     spec = spec or board.images.default_kernel
     images = board.images
     if spec.startswith(TFTP_PREFIX):
-        name = spec[len(TFTP_PREFIX):]
-        return KernelUnderTest(spec, name, None, name, False)
+        file = spec[len(TFTP_PREFIX):]
+        # the board's own uImage, already on the server: named (and baselined) as its kernel
+        known = [n for n, k in images.kernels.items() if k.uimage == os.path.basename(file)]
+        return KernelUnderTest(spec, known[0] if known else file, None, file, False)
     if spec in images.kernels:
         k = images.kernels[spec]
         return KernelUnderTest(spec, spec, Path(images.dir) / k.uimage, None, k.nfs_loader)
@@ -88,7 +90,8 @@ IMAGE_FAULTS = (   # what bootm (or a load) says of an image it cannot boot
                "U-Boot cannot boot {file}: not a uImage it understands"),
 )
 LOAD_FAULTS = TFTP_FAULTS + NETWORK_FAULTS + IMAGE_FAULTS
-PANIC = r"Kernel panic - not syncing[^\n]*"
+# 2.6 and later: "Kernel panic - not syncing: ..."; 2.4: "Kernel panic: VFS: ..."
+PANIC = r"Kernel panic(?: - not syncing)?: [^\n]*"
 
 
 def uboot_fault(output: str, faults, file: str, server: str) -> str | None:

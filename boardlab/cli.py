@@ -6,6 +6,7 @@ import os
 import sys
 
 from .baselines import BaselineError
+from .errors import BoardlabError
 from .facts import FactsError
 from .lava import cli as lava_cli
 
@@ -220,6 +221,9 @@ def main(argv=None):
     except (FactsError, BaselineError) as e:
         print(f"boardlab: {e}", file=sys.stderr)
         return 2
+    except BoardlabError as e:   # a busy board, an unwritable run directory, a failed boot
+        print(f"boardlab {args.cmd}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

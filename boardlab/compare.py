@@ -16,7 +16,7 @@ from . import baselines as bl
 from . import catalogue, clocks, measure
 from . import verdict as vd
 from .log import progress
-from .results import atomic_write, load_run
+from .results import atomic_write, load_run, prepare_run_dir
 from .session import board_session
 
 
@@ -142,7 +142,7 @@ def compare(env_path: str, specs: list[str], *, families=measure.FAMILIES, repea
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
-    out_dir = out_dir or Path("results") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,

@@ -97,6 +97,7 @@ KERNEL_MILESTONES = (
     # "Freeing init memory" (not "Freeing initrd memory", which comes earlier)
     ("freeing_init", r"Freeing (?:unused kernel (?:image )?(?:\(\w+\) )?|init )memory"),
 )
+KERNEL_NAMES = {name for name, _ in KERNEL_MILESTONES}
 MILESTONE_LABELS = {
     "starting_kernel": "Starting kernel",
     "linux_version": "Linux version",
@@ -110,6 +111,12 @@ def milestone_patterns(login_prompt: str, shell_prompt: str):
     return KERNEL_MILESTONES + (("login", login_prompt), ("shell", shell_prompt))
 
 
+def line_time_s(text: str, baud: int) -> float:
+    """Seconds a line takes on the wire (8N1: 10 bits a character, the line end too):
+    the time from sending a U-Boot command to U-Boot having all of it."""
+    return (len(text) + 1) * 10.0 / baud
+
+
 def origin_time(lines, label="load"):
     for line in lines:
         if line.kind == MARK and line.text == label:
@@ -118,22 +125,31 @@ def origin_time(lines, label="load"):
 
 
 def find_milestones(lines, patterns, origin_label="load") -> dict:
-    """Seconds from the origin mark to the first board line matching each milestone,
-    taken in order (a milestone is searched for after the previous one). Milestones
-    not reached are absent."""
+    """Seconds from the origin mark to the board line of each milestone, in boot order.
+    A milestone is the first match after the previous milestone's line, unless one of
+    the next two kernel milestones' lines comes first: then that match is a stray (an init script's `Starting
+    kernel logger` is no U-Boot hand-over) and the milestone is absent, the others kept.
+    Milestones not reached are absent."""
     t0 = origin_time(lines, origin_label)
     if t0 is None:
         return {}
-    found = {}
     rx = [ln for ln in lines if ln.kind == RX and ln.t >= t0]
-    i = 0
-    for name, pattern in patterns:
-        regex = re.compile(pattern)
-        for j in range(i, len(rx)):
-            if regex.search(rx[j].text):
-                found[name] = round(rx[j].t - t0, 4)
-                i = j  # the shell prompt may share a line with nothing else; stay
-                break
+    regexes = [(name, re.compile(pattern)) for name, pattern in patterns]
+
+    def first(regex, start):
+        return next((j for j in range(start, len(rx)) if regex.search(rx[j].text)), None)
+
+    found, i = {}, 0
+    for k, (name, regex) in enumerate(regexes):
+        j = first(regex, i)
+        if j is None:
+            continue
+        # the next two kernel milestones (distinctive lines; prompts can match anything)
+        later = [first(r, i) for n, r in regexes[k + 1:k + 3] if n in KERNEL_NAMES]
+        if any(x is not None and x < j for x in later):
+            continue        # out of order: a stray match
+        found[name] = round(rx[j].t - t0, 4)
+        i = j  # the shell prompt may share a line with nothing else; stay
     return found
 
 

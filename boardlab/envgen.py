@@ -82,15 +82,24 @@ def _yaml(data) -> str:
 
 
 def render_env(board: Board, remote: bool = False) -> str:
-    return GENERATED.format(name=board.name) + _yaml(labgrid_env(board, remote))
+    head = GENERATED.format(name=board.name)
+    if not board.virtual and not remote:
+        head += (f"# The console and pdudaemon listen on 127.0.0.1 of lab host {board.lab_host}: "
+                 f"run there, or elsewhere with\n# LG_PROXY={board.lab_host} (labgrid tunnels "
+                 f"through SSH). lab/remote/ goes through the coordinator.\n")
+    return head + _yaml(labgrid_env(board, remote))
 
 
 def exporter_config(lab: LabHost, boards: list) -> str:
     """labgrid-exporter config: one group per board. It is Jinja2 with '#' as line
     statement prefix: comments start with '##'."""
     groups = {b.name: {"location": f"{lab.name}", **board_resources(b)} for b in boards}
-    return (f"## Generated from boards/*.yaml by `boardlab gen`: labgrid-exporter of lab host "
-            f"{lab.name}\n" + _yaml(groups))
+    head = (f"## Generated from boards/*.yaml by `boardlab gen`: labgrid-exporter of lab host "
+            f"{lab.name}\n")
+    if lab.kind == "real":   # consoles and pdudaemon on 127.0.0.1: clients must tunnel
+        head += (f"## Run it isolated, so clients reach 127.0.0.1 through SSH to this host:\n"
+                 f"##   labgrid-exporter --isolated --name {lab.exporter_name or lab.name} exporter.yaml\n")
+    return head + _yaml(groups)
 
 
 def places_config(lab: LabHost, boards: list) -> str:
@@ -110,12 +119,11 @@ def lab_host_files(lab: LabHost) -> dict[Path, str]:
              d / "places.yaml": places_config(lab, boards)}
     if lab.kind == "real":   # the virtual lab host renders these at run time
         server = lab.server_ip
-        clients = labhost.lan_network(lab)
         files[d / "ser2net.yaml"] = labhost.ser2net_yaml(
             (b.name, b.console.ser2net_port, b.console.serial_adapter,
-             b.console.baud, "0.0.0.0") for b in boards)
+             b.console.baud, "127.0.0.1") for b in boards)
         files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab.tftp_root, server)
-        files[d / "exports"] = labhost.nfs_exports(labhost.nfs_export_dirs(lab, boards), clients)
+        files[d / "exports"] = labhost.nfs_exports(labhost.nfs_export_clients(lab, boards))
         if lab.pdudaemon is not None:
             files[d / "pdudaemon.conf"] = pdu.pdudaemon_config(lab, boards)
     return files

@@ -127,6 +127,7 @@ class Timeouts:
     uboot_s: float              # power-on to U-Boot prompt
     load_s: float               # each TFTP load
     boot_s: float               # load command to login prompt
+    shell_s: float = 20.0       # login prompt answered to shell prompt (a wrong prompt fails here)
 
 
 @dataclass(frozen=True)
@@ -169,9 +170,11 @@ class Board:
 
     @property
     def serial_host(self) -> str:
-        """Where the console is exported (ser2net on its lab host; the virtual lab's is
-        on this machine)."""
-        return "127.0.0.1" if self.lab_host == "vlab" else self.lab_host
+        """Where ser2net listens, as seen on the lab host: 127.0.0.1 on every lab host
+        (a console is an unauthenticated root shell). labgrid clients elsewhere reach
+        it through the exporter's SSH proxy (labgrid-exporter --isolated, or LG_PROXY=<lab
+        host> for a local environment file); LAVA's worker runs on the lab host."""
+        return "127.0.0.1"
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -192,8 +195,9 @@ class PduDaemon:
     """pdudaemon on a real lab host: labgrid and LAVA both switch power through it, so
     requests to a PDU queue in one place (and are retried) instead of racing."""
     port: int = 16421
-    listen: str = "0.0.0.0"     # its HTTP listener on the lab host
-    host: str | None = None     # where users reach it (default: the lab host's name)
+    listen: str = "127.0.0.1"   # its HTTP listener on the lab host: it switches boards'
+                                # power without authentication, so not on the LAN
+    host: str | None = None     # where clients on the lab host reach it (default: listen)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ def lan_network(lab: LabHost) -> str:
 
 
 def ser2net_yaml(lines, chardelay: bool = False) -> str:
-    """lines: (name, tcp_port, device, baud). RFC2217 on 127.0.0.1-reachable ports;
+    """lines: (name, tcp_port, device, baud, listen address). RFC2217; consoles are root
+    shells without authentication, so they listen on 127.0.0.1 (labgrid clients come
+    through the exporter's SSH proxy, LAVA's worker is on the lab host);
     kickolduser so a stale session never blocks the next test run; no chardelay, so
     every character goes out as it comes and console timestamps stay within a
     millisecond (ser2net's default holds a short line back ~3.5 ms to fill a packet)."""
@@ -75,12 +77,23 @@ def nfs_export_dirs(lab: LabHost, boards) -> list[str]:
     return dirs + [LAVA_NFS_DIR] if lab.lava_worker else dirs
 
 
-def nfs_exports(exports, clients: str) -> str:
-    """/etc/exports lines for nfs-kernel-server: lab network only, root may write
-    (an NFS root needs it)."""
-    lines = ["# NFS roots of the lab's boards and of LAVA's jobs: the lab network only"]
-    for path in exports:
-        lines.append(f"{path} {clients}(rw,no_root_squash,no_subtree_check,sync)")
+def nfs_export_clients(lab: LabHost, boards) -> list[tuple[str, list[str]]]:
+    """(directory, the addresses that may mount it): each board's root to that board
+    alone; LAVA's job directory to the boards LAVA boots (every board of the host)."""
+    out = [(b.nfs.export, [b.network.ip]) for b in boards]
+    if lab.lava_worker:
+        out.append((LAVA_NFS_DIR, [b.network.ip for b in boards]))
+    return out
+
+
+def nfs_exports(entries) -> str:
+    """/etc/exports lines for nfs-kernel-server: each root to its board's address only,
+    root may write (an NFS root needs it, hence no_root_squash - which is why no other
+    host may mount it)."""
+    lines = ["# NFS roots of the lab's boards and of LAVA's jobs: each to its boards' addresses only"]
+    for path, clients in entries:
+        lines.append(f"{path} " + " ".join(f"{c}(rw,no_root_squash,no_subtree_check,sync)"
+                                           for c in clients))
     return "\n".join(lines) + "\n"
 
 

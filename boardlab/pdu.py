@@ -43,7 +43,7 @@ def pdu_name(board: Board) -> str:
 
 def daemon_address(lab: LabHost) -> str:
     """host:port where the lab's boards' users reach pdudaemon."""
-    return f"{lab.pdudaemon.host or lab.name}:{lab.pdudaemon.port}"
+    return f"{lab.pdudaemon.host or lab.pdudaemon.listen}:{lab.pdudaemon.port}"
 
 
 def daemon_url(lab: LabHost, board: Board, command: str) -> str:

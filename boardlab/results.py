@@ -15,6 +15,7 @@ from pathlib import Path
 from . import baselines as bl
 from . import catalogue, clocks
 from . import verdict as vd
+from .errors import BoardlabError
 from .facts import Board, load_board
 
 
@@ -56,6 +57,40 @@ class Metric:
         return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
                 f"{base['value']:g} {base['unit']}, delta {c.get('delta_pct', 0):+.2f} % "
                 f"({c.get('why', '')})")
+
+
+class RunDirError(BoardlabError):
+    """The run's directory cannot be made or written."""
+
+
+def prepare_run_dir(path=None, prefix: str = "") -> Path:
+    """The run directory with its console/ made and writing tried; by default a new
+    results/<prefix><date>-<time>[-N] (never one another run has)."""
+    if path:
+        run = Path(path)
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run = Path("results") / f"{prefix}{stamp}"
+        n = 1
+        while True:
+            try:
+                run.parent.mkdir(parents=True, exist_ok=True)
+                run.mkdir()
+                break
+            except FileExistsError:
+                n += 1
+                run = Path("results") / f"{prefix}{stamp}-{n}"
+            except OSError as e:
+                raise RunDirError(f"results directory {run.parent}: cannot create it: {e}") from None
+    try:
+        (run / "console").mkdir(parents=True, exist_ok=True)
+        probe = run / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise RunDirError(f"run directory {run}: not writable ({e.strerror or e}): the run would "
+                          f"lose its results; nothing was booted") from None
+    return run
 
 
 def atomic_write(path: Path, text: str):

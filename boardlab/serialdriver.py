@@ -37,3 +37,10 @@ class TimestampingSerialDriver(SerialDriver):
     def _write(self, data: bytes):
         self.timestamper.sent(data, time.monotonic())
         return super()._write(data)
+
+    def reconnect(self):
+        """A fresh connection to the port (ser2net may have restarted since the last
+        boot); the pexpect buffer goes with the old one."""
+        self.close()
+        self.open()
+        self._expect.buffer = b""  # pylint: disable=protected-access

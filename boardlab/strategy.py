@@ -16,13 +16,16 @@ import re
 import time
 
 import attr
-from pexpect import TIMEOUT
+from pexpect import EOF, TIMEOUT
+from serial import SerialException
 
 from labgrid.factory import target_factory
 from labgrid.step import step
 from labgrid.strategy import Strategy
 
-from . import bootlog, bootplan, clocks, staging
+from . import bootlog, bootplan, bootwatch, clocks, powerctl, staging
+from .bootfailure import BootFailures
+from .boardlock import BoardLock
 from . import console as con
 from .bootlog import BootError, BootRecord
 from .facts import load_board
@@ -30,6 +33,10 @@ from .serialdriver import TimestampingSerialDriver
 
 # the environment files import this module: it registers both with labgrid
 __all__ = ["BoardStrategy", "BootError", "Status", "TimestampingSerialDriver"]
+
+
+# what a console whose ser2net restarted or whose lab host went away raises
+CONSOLE_LOST = (EOF, EOFError, OSError, SerialException)
 
 
 class Status(enum.Enum):
@@ -41,7 +48,7 @@ class Status(enum.Enum):
 
 @target_factory.reg_driver
 @attr.s(eq=False)
-class BoardStrategy(Strategy):
+class BoardStrategy(BootFailures, Strategy):
     """Power-off to shell for any board, with the boot timed. `facts` names the
     board's facts file (boards/<name>.yaml); `kernel` and `root` select what to boot
     (empty: the board's defaults). A kernel is a name from the facts' images, a path
@@ -71,6 +78,7 @@ class BoardStrategy(Strategy):
         if self.target.env and not os.path.isabs(path):
             path = self.target.env.config.resolve_path(path)
         self.board = load_board(path)
+        self.lock = BoardLock(self.board.name)   # taken by the first transition
         self.booted = None        # the selection of the running kernel, when at shell
         self.last_boot = None     # BootRecord of the last boot attempt
         self.boot_count = 0
@@ -119,6 +127,16 @@ class BoardStrategy(Strategy):
             status = Status[status]
         if status == Status.unknown:
             raise BootError(f"can not transition to {status}")
+        # One run per board: BoardBusy before anything touches another run's board. The
+        # lock is held while the board is on and let go once it is off.
+        self.lock.acquire()
+        try:
+            self._go(status, step)
+        finally:
+            if self.status == Status.off:
+                self.lock.release()
+
+    def _go(self, status, step):
         if status == Status.shell and self.status == Status.shell \
                 and self.booted == self.selection:
             step.skip("the running kernel is the one asked for")
@@ -126,13 +144,28 @@ class BoardStrategy(Strategy):
         if status == self.status and status != Status.shell:
             step.skip("nothing to do")
             return
-        if status == Status.off:
-            self._power_off()
-        elif status == Status.uboot:
-            self._to_uboot(self.plan())
-        elif status == Status.shell:
-            self._to_shell(self.plan())
+        try:
+            if status == Status.off:
+                self._power_off()
+            elif status == Status.uboot:
+                self._to_uboot(self.plan())
+            elif status == Status.shell:
+                self._to_shell(self.plan())
+        except BootError:
+            raise
+        except CONSOLE_LOST as e:
+            self._fail(f"the console ({bootlog.console_where(self.console)}) failed: "
+                       f"{type(e).__name__}: {e}. Is ser2net running there (did it restart, "
+                       f"or the lab host go away)?", None)
+        except BaseException:   # Ctrl-C, or any other error: never leave the board on
+            self._abandon("interrupted" if status != Status.off else "power-off interrupted")
+            raise
         self.status = status
+
+    def release_board(self):
+        """Let other runs have the board, left as it is (a test session that keeps the
+        board at its shell for the next test, before a subprocess uses the board)."""
+        self.lock.release()
 
     def force(self, status):
         if not isinstance(status, Status):
@@ -155,12 +188,10 @@ class BoardStrategy(Strategy):
         self.target.activate(self.power)
         self.booted = None
         try:
-            self.power.off()
-        except Exception as e:  # noqa: BLE001 - any power driver's error
+            powerctl.switch(self.power, False, self.board)
+        except powerctl.PowerError as e:
             self.status = Status.unknown
-            raise BootError(f"power off of {self.board.name} failed: the power switch "
-                            f"({self.board.power.url}) did not answer: "
-                            f"{type(e).__name__}: {e}") from None
+            raise BootError(f"{e} (POWER-OFF FAILED, the board may still be on)") from None
         self.status = Status.off
 
     def _flush_console(self):
@@ -172,31 +203,23 @@ class BoardStrategy(Strategy):
                 break
         self.console._expect.buffer = b""  # pylint: disable=protected-access
 
-    @property
-    def _stamps(self) -> con.ConsoleTimestamper:
-        ts = getattr(self.console, "timestamper", None)
-        if ts is None:
-            raise BootError("the console driver keeps no timestamps: use "
-                            "TimestampingSerialDriver in the environment file")
-        return ts
-
-    def _rx_lines(self) -> list[str]:
-        return [ln.text for ln in self._stamps.snapshot() if ln.kind == con.RX]
-
     @step()
     def _to_uboot(self, plan):
         self._power_off()
         self.target.activate(self.console)
+        if hasattr(self.console, "reconnect"):   # ser2net may have restarted since the last boot
+            self.console.reconnect()
         self._flush_console()
         self._stamps.clear()
         self.boot_count += 1
         self.last_boot = BootRecord(self.board.name, plan.kernel, plan.root, ramdisk=plan.ramdisk)
         t_on = time.monotonic()
         self._stamps.mark("power on", t_on)
+        self.status = Status.unknown   # from here, only a power-off makes it known again
         try:
-            self.power.on()
-        except Exception as e:  # noqa: BLE001 - any power driver's error
-            self._fail(f"power on failed: {type(e).__name__}: {e}", None)
+            powerctl.switch(self.power, True, self.board)
+        except powerctl.PowerError as e:
+            self._fail(str(e), None)
         self.last_boot.qemu_clock = clocks.switch_clock(self.board)
         uboot_s = self.timeout("uboot_s")
         self.uboot.login_timeout = int(uboot_s)   # the facts', or this strategy's override
@@ -252,26 +275,53 @@ class BoardStrategy(Strategy):
             self.stage(local)
         for cmd in plan.setup_commands:
             self._uboot_cmd(cmd)
-        load_s = self.timeout("load_s")
-        self._stamps.mark("load", time.monotonic())  # the origin of boot time
-        for load in plan.loads:
-            try:
-                out = self._uboot_cmd(load.command, timeout=load_s)
-            except TIMEOUT:
-                self._fail(f"loading {load.file} by TFTP did not finish within {load_s:.0f} s", None)
-            problem = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, load.file,
-                                           self.board.network.server_ip)
-            if problem:
-                self._fail(problem, None)
+        for n, load in enumerate(plan.loads):
+            self._load(load, origin=n == 0)
         self.console.sendline(plan.boot_command)
         self._await_login(plan)
         self._login(plan)
         self.booted = self.selection
 
+    def _load(self, load, origin: bool):
+        """One TFTP load. The first one's command is the origin of boot time: the
+        moment U-Boot has all of it, its characters' time on the line after sending.
+        A TFTP error ends the load at once: old U-Boot retries forever ('Starting
+        again'), so Ctrl-C stops it before the board is powered off."""
+        load_s = self.timeout("load_s")
+        server = self.board.network.server_ip
+        t_sent = time.monotonic()
+        self.console.sendline(load.command)
+        if origin:
+            self._stamps.mark("load command sent", t_sent)
+            self._stamps.mark("load", t_sent + con.line_time_s(load.command, self.board.console.baud))
+        expect = [re.escape(self.board.uboot.prompt)] + [f.pattern for f in bootplan.LOAD_FAULTS]
+        try:
+            index, before, match, _ = self.console.expect(expect, timeout=load_s)
+        except TIMEOUT:
+            self._stop_uboot_command()
+            self._fail(f"loading {load.file} from the TFTP server {server} did not finish "
+                       f"within {load_s:.0f} s", None)
+        out = before.decode("utf-8", "replace")
+        if index > 0:
+            out += match.group(0).decode("utf-8", "replace")
+            self._stop_uboot_command()
+        problem = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, load.file, server)
+        if problem:
+            self._fail(problem, None)
+
+    def _stop_uboot_command(self):
+        """Ctrl-C to U-Boot (a TFTP retry loop), and its prompt back if it comes."""
+        self.console.write(b"\x03")
+        try:
+            self.console.expect(re.escape(self.board.uboot.prompt), timeout=2.0)
+        except TIMEOUT:
+            pass
+
     def _await_login(self, plan):
         """Wait for the login prompt; a panic or a U-Boot image error ends the boot."""
         kernel_patterns = plan.milestones[:-1]   # up to the login prompt
         self.deadline = time.monotonic() + self.timeout("boot_s")
+        expected = bootwatch.expected_times(self.board.name, plan.kernel.name)
         faults = [f.pattern for f in plan.boot_faults]
         expect = [bootplan.PANIC] + faults + [self.board.shell.login_prompt]
         while True:
@@ -279,8 +329,9 @@ class BoardStrategy(Strategy):
             if remaining <= 0:
                 self._timeout(kernel_patterns)
             try:
-                index, _, match, _ = self.console.expect(expect, timeout=min(remaining, 5.0))
+                index, _, match, _ = self.console.expect(expect, timeout=min(remaining, 1.0))
             except TIMEOUT:
+                self._check_hang(plan, kernel_patterns, expected)
                 continue
             if index == 0:
                 self._panic(kernel_patterns)
@@ -296,52 +347,18 @@ class BoardStrategy(Strategy):
         prompt and checks the shell prompt. Then the guest's own milestone times."""
         self.console.sendline(self.board.shell.username)
         try:
-            self.shell.login_timeout = max(10, int(self.deadline - time.monotonic()))
+            self.shell.login_timeout = max(1, int(self.timeout("shell_s")))
             self.target.activate(self.shell)
             self.shell.run("dmesg -n 1")   # kernel messages off the console: clean command output
             out, _, _ = self.shell.run(con.GUEST_GREP)
             self.last_boot.guest_milestones = con.guest_milestones(out)
         except Exception as e:  # noqa: BLE001
-            self._fail(f"no shell after the login prompt: {type(e).__name__}: {e}",
-                       self._reached(plan.milestones))
+            got = [t for t in self._rx_lines() if t.strip()]
+            self._fail(f"no shell after the login prompt: expected the prompt "
+                       f"{self.board.shell.prompt!r} (shell.prompt in {self.board.path}), "
+                       f"the board printed {got[-1] if got else 'nothing'!r} last "
+                       f"({type(e).__name__})", self._reached(plan.milestones))
         rec = self.last_boot
         rec.lines = self._stamps.snapshot()
         rec.milestones = con.find_milestones(rec.lines, plan.milestones)
         rec.log_path = self._save_log("ok")
-
-    def _reached(self, patterns):
-        return con.reached(self._stamps.snapshot(), patterns)
-
-    def _timeout(self, patterns):
-        self._fail(f"timeout: no {con.next_milestone(self._stamps.snapshot(), patterns)!r} within "
-                   f"{self.timeout('boot_s'):.0f} s of the load command", self._reached(patterns))
-
-    def _panic(self, patterns):
-        end = time.monotonic() + 1.5   # let the panic report finish, then quote it
-        while time.monotonic() < end:
-            try:
-                self.console.read(size=4096, timeout=0.3)
-            except TIMEOUT:
-                break
-        lines = self._rx_lines()
-        first = next(i for i, t in enumerate(lines) if "Kernel panic" in t)
-        text = "\n".join(lines[max(0, first - 3):first + 1])
-        self._fail(f"kernel panic:\n{text}", self._reached(patterns), tail_lines=0)
-
-    def _save_log(self, outcome) -> str:
-        return bootlog.save_log(self.last_boot, bootlog.log_dir(self.log_dir), self.boot_count,
-                                outcome)
-
-    def _fail(self, reason, milestone, tail_lines=12):
-        """Save the console log, power the board off, raise BootError."""
-        log_path = None
-        if self.last_boot is not None:
-            self.last_boot.lines = self._stamps.snapshot()
-            log_path = self.last_boot.log_path = self._save_log(
-                f"FAILED: {reason.splitlines()[0]}")
-        try:
-            self._power_off()
-        finally:
-            self.status = Status.off
-        tail = self._rx_lines()[-tail_lines:] if tail_lines else []
-        raise BootError(reason, milestone=milestone, log_path=log_path, tail=tail)

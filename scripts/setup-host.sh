@@ -84,9 +84,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   log "installing: ${missing[*]}"
   # the packages' own daemons (tftpd-hpa, rpcbind, ganesha) must not start host-wide:
   # the lab runs its instances inside the lab network namespace
+  # An existing policy-rc.d (container images ship one) is the host's: it is put back
+  # as it was afterwards, never deleted.
+  policy_saved=
+  if [ -e /usr/sbin/policy-rc.d ]; then
+    policy_saved=$(mktemp /usr/sbin/.policy-rc.d.boardlab.XXXXXX)
+    cp -p /usr/sbin/policy-rc.d "$policy_saved"
+    trap 'mv -f "$policy_saved" /usr/sbin/policy-rc.d' EXIT
+  else
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
   chmod +x /usr/sbin/policy-rc.d
-  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   started_pg=
   if printf '%s\n' "${missing[@]}" | grep -qx lava-server; then
     # lava-server's postinst creates its database: PostgreSQL must answer during the

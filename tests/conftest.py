@@ -44,5 +44,6 @@ def qemu(qemu_target, tmp_path):
     strategy.log_dir = str(tmp_path)
     yield strategy
     strategy.uboot_timeout = strategy.boot_timeout = 0.0
+    strategy.release_board()   # a later test may run pytest on the board in a subprocess
 
 

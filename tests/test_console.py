@@ -77,6 +77,25 @@ def test_milestone_time_is_the_line_start_relative_to_the_load_command():
     assert con.last_milestone(ms, PATTERNS) == "freeing_init"
 
 
+def test_a_stray_match_does_not_erase_the_other_milestones():
+    """U-Boot 1.1 prints no 'Starting kernel'; ELDK's init prints 'Starting kernel
+    logger' 36 s in (the independent TQM860L console of #12). That line is no hand-over:
+    starting_kernel is absent, Linux version and the rest are found."""
+    lines = [con.TimedLine(0.0, "load", con.MARK),
+             con.TimedLine(0.9, "   Uncompressing Kernel Image ... OK"),
+             con.TimedLine(1.94, "Linux version 2.4.25 (wd@denx.de) (gcc version 3.3.3)"),
+             con.TimedLine(3.7, "Freeing unused kernel memory: 52k init"),
+             con.TimedLine(36.0, "Starting kernel logger:  [  OK  ]"),
+             con.TimedLine(49.7, "tqm860l login: "),
+             con.TimedLine(50.2, "# ")]
+    patterns = con.milestone_patterns("login: ", "^# $")
+    ms = con.find_milestones(lines, patterns)
+    assert ms == {"linux_version": 1.94, "freeing_init": 3.7, "login": 49.7, "shell": 50.2}
+    # the board's own hand-over message (the facts' uboot.kernel_message) finds all five
+    own = (("starting_kernel", "Uncompressing Kernel Image"),) + patterns[1:]
+    assert con.find_milestones(lines, own)["starting_kernel"] == 0.9
+
+
 def test_no_load_mark_means_no_milestones():
     assert con.find_milestones([con.TimedLine(1.0, "Linux version 6.1")], PATTERNS) == {}
 

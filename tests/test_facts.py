@@ -1,4 +1,6 @@
 """Board facts: the one source of a board's facts, validated with clear errors."""
+import json
+
 import pytest
 import yaml
 
@@ -210,15 +212,31 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
             "places/labhost1/places.yaml", "places/labhost1/ser2net.yaml",
             "places/labhost1/exports", "jobs/device-types/boardlab-tqm866m.jinja2",
             "jobs/devices/tqm866m.jinja2"} <= names
-    assert "tcp,0.0.0.0,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
+    assert "tcp,127.0.0.1,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
     assert "board: tqm866m" in (tmp_path / "places/labhost1/places.yaml").read_text()
-    assert "labhost1 5009" in (tmp_path / "jobs/devices/tqm866m.jinja2").read_text()
+    assert "telnet 127.0.0.1 5009" in (tmp_path / "jobs/devices/tqm866m.jinja2").read_text()
     assert "hostname=pdu1.lab&port=8" in lava.render_device(load_board("tqm866m"))   # via pdudaemon
     from labgrid import Environment
     env = Environment(str(tmp_path / "lab/tqm866m.yaml"))
     strategy = env.get_target("main").get_driver("Strategy", activate=False)
     assert strategy.board.ram_mb == 32
     env.cleanup()
+
+
+def test_a_real_lab_host_offers_nothing_unauthenticated_to_the_lan():
+    """Consoles (root shells) and pdudaemon on 127.0.0.1, reached through the isolated
+    exporter's SSH proxy; each NFS root (rw, no_root_squash) to its own board only."""
+    files = envgen.lab_host_files(load_lab_host("labhost1"))
+    d = ROOT / "places" / "labhost1"
+    ser2net = files[d / "ser2net.yaml"]
+    assert ser2net.count("tcp,127.0.0.1,") == 3 and "0.0.0.0" not in ser2net
+    assert json.loads(files[d / "pdudaemon.conf"])["daemon"]["hostname"] == "127.0.0.1"
+    assert "labgrid-exporter --isolated" in files[d / "exporter.yaml"]
+    exports = [ln.split() for ln in files[d / "exports"].splitlines() if not ln.startswith("#")]
+    by_dir = {e[0]: [c.split("(")[0] for c in e[1:]] for e in exports}
+    for name in ("tqm860l", "sandpoint", "smdk24a0"):
+        assert by_dir[load_board(name).nfs.export] == [load_board(name).network.ip]
+    assert "/" not in " ".join(sum(by_dir.values(), []))    # no network ranges
 
 
 @pytest.mark.parametrize("host", sorted(p.name for p in (ROOT / "places").iterdir() if p.is_dir()))

@@ -78,3 +78,23 @@ def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
     config = tmp_path / ".config"
     config.write_text("CONFIG_IP_PNP=y\n# CONFIG_ROOT_NFS is not set\n")
     assert kbuild._unset_options(config, frag) == ["CONFIG_ROOT_NFS"]
+
+
+def test_an_nfs_export_boardlab_did_not_make_is_never_emptied(tmp_path):
+    """sync_tree runs as root: a non-empty directory without boardlab's mark is refused
+    with its name, and keeps every file."""
+    from boardlab.vlab.images import ForeignTreeError, SYNC_MARK, sync_tree
+    src, dst = tmp_path / "src", tmp_path / "export"
+    (src / "etc").mkdir(parents=True)
+    (src / "etc" / "hostname").write_text("qemu-arm\n")
+    dst.mkdir()
+    (dst / "precious").write_text("someone's data\n")
+    with pytest.raises(ForeignTreeError, match=f"{dst} is not empty and was not made by boardlab"):
+        sync_tree(src, dst)
+    assert (dst / "precious").read_text() == "someone's data\n"
+    (dst / "precious").unlink()
+    sync_tree(src, dst)                      # empty: filled, and marked
+    assert (dst / SYNC_MARK).exists() and (dst / "etc" / "hostname").exists()
+    (dst / "stale").write_text("x")
+    sync_tree(src, dst)                      # ours: emptied and refilled
+    assert not (dst / "stale").exists()

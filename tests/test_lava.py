@@ -100,7 +100,7 @@ def test_old_uboot_boards_keep_their_own_boot_command():
     assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "ppc"
     # its GUDE switched through the lab host's pdudaemon, which sends GUDE's own request
     assert dev["commands"]["power_on"] == \
-        "curl -fsS 'http://labhost1:16421/power/control/on?hostname=pdu1.lab&port=1'"
+        "curl -fsS 'http://127.0.0.1:16421/power/control/on?hostname=pdu1.lab&port=1'"
     assert "switch.html?cmd=1&p=%s&s=1" in (ROOT / "places/labhost1/pdudaemon.conf").read_text()
 
 

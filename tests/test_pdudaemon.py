@@ -23,7 +23,7 @@ PDUDAEMON = "/usr/sbin/pdudaemon"
 def test_a_real_lab_hosts_pdus_are_all_in_its_pdudaemon_config():
     lab = load_lab_host("labhost1")
     conf = json.loads((ROOT / "places/labhost1/pdudaemon.conf").read_text())
-    assert conf["daemon"] == {"hostname": "0.0.0.0", "port": lab.pdudaemon.port,
+    assert conf["daemon"] == {"hostname": "127.0.0.1", "port": lab.pdudaemon.port,
                               "logging_level": "INFO", "listener": "http"}
     for name in lab.boards:
         entry = conf["pdus"][pdu.pdu_name(load_board(name))]
@@ -32,11 +32,11 @@ def test_a_real_lab_hosts_pdus_are_all_in_its_pdudaemon_config():
 
 def test_labgrid_and_lava_ask_the_same_pdudaemon():
     env = yaml.safe_load((ROOT / "lab/tqm860l.yaml").read_text())["targets"]["main"]
-    assert env["resources"]["PDUDaemonPort"] == {"host": "labhost1:16421", "pdu": "pdu1.lab",
+    assert env["resources"]["PDUDaemonPort"] == {"host": "127.0.0.1:16421", "pdu": "pdu1.lab",
                                                  "index": 1}
     assert "PDUDaemonDriver" in env["drivers"] and "NetworkPowerPort" not in env["resources"]
     device = (ROOT / "jobs/devices/tqm860l.jinja2").read_text()
-    assert "http://labhost1:16421/power/control/on?hostname=pdu1.lab&port=1" in device
+    assert "http://127.0.0.1:16421/power/control/on?hostname=pdu1.lab&port=1" in device
 
 
 def test_the_virtual_lab_keeps_its_own_switch():

@@ -3,8 +3,10 @@ each board here - a test fixture, not a board (boardlab/vlab/scripted.py): it sp
 the board's U-Boot of its era and replays a boot log of its kernel with the study's
 timing, scaled down. Everything else is real: the board's generated labgrid env, a
 serial cable pty, ser2net (RFC2217), labgrid's power driver, the shared strategy."""
+import contextlib
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -25,22 +27,20 @@ STUDY_MILESTONES = ("linux_version", "freeing_init", "login")
 TRANSPORT_S = 0.015
 
 
-@pytest.mark.parametrize("name, kernel, spec, root, scale", CASES, ids=[c[0] for c in CASES])
-def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kernel, spec, root,
-                                                                     scale, tmp_path):
+@contextlib.contextmanager
+def scripted_board(tmp_path, name, spec, root, scale, boot_log, fault=None, facts=None):
+    """The board's generated env on a scripted console behind a real ser2net; yields
+    (target, strategy, pidfile, emitted log). Power is labgrid's ExternalPowerDriver,
+    which starts and stops the scripted console."""
     from labgrid import Environment
-
-    from boardlab import console as con
-    board = load_board(name)
+    board = load_board(facts or name)
     port = 5300 + [c[0] for c in CASES].index(name)
     pidfile = tmp_path / "board.pid"
-    boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
     emitted_log = tmp_path / "emitted.log"
     env = None
     with serial_line(tmp_path, name, port, board.console.baud) as sock:
         try:
             # the board's own generated env; only the wiring points at this test's console
-            # and power switching starts/stops the scripted console (labgrid's ExternalPowerDriver)
             data = envgen.labgrid_env(board)
             t = data["targets"]["main"]
             t["resources"]["NetworkSerialPort"].update(host="127.0.0.1", port=port)
@@ -50,44 +50,105 @@ def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kerne
                 t["drivers"].pop(power, None)
             start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
                      f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale} "
-                     f"--emitted {emitted_log}")
+                     f"--emitted {emitted_log}" + (f" --fault {fault}" if fault else ""))
             t["drivers"] = {"ExternalPowerDriver": {
                 "cmd_on": f"sh -c '{start} >{tmp_path}/board.log 2>&1 & echo $! > {pidfile}'",
                 "cmd_off": f"sh -c 'test -f {pidfile} && kill $(cat {pidfile}); rm -f {pidfile}; true'",
                 "delay": 0.1}, **t["drivers"]}
-            t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / f"{name}.yaml"),
+            t["drivers"]["BoardStrategy"] = {"facts": str(facts or ROOT / "boards" / f"{name}.yaml"),
                                              "kernel": spec, "root": root, "log_dir": str(tmp_path),
                                              "ramdisk": "tftp:" + board.tftp.prefix + "ramdisk"}
             envfile = tmp_path / f"{name}.yaml"
             envfile.write_text(yaml.safe_dump(data, sort_keys=False))
             env = Environment(str(envfile))
             target = env.get_target("main")
-            strategy = target.get_driver("Strategy")
-            strategy.transition("shell")
-            measured = strategy.last_boot.milestones
-            patterns = con.milestone_patterns(board.shell.login_prompt, "^$")
-            replayed = con.find_milestones(con.parse_log(boot_log.read_text()), patterns)
-            emitted = con.find_milestones(con.parse_log(emitted_log.read_text()), patterns)
-            assert set(STUDY_MILESTONES) <= set(replayed) <= set(emitted) <= set(measured), \
-                (replayed, emitted, measured)
-            for milestone in STUDY_MILESTONES:
-                # the measurement: when the line arrived, never before the console wrote it
-                late = measured[milestone] - emitted[milestone]
-                assert -0.0002 <= late <= TRANSPORT_S, \
-                    (f"{name} {milestone}: measured {measured[milestone]:.4f} s, the console "
-                     f"wrote it at {emitted[milestone]:.4f} s")
-                # and the study's timing comes through (the fixture's sleeps on a busy host)
-                expected = replayed[milestone] * scale
-                assert measured[milestone] == pytest.approx(expected, rel=0.02, abs=0.02), \
-                    f"{name} {milestone}: measured {measured[milestone]:.4f} s, replayed {expected:.4f} s"
-            bootargs_line = next(ln.text for ln in strategy.last_boot.lines
-                                 if ln.kind == "tx" and ln.text.startswith("setenv bootargs"))
-            assert board.console.device in bootargs_line or "ttyS0" in bootargs_line
-            assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
-            strategy.transition("off")
-
+            yield target, target.get_driver("Strategy"), pidfile, emitted_log
         finally:
             if env is not None:
                 env.cleanup()
             if pidfile.exists():   # the scripted console, if power-off did not end it
                 subprocess.run(["sh", "-c", f"kill $(cat {pidfile})"], capture_output=True)
+
+
+@pytest.mark.parametrize("name, kernel, spec, root, scale", CASES, ids=[c[0] for c in CASES])
+def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kernel, spec, root,
+                                                                     scale, tmp_path):
+    from boardlab import console as con
+    board = load_board(name)
+    boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
+    with scripted_board(tmp_path, name, spec, root, scale, boot_log) as (target, strategy, _, emitted_log):
+        strategy.transition("shell")
+        measured = strategy.last_boot.milestones
+        patterns = con.milestone_patterns(board.shell.login_prompt, "^$")
+        replayed = con.find_milestones(con.parse_log(boot_log.read_text()), patterns)
+        emitted = con.find_milestones(con.parse_log(emitted_log.read_text()), patterns)
+        assert set(STUDY_MILESTONES) <= set(replayed) <= set(emitted) <= set(measured), \
+            (replayed, emitted, measured)
+        for milestone in STUDY_MILESTONES:
+            # the measurement: when the line arrived, never before the console wrote it;
+            # the origin is when the console had the whole load command (its characters
+            # take their time on the line: 3.5 ms at 115200 baud)
+            late = measured[milestone] - emitted[milestone]
+            print(f"{name} {milestone}: measured - written {late * 1000:.2f} ms")
+            assert -0.0002 <= late <= TRANSPORT_S, \
+                (f"{name} {milestone}: measured {measured[milestone]:.4f} s, the console "
+                 f"wrote it at {emitted[milestone]:.4f} s")
+            # and the study's timing comes through (the fixture's sleeps on a busy host)
+            expected = replayed[milestone] * scale
+            assert measured[milestone] == pytest.approx(expected, rel=0.02, abs=0.02), \
+                f"{name} {milestone}: measured {measured[milestone]:.4f} s, replayed {expected:.4f} s"
+        bootargs_line = next(ln.text for ln in strategy.last_boot.lines
+                             if ln.kind == "tx" and ln.text.startswith("setenv bootargs"))
+        assert board.console.device in bootargs_line or "ttyS0" in bootargs_line
+        assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
+        strategy.transition("off")
+
+
+TQM_24 = ("tqm860l", "tftp:tqm860l/uImage-2.4.25", "nfs", 0.25,
+          DATA / "scripted" / "tqm860l-2.4.25.boot.log")
+# what the real TQM860L of 2005 prints when things go wrong, and how soon the strategy
+# must give up: the old scheme took 61 s (TFTP retry), 122 s (2.4 panic), 120 s (hang)
+FAULTS = [
+    ("tftp-not-found", "tqm860l/uImage-2.4.25 is not on the TFTP server 192.168.20.1", 10),
+    ("panic-2.4", "Kernel panic: VFS: Unable to mount root fs on 02:00", 15),
+    # Linux version is due at 1.9 s (the study): overdue at 3 x 1.9 + 5 s
+    ("hang-after-uncompress", "'Linux version' was due at 1.90 s by the baseline of kernel 2.4.25", 20),
+]
+
+
+@pytest.mark.parametrize("fault, says, within_s", FAULTS, ids=[f[0] for f in FAULTS])
+def test_an_old_boards_fault_ends_fast_with_its_cause_and_the_board_off(fault, says, within_s,
+                                                                       tmp_path):
+    """Scripted console (a test fixture): U-Boot 1.1's endless TFTP retry, a 2.4 panic,
+    a hang after U-Boot's hand-over."""
+    from boardlab.strategy import BootError
+    with scripted_board(tmp_path, *TQM_24, fault=fault) as (_, strategy, pidfile, _):
+        t0 = time.monotonic()
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        took = time.monotonic() - t0
+        assert says in str(failed.value)
+        assert "(the board is powered off)" in str(failed.value)
+        assert not pidfile.exists(), "power-off did not run: the scripted console is alive"
+        assert took < within_s, f"{fault}: gave up after {took:.1f} s"
+        log = (tmp_path / failed.value.log_path).read_text()
+        if fault == "tftp-not-found":
+            assert "Abort" in log, "Ctrl-C did not stop U-Boot's retry"
+            assert log.count("Starting again") <= 2
+
+
+def test_a_wrong_shell_prompt_says_what_came_instead(tmp_path):
+    """The facts of old expected 'tqm860l:[^ ]*# '; ELDK prints '# '."""
+    from boardlab.strategy import BootError
+    facts = yaml.safe_load((ROOT / "boards" / "tqm860l.yaml").read_text())
+    facts["shell"]["prompt"] = "tqm860l:[^ ]*# "
+    facts["timeouts"]["shell_s"] = 3
+    path = tmp_path / "facts" / "tqm860l.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(facts))
+    with scripted_board(tmp_path, *TQM_24, facts=path) as (_, strategy, pidfile, _):
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        msg = str(failed.value)
+        assert "expected the prompt 'tqm860l:[^ ]*# '" in msg and "printed '# '" in msg, msg
+        assert not pidfile.exists()

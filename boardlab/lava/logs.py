@@ -43,19 +43,27 @@ def console_lines(entries, load_verb: str) -> list:
     kernel's load command: its echo (the line completes when U-Boot gets the newline).
     LAVA logs a command before it sends it, and pexpect waits 50 ms before each of
     the command's two writes: the 'input' entry itself is about 100 ms early. Without
-    an echo, the input entry is the mark."""
+    an echo, the input entry is the mark. A prompt without a line end (`login: `) is
+    logged only when the line completes, after LAVA has answered it (~100 ms later); its
+    time is LAVA's 'Matched prompt' entry, when it arrived."""
     command, sent_at, echo_at, rx = None, None, None, []
+    matched_at = None   # a prompt matched, its line not logged yet
     for e in entries:
         lvl, msg = e.get("lvl"), e.get("msg")
         if not isinstance(msg, str):
             continue
-        if lvl == "input" and command is None and msg.strip().startswith(load_verb):
+        if lvl == "debug" and msg.startswith("Matched prompt") and matched_at is None:
+            matched_at = _t(e)
+        elif lvl == "input" and command is None and msg.strip().startswith(load_verb):
             command, sent_at = msg.strip(), _t(e)
-        elif lvl in ("target", "feedback") and command is not None:
+        elif lvl in ("target", "feedback"):
+            t, matched_at = (matched_at or _t(e)), None
+            if command is None:
+                continue
             if echo_at is None and msg.rstrip().endswith(command):
-                echo_at = _t(e)
+                echo_at = t
             else:
-                rx.append(console.TimedLine(_t(e), msg, console.RX))
+                rx.append(console.TimedLine(t, msg, console.RX))
     if command is None:
         return []
     mark = sent_at if echo_at is None else echo_at

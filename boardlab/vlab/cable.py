@@ -3,7 +3,9 @@
 ser2net holds the pty's slave end like a USB serial adapter; the board (QEMU) plugs
 into a Unix socket each time it is powered on. Bytes from the board go to the pty;
 bytes typed into the pty go to the board. While the board is off, input is dropped;
-while nobody reads the pty, output is dropped - as on a real line."""
+while nobody reads the pty, output is dropped - as on a real line. With a baud rate,
+what is typed reaches the board at the line's pace (10 bits a character, 8N1), as
+through a real UART: a 40-character U-Boot command takes 3.5 ms at 115200 baud."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +19,7 @@ import socket
 import subprocess
 import sys
 import termios
+import time
 import tty
 from pathlib import Path
 
@@ -36,8 +39,11 @@ def make_pty(link: str):
 class Cable:
     """The pty end (ser2net's serial device) and the board's socket end, joined."""
 
-    def __init__(self, sock_path: str, link: str):
+    def __init__(self, sock_path: str, link: str, baud: int = 0):
         self.sock_path, self.link = sock_path, link
+        self.char_s = 10.0 / baud if baud else 0.0
+        self.typed = bytearray()     # to the board, not yet delivered at the line's pace
+        self.line_free_at = 0.0
         self.master, _slave = make_pty(link)
         if os.path.exists(sock_path):
             os.unlink(sock_path)
@@ -82,17 +88,42 @@ class Cable:
             data = os.read(self.master, 65536)
         except OSError:
             return
-        if self.board is not None and data:
-            try:
-                self.board.sendall(data)
-            except OSError:
-                pass
+        if self.board is None or not data:
+            return
+        if not self.char_s:
+            self._to_board(data)
+            return
+        self.line_free_at = max(self.line_free_at, time.monotonic())
+        self.typed.extend(data)
+
+    def _deliver_typed(self) -> float:
+        """Hand the board the typed characters whose time on the line is over; returns
+        the seconds until the next one is due (1.0 when none is waiting)."""
+        if not self.typed:
+            return 1.0
+        due = int((time.monotonic() - self.line_free_at) / self.char_s)
+        if due > 0:
+            n = min(due, len(self.typed))
+            self._to_board(bytes(self.typed[:n]))
+            del self.typed[:n]
+            self.line_free_at += n * self.char_s
+        return self.char_s if self.typed else 1.0
+
+    def _to_board(self, data: bytes):
+        if self.board is None:
+            self.typed.clear()
+            return
+        try:
+            self.board.sendall(data)
+        except OSError:
+            pass
 
     def run(self, running):
         """Pass bytes both ways while running() says so."""
         while running():
+            wait = self._deliver_typed()
             try:
-                events = self.sel.select(timeout=1.0)
+                events = self.sel.select(timeout=wait)
             except InterruptedError:
                 continue
             for key, _ in events:
@@ -103,8 +134,8 @@ class Cable:
             os.unlink(self.link)
 
 
-def serve(sock_path: str, link: str):
-    cable = Cable(sock_path, link)
+def serve(sock_path: str, link: str, baud: int = 0):
+    cable = Cable(sock_path, link, baud)
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
     signal.signal(signal.SIGINT, lambda *_: stopped.append(1))
@@ -123,7 +154,8 @@ def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool 
     procs = []
     try:
         procs.append(subprocess.Popen([sys.executable, "-m", "boardlab.vlab.cable", "--socket",
-                                       str(workdir / "uart.sock"), "--link", str(link)],
+                                       str(workdir / "uart.sock"), "--link", str(link),
+                                       "--baud", str(baud)],
                                       stdout=subprocess.DEVNULL))
         wait_for(link.exists, what=f"cable pty {link}")
         cfg = workdir / "ser2net.yaml"
@@ -143,8 +175,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--socket", required=True, help="Unix socket QEMU's UART connects to")
     ap.add_argument("--link", required=True, help="symlink to the pty, for ser2net")
+    ap.add_argument("--baud", type=int, default=0,
+                    help="deliver typed characters at this line rate (0: at once)")
     args = ap.parse_args(argv)
-    serve(args.socket, args.link)
+    serve(args.socket, args.link, args.baud)
     return 0
 
 

@@ -149,7 +149,8 @@ class VirtualLab:
             link = str(self.run_dir / f"{b.name}.tty")
             out.append((f"cable-{b.name}",
                         [sys.executable, "-m", "boardlab.vlab.cable",
-                         "--socket", str(self.run_dir / f"{b.name}.uart.sock"), "--link", link],
+                         "--socket", str(self.run_dir / f"{b.name}.uart.sock"), "--link", link,
+                         "--baud", str(b.console.baud)],
                         None, lambda link=link: os.path.exists(link)))
         out.append(("ser2net", ["ser2net", "-n", "-u", "-c", str(self.run_dir / "ser2net.yaml"),
                                 "-P", str(self.run_dir / "ser2net.pid")], None,
@@ -245,6 +246,17 @@ class VirtualLab:
         for name, cmd, netns, ready in self.services():
             self._start(name, cmd, netns=netns, ready=ready, timeout=20.0)
         progress(f"virtual lab up in {time.monotonic() - t0:.1f} s")
+
+    def stop_service(self, name) -> bool:
+        """Stop one service of a running lab (what a lab host's crash or restart does)."""
+        return self._stop(name)
+
+    def start_service(self, name):
+        """Start one stopped service again, as `up` starts it."""
+        for svc, cmd, netns, ready in self.services():
+            if svc == name:
+                return self._start(svc, cmd, netns=netns, ready=ready, timeout=20.0)
+        raise LabError(f"virtual lab {self.lab.name} has no service {name!r}")
 
     # ---- down ----------------------------------------------------------------------------
     def _switch_off_all(self):

@@ -13,6 +13,7 @@ import stat
 import time
 from pathlib import Path
 
+from ..errors import BoardlabError
 from ..facts import NFSROOT_TARBALL, Board, FactsError
 from ..log import progress
 from .debs import ImageBuildError, download, extract, resolve_packages, run
@@ -184,10 +185,26 @@ def nfsroot_tarball(out: Path) -> Path:
     return tarball
 
 
+# written into every tree sync_tree fills: only such a tree is ever emptied again (the
+# virtual lab's input stamp marks the trees of before the mark)
+SYNC_MARK = ".boardlab-nfsroot"
+OUR_MARKS = (SYNC_MARK, ".boardlab-inputs")
+
+
+class ForeignTreeError(BoardlabError):
+    """An NFS export holds files boardlab did not put there."""
+
+
 def sync_tree(src: Path, dst: Path):
     """Make dst hold exactly src, emptying dst in place: an NFS server keeps the
-    export's inode, so recreating the directory would give 'Stale file handle'."""
+    export's inode, so recreating the directory would give 'Stale file handle'. A
+    non-empty dst without boardlab's mark is someone else's: refused, nothing deleted
+    (this runs as root)."""
     dst.mkdir(parents=True, exist_ok=True)
+    if any(dst.iterdir()) and not any((dst / m).exists() for m in OUR_MARKS):
+        raise ForeignTreeError(f"{dst} is not empty and was not made by boardlab (no {SYNC_MARK}): "
+                               f"refusing to empty it. Move its contents away, or point the "
+                               f"board's nfs.export at a directory of its own")
     for child in dst.iterdir():
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child)
@@ -195,3 +212,5 @@ def sync_tree(src: Path, dst: Path):
             child.unlink()
     # cp -a keeps device nodes, links and modes as they are
     run(["cp", "-a", f"{src}/.", f"{dst}/"])
+    (dst / SYNC_MARK).write_text("made by boardlab (boardlab/vlab/images.py sync_tree): "
+                                 "emptied and refilled on every virtual lab start\n")

@@ -8,7 +8,11 @@ bootm replays a boot log whose times are seconds from the load command, scaled b
 --scale. With --emitted it writes, in the boot log format, when it actually wrote each
 replayed line (seconds from receiving the load command): what a test compares the
 host's measurement with. After the login prompt it answers as a minimal shell, enough for labgrid's
-ShellDriver (echo markers, its run() helper)."""
+ShellDriver (echo markers, its run() helper).
+
+--fault plays what real boards of the era do when things go wrong (FAULTS): U-Boot
+1.1's endless TFTP retry of a missing file (until Ctrl-C: 'Abort'), a 2.4 kernel's
+panic wording, a kernel silent after U-Boot's hand-over."""
 from __future__ import annotations
 
 import argparse
@@ -24,9 +28,20 @@ import yaml
 from ..console import MARK, RX, TimedLine, format_log, parse_log
 
 
+FAULTS = {
+    "tftp-not-found": "every tftpboot: 'File not found', 'Starting again', until Ctrl-C",
+    "panic-2.4": "Linux 2.4's panic instead of mounting the root file system",
+    "hang-after-uncompress": "nothing after U-Boot's 'Uncompressing Kernel Image ... OK'",
+}
+PANIC_24 = ("VFS: Cannot open root device \"nfs\" or 02:00",
+            "Please append a correct \"root=\" boot option",
+            "Kernel panic: VFS: Unable to mount root fs on 02:00")
+
+
 class ScriptedBoard:
     def __init__(self, sock: socket.socket, script: dict, log_lines, scale: float,
-                 emitted_path: Path | None = None):
+                 emitted_path: Path | None = None, fault: str | None = None):
+        self.fault = fault
         self.sock = sock
         self.script = script
         self.log = [ln for ln in log_lines if ln.kind == RX]
@@ -91,6 +106,8 @@ class ScriptedBoard:
         elif words[0] in ("tftpboot", "tftp"):
             if self.t_load is None:
                 self.t_load = time.monotonic()
+            if self.fault == "tftp-not-found":
+                return self.tftp_retry_forever(words[2])
             size = self.script.get("image_size", 723718)
             self.out(f"TFTP from server {self.script['server_ip']}; our IP address is "
                      f"{self.script['ip']}\nFilename '{words[2]}'.\nLoad address: 0x{words[1]}\n"
@@ -100,6 +117,25 @@ class ScriptedBoard:
         else:
             self.out(f"Unknown command '{words[0]}' - try 'help'\n")
 
+    def tftp_retry_forever(self, file: str):
+        """U-Boot 1.1 on a TFTP error: 'Starting again', for ever, until Ctrl-C."""
+        while True:
+            self.out(f"TFTP from server {self.script['server_ip']}; our IP address is "
+                     f"{self.script['ip']}\nFilename '{file}'.\nLoad address: 0x200000\n"
+                     f"Loading: *\b\nTFTP error: 'File not found' (1)\nStarting again\n\n")
+            self.sock.settimeout(1.0 * self.scale)
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            finally:
+                self.sock.settimeout(None)
+            if not data:
+                raise EOFError
+            if b"\x03" in data:
+                self.out("\nAbort\n")
+                return
+
     def boot(self):
         t0 = self.t_load or time.monotonic()
         emitted = [TimedLine(t0, "load", MARK)]
@@ -108,15 +144,27 @@ class ScriptedBoard:
             if delay > 0:
                 time.sleep(delay)
             text = ln.text
+            if self.fault == "panic-2.4" and text.startswith("VFS: Mounted root"):
+                for line in PANIC_24:
+                    self.out(line + "\n")
+                return self.silent()
             emitted.append(TimedLine(time.monotonic(), text))
             if re.search(self.script["login_prompt"] + r"\s*$", text):
                 self.out(text)           # the prompt waits for input
                 break
             self.out(text + "\n")
+            if self.fault == "hang-after-uncompress" and "Uncompressing Kernel Image" in text:
+                return self.silent()
         if self.emitted_path:
             self.emitted_path.write_text(format_log(emitted, header=(
                 "written by the scripted console (a test fixture): when it wrote each line",)))
         self.shell()
+
+    def silent(self):
+        """A hung board: reads (and drops) what is typed, prints nothing."""
+        while self.sock.recv(4096):
+            pass
+        raise EOFError
 
     def shell(self):
         prompt = self.script["shell_prompt"]
@@ -149,6 +197,8 @@ def main(argv=None):
     ap.add_argument("--log", required=True, help="boot log to replay (boardlab boot log format)")
     ap.add_argument("--scale", type=float, default=1.0, help="time scale of the replay")
     ap.add_argument("--emitted", type=Path, help="write when each replayed line was written here")
+    ap.add_argument("--fault", choices=sorted(FAULTS), help="what goes wrong: " + "; ".join(
+        f"{k}: {v}" for k, v in FAULTS.items()))
     args = ap.parse_args(argv)
     script = yaml.safe_load(Path(args.script).read_text())
     lines = parse_log(Path(args.log).read_text())
@@ -156,7 +206,7 @@ def main(argv=None):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(args.socket)
     try:
-        ScriptedBoard(sock, script, lines, args.scale, args.emitted).run()
+        ScriptedBoard(sock, script, lines, args.scale, args.emitted, args.fault).run()
     except (EOFError, BrokenPipeError, ConnectionResetError):
         pass
     return 0

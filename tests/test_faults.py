@@ -1,0 +1,119 @@
+"""Faults and what they leave, as pure pieces: the era's panic wording, a hang judged
+from the kernel's baseline, a power switch that never answers, one run per board, the
+run directory checked before any boot. The same faults on boards: test_scripted_boards
+(the old U-Boot and 2.4) and test_vlab_faults (the virtual board)."""
+import re
+import threading
+import time
+
+import pytest
+
+from boardlab import bootplan, bootwatch, console as con, powerctl
+from boardlab.boardlock import BoardBusy, BoardLock
+from boardlab.facts import load_board
+from boardlab.results import RunDirError, prepare_run_dir
+
+
+@pytest.mark.parametrize("line, quoted", [
+    ("Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,255)",
+     "VFS: Unable to mount root fs on unknown-block(0,255)"),                       # 2.6 and later
+    ("Kernel panic: VFS: Unable to mount root fs on 02:00", "VFS: Unable to mount root fs on 02:00"),  # 2.4
+])
+def test_a_panic_of_either_era_is_recognised(line, quoted):
+    m = re.search(bootplan.PANIC, line)
+    assert m and m.group(0).endswith(quoted)
+
+
+def test_old_uboots_tftp_error_names_file_and_server():
+    out = "Loading: *\b\nTFTP error: 'File not found' (1)\nStarting again\n"
+    why = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, "tqm860l/uImage-x", "192.168.20.1")
+    assert why.startswith("tqm860l/uImage-x is not on the TFTP server 192.168.20.1")
+
+
+PATTERNS = con.milestone_patterns("login: ", "# ")
+EXPECTED = {"linux_version": 1.9, "freeing_init": 3.7, "login": 49.7}   # the study's 2.4.25
+
+
+def test_a_silence_long_past_the_next_milestones_time_is_a_hang():
+    reached = {"starting_kernel": 0.9}
+    # Linux version is due at 1.9 s: overdue at 3 x 1.9 + 5 = 10.7 s, when quiet for 5 s
+    assert bootwatch.overdue(EXPECTED, reached, PATTERNS, 10.0, 0.9, "Uncompressing") is None
+    hang = bootwatch.overdue(EXPECTED, reached, PATTERNS, 10.8, 0.9, "Uncompressing")
+    assert hang.milestone == "linux_version" and hang.silent_s == pytest.approx(9.9)
+    assert "'Linux version' was due at 1.90 s by the baseline of kernel 2.4.25" in hang.reason("2.4.25")
+
+
+def test_a_talking_board_or_a_slow_init_is_no_hang():
+    reached = {"starting_kernel": 0.9, "linux_version": 1.9, "freeing_init": 3.7}
+    # init scripts print for 50 s: login is due at 49.7 s, overdue only after 154 s
+    assert bootwatch.overdue(EXPECTED, reached, PATTERNS, 60.0, 41.0, "Starting system logger") is None
+    # output within the last 5 s: never a hang, however late
+    assert bootwatch.overdue(EXPECTED, {}, PATTERNS, 500.0, 498.0, "x") is None
+    # no baseline, no judgement (the boot timeout stays)
+    assert bootwatch.overdue({}, {}, PATTERNS, 500.0, 0.0, "x") is None
+
+
+def test_expected_times_come_from_the_kernels_baseline():
+    assert bootwatch.expected_times("tqm860l", "2.4.25") == EXPECTED
+    assert bootwatch.expected_times("tqm860l", "no-such-kernel") == {}
+
+
+def test_a_tftp_kernel_that_is_the_boards_own_uimage_is_named_as_its_kernel():
+    board = load_board("tqm860l")
+    assert bootplan.resolve_kernel(board, "tftp:tqm860l/uImage-2.4.25").name == "2.4.25"
+    assert bootplan.resolve_kernel(board, "tftp:tqm860l/mine").name == "tqm860l/mine"
+
+
+def test_the_origin_is_when_uboot_has_the_whole_load_command():
+    cmd = "tftpboot 200000 tqm860l/uImage-2.4.25"        # 37 characters and the line end
+    assert con.line_time_s(cmd, 115200) == pytest.approx(0.0033, abs=1e-4)
+    assert con.line_time_s(cmd, 9600) == pytest.approx(0.0396, abs=1e-4)
+
+
+class _Switch:
+    """A power driver that answers, fails, or hangs as labgrid's rest model does when a
+    switch accepts the connection and never replies."""
+    def __init__(self, mode):
+        self.mode, self.calls = mode, []
+
+    def on(self):
+        self.calls.append("on")
+        if self.mode == "hang":
+            threading.Event().wait(30)
+        if self.mode == "fail":
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    off = on
+
+
+@pytest.mark.parametrize("mode, says", [("hang", "did not answer within 1 s"),
+                                        ("fail", "ConnectionRefusedError")])
+def test_a_power_switch_that_fails_or_hangs_is_named_in_seconds(mode, says):
+    board = load_board("qemu-arm")
+    t0 = time.monotonic()
+    with pytest.raises(powerctl.PowerError) as failed:
+        powerctl.switch(_Switch(mode), True, board, timeout=1.0)
+    assert time.monotonic() - t0 < 2.0
+    assert says in str(failed.value) and "qemu-arm" in str(failed.value)
+    powerctl.switch(_Switch("ok"), False, board, timeout=1.0)
+
+
+def test_one_run_per_board_and_the_holder_is_named(tmp_path):
+    first, second = BoardLock("qemu-arm", tmp_path), BoardLock("qemu-arm", tmp_path)
+    first.acquire()
+    first.acquire()                        # idempotent
+    with pytest.raises(BoardBusy, match=r"board qemu-arm is in use by pid \d+ .* since"):
+        second.acquire()
+    first.release()
+    second.acquire()                       # free again
+    assert BoardLock("tqm860l", tmp_path).acquire() is None   # another board: its own lock
+    second.release()
+
+
+def test_run_directories_are_new_and_checked_before_a_boot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    a, b = prepare_run_dir(), prepare_run_dir()
+    assert a != b and (a / "console").is_dir() and (b / "console").is_dir()
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(RunDirError, match="a-file/run: not writable"):
+        prepare_run_dir(tmp_path / "a-file" / "run")

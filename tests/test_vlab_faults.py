@@ -1,0 +1,118 @@
+"""Faults of the lab around a board, on the virtual board: Ctrl-C mid-boot, ser2net
+restarted or gone, the power switch gone, two runs on one board, bad input found
+before a boot. Each ends fast, names its cause, and leaves the board off."""
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from boardlab.boardlock import BoardBusy
+from boardlab.facts import load_board
+from boardlab.strategy import BootError, Status
+from paths import ROOT
+
+BOARD = load_board("qemu-arm")
+pytestmark = pytest.mark.vlab
+
+
+def power_state():
+    return urllib.request.urlopen(BOARD.power.url, timeout=5).read().decode()
+
+
+def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(qemu):
+    main = threading.main_thread().ident
+    timer = threading.Timer(3.0, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            qemu.transition("shell")
+    finally:
+        timer.cancel()
+    assert power_state() == "0", "Ctrl-C left the board powered"
+    assert qemu.status == Status.off and not qemu.lock.held
+    assert "interrupted" in open(qemu.last_boot.log_path).readline()
+
+
+def test_a_restarted_ser2net_is_reconnected_on_the_next_boot(qemu, vlab):
+    qemu.transition("shell")
+    qemu.transition("off")
+    vlab.stop_service("ser2net")
+    vlab.start_service("ser2net")
+    rec = qemu.reboot()
+    assert rec.milestones["login"] > 0
+
+
+def test_ser2net_gone_is_named_with_its_address(qemu, vlab):
+    qemu.transition("off")
+    vlab.stop_service("ser2net")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(BootError) as err:
+            qemu.transition("shell")
+        assert time.monotonic() - t0 < 15
+        msg = str(err.value)
+        assert "ser2net 127.0.0.1 port 5101" in msg, msg
+        assert "(the board is powered off)" in msg
+        assert power_state() == "0"
+    finally:
+        vlab.start_service("ser2net")
+
+
+def test_a_power_switch_that_is_gone_is_named_and_the_run_gives_up(qemu, vlab):
+    qemu.transition("off")
+    vlab.stop_service("power-switch")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(BootError) as err:
+            qemu.transition("shell")
+        assert time.monotonic() - t0 < 15
+        msg = str(err.value)
+        assert "power" in msg and "127.0.0.1:8101/outlet/1" in msg, msg
+        assert "POWER-OFF FAILED, the board may still be on" in msg   # no false claim of 'off'
+        assert qemu.status == Status.unknown
+    finally:
+        vlab.start_service("power-switch")
+    qemu.transition("off")
+    assert qemu.status == Status.off
+
+
+def test_a_second_run_on_a_busy_board_is_refused_naming_the_first(qemu):
+    from labgrid import Environment
+    qemu.transition("shell")
+    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    try:
+        other = env.get_target("main").get_driver("Strategy")
+        with pytest.raises(BoardBusy, match=r"board qemu-arm is in use by pid \d+"):
+            other.transition("off")
+    finally:
+        env.cleanup()
+    # the first run's board was not touched
+    assert power_state() == "1"
+    assert qemu.target.get_driver("ShellDriver").run_check("echo still") == ["still"]
+    qemu.transition("off")
+
+
+def test_bad_input_is_an_error_before_the_board_is_booted(vlab, tmp_path):
+    """A malformed baseline of the kernel under test and an unwritable run directory:
+    pytest stops before any boot, naming the file; the board stays off."""
+    bad = tmp_path / "kernels" / "armmp"
+    bad.mkdir(parents=True)
+    (bad / "qemu-arm.yaml").write_text("board: qemu-arm\nmetrics:\n  boot_time.login: {value: fast}\n")
+    (tmp_path / "a-file").write_text("")
+    for extra, says in (
+            (["--baselines-dir", str(tmp_path / "kernels")],
+             f"{bad / 'qemu-arm.yaml'}: metrics.boot_time.login.value must be a number"),
+            (["--run-dir", str(tmp_path / "a-file" / "run")], "a-file/run: not writable")):
+        run = tmp_path / "run"
+        r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
+                            "testsuites/test_boot_time.py", "-q", "-p", "no:cacheprovider",
+                            "--run-dir", str(run), *extra],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+        out = r.stdout + r.stderr
+        assert r.returncode == 4 and says in out, out[-2000:]
+        assert not list(run.glob("console/*.log")), "a board was booted"
+    assert power_state() == "0"
