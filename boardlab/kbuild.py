@@ -1,6 +1,7 @@
 """Kernel builds for the build-size suite: Debian's linux-source, the board's config
 fragment from kernels/<kernel>/<board>.config merged over allnoconfig, a clean build
-timed like the study (`time make uImage`: real, user, sys), wrapped with mkimage."""
+timed like the study (`time make uImage`: real, user, sys), wrapped with mkimage; and
+incremental builds of a kernel tree of one's own, through ccache, for `boardlab bisect`."""
 from __future__ import annotations
 
 import os
@@ -56,9 +57,11 @@ def source_tree(tarball: Path = SOURCE_TARBALL) -> Path:
     return tree
 
 
-def _make(src, out, arch, cross, *targets, log, jobs=None):
+def _make(src, out, arch, cross, *targets, log, jobs=None, cc=None):
     cmd = ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"CROSS_COMPILE={cross}",
            "KBUILD_BUILD_USER=boardlab", "KBUILD_BUILD_HOST=lab"]
+    if cc:
+        cmd.append(f"CC={cc}")
     if jobs:
         cmd.append(f"-j{jobs}")
     with open(log, "a") as f:
@@ -70,16 +73,10 @@ def _make(src, out, arch, cross, *targets, log, jobs=None):
         raise KernelBuildError(f"make {' '.join(targets)} failed ({r.returncode}); log {log}:\n{tail}")
 
 
-def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) -> BuildResult:
-    arch, cross, image = ARCH[board.arch]
-    if not fragment.exists():
-        raise KernelBuildError(f"no config for board {board.name}, kernel {kernel}: {fragment}")
-    src = source_tree()
-    out = CACHE_DIR / "kbuild" / f"{board.name}-{kernel}"
-    shutil.rmtree(out, ignore_errors=True)   # from clean, as the study built
-    out.mkdir(parents=True)
-    log = out / "build.log"
-    jobs = jobs or os.cpu_count()
+def _configure(src, out, arch, cross, fragment: Path, log):
+    """allnoconfig with the board's fragment merged over it; every =y of the fragment
+    must survive olddefconfig (a missing dependency is an error, not a silent no)."""
+    fragment = Path(fragment).resolve()   # merge_config.sh runs in the build directory
     _make(src, out, arch, cross, "allnoconfig", log=log)
     r = subprocess.run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
                         str(out / ".config"), str(fragment)],
@@ -92,29 +89,87 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
     if missing:
         raise KernelBuildError(f"{fragment}: not in the resulting .config (dependencies "
                                f"missing?): {', '.join(missing)}")
-    progress(f"building {kernel} for {board.name} with -j{jobs} (log {log})")
+
+
+def _timed_make(src, out, arch, cross, image, log, jobs, cc=None) -> tuple[float, float, float]:
+    """`time make <image>`: (real, user, sys) in s."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    _make(src, out, arch, cross, image, log=log, jobs=jobs)
+    _make(src, out, arch, cross, image, log=log, jobs=jobs, cc=cc)
     real = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (round(real, 2), round(after.ru_utime - before.ru_utime, 2),
+            round(after.ru_stime - before.ru_stime, 2))
+
+
+def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
+    """Wrap the image with mkimage and read its sizes."""
+    arch, cross, image = ARCH[board.arch]
     release = subprocess.run(["make", "-s", "-C", str(src), f"O={out}", f"ARCH={arch}",
                               f"CROSS_COMPILE={cross}", "kernelrelease"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    images_dir = Path(board.images.dir)
-    images_dir.mkdir(parents=True, exist_ok=True)
-    uimage = images_dir / (board.images.kernels[kernel].uimage if kernel in board.images.kernels else f"{kernel}.uImage")
+    uimage.parent.mkdir(parents=True, exist_ok=True)
     mkimage("kernel", out / f"arch/{arch}/boot/{image}", uimage, board, f"Linux-{release}")
     listing = subprocess.run(["mkimage", "-l", str(uimage)], capture_output=True, text=True,
                              check=True).stdout
     size = subprocess.run([f"{cross}size", str(out / "vmlinux")], capture_output=True, text=True,
                           check=True).stdout
-    progress(f"built {uimage.name} ({release}) in {real:.1f} s")
-    return BuildResult(uimage, release, round(real, 2),
-                       round(after.ru_utime - before.ru_utime, 2),
-                       round(after.ru_stime - before.ru_stime, 2),
-                       parse_mkimage_list(listing)["data_size"], parse_size(size),
-                       (out / f"arch/{arch}/boot/Image").stat().st_size, log)
+    return BuildResult(uimage, release, *times, parse_mkimage_list(listing)["data_size"],
+                       parse_size(size), (out / f"arch/{arch}/boot/Image").stat().st_size, log)
+
+
+def _arch(board: Board):
+    if board.arch not in ARCH:
+        raise KernelBuildError(f"board {board.name}: no cross compiler set up for arch "
+                               f"{board.arch} (kbuild.ARCH has {', '.join(ARCH)})")
+    return ARCH[board.arch]
+
+
+def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) -> BuildResult:
+    """The study's build: Debian's source, from clean, timed."""
+    arch, cross, image = _arch(board)
+    if not fragment.exists():
+        raise KernelBuildError(f"no config for board {board.name}, kernel {kernel}: {fragment}")
+    src = source_tree()
+    out = CACHE_DIR / "kbuild" / f"{board.name}-{kernel}"
+    shutil.rmtree(out, ignore_errors=True)   # from clean, as the study built
+    out.mkdir(parents=True)
+    log = out / "build.log"
+    jobs = jobs or os.cpu_count()
+    _configure(src, out, arch, cross, fragment, log)
+    progress(f"building {kernel} for {board.name} with -j{jobs} (log {log})")
+    times = _timed_make(src, out, arch, cross, image, log, jobs)
+    name = board.images.kernels[kernel].uimage if kernel in board.images.kernels else f"{kernel}.uImage"
+    result = _result(board, src, out, Path(board.images.dir) / name, times, log)
+    progress(f"built {result.uimage.name} ({result.release}) in {times[0]:.1f} s")
+    return result
+
+
+def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path,
+               jobs: int | None = None) -> BuildResult:
+    """A kernel tree of one's own (a git checkout at some revision), built incrementally
+    in `out` through ccache: the first build configures (allnoconfig + fragment), later
+    ones run olddefconfig (the revision's Kconfig may differ) and rebuild only what
+    changed; ccache serves a file seen before at another revision. Times are this
+    build's, not a clean build's."""
+    arch, cross, image = _arch(board)
+    if not fragment.exists():
+        raise KernelBuildError(f"kernel config fragment {fragment} not found")
+    if shutil.which("ccache") is None:
+        raise KernelBuildError("ccache is not installed (scripts/setup-host.sh installs it)")
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "build.log"
+    log.write_text("")
+    stamp = out / ".boardlab-fragment"
+    if not (out / ".config").exists() or not stamp.exists() or stamp.read_text() != fragment.read_text():
+        _configure(tree, out, arch, cross, fragment, log)
+        stamp.write_text(fragment.read_text())
+    else:
+        _make(tree, out, arch, cross, "olddefconfig", log=log)
+    os.environ.setdefault("CCACHE_DIR", str(CACHE_DIR / "ccache"))
+    times = _timed_make(tree, out, arch, cross, image, log, jobs or os.cpu_count(),
+                        cc=f"ccache {cross}gcc")
+    return _result(board, tree, out, uimage, times, log)
 
 
 def _unset_options(config: Path, fragment: Path) -> list[str]:

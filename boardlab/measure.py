@@ -28,13 +28,23 @@ def memory(shell, rec) -> dict:
             "memory.kernel_code_kb": mem["code_kb"], "memory.kernel_init_kb": mem["init_kb"]}
 
 
+def _lm(shell, cmd) -> str:
+    out, _, rc = shell.run(f"{QUICK}{cmd} 2>&1", timeout=900)
+    if rc != 0:
+        raise RuntimeError(f"{cmd} failed ({rc}): {out[-3:]}")
+    return "\n".join(out)
+
+
+# lmbench figures one command gives alone: a bisect of one of them runs only that
+LMBENCH_ONE = {"lmbench.lat_syscall_null_us": "lat_syscall null", "lmbench.lat_proc_fork_us":
+               "lat_proc fork", "lmbench.lat_pipe_us": "lat_pipe", "lmbench.lat_unix_us": "lat_unix",
+               "lmbench.bw_pipe_mb_s": "bw_pipe", "lmbench.bw_unix_mb_s": "bw_unix"}
+
+
 def lmbench(shell) -> dict:
     """The quick suite's latencies and pipe/unix bandwidth."""
     def lm(cmd):
-        out, _, rc = shell.run(f"{QUICK}{cmd} 2>&1", timeout=900)
-        if rc != 0:
-            raise RuntimeError(f"{cmd} failed ({rc}): {out[-3:]}")
-        return "\n".join(out)
+        return _lm(shell, cmd)
     r = parsers.parse_lmbench("\n".join([
         lm("lat_syscall null"), lm("lat_proc fork"), lm("lat_pipe"), lm("lat_unix"),
         lm("lat_udp -s; sleep 0.2; lat_udp 127.0.0.1; lat_udp -S 127.0.0.1"),
@@ -59,6 +69,22 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     return ({"jitter.min_us": t["min"], "jitter.avg_us": t["avg"], "jitter.max_us": t["max"],
              "jitter.p99_us": parsers.percentile_from_histogram(t["histogram"], 99)},
             t["histogram"])
+
+
+def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5) -> dict:
+    """One family's figures on the running boot (rec: its BootRecord); metric: the one
+    figure wanted, when a cheaper command gives it alone."""
+    if name == "boot_time":
+        return boot(rec)
+    if name == "memory":
+        return memory(shell, rec)
+    if name == "lmbench" and metric in LMBENCH_ONE:
+        return {f"lmbench.{k}": v for k, v in parsers.parse_lmbench(_lm(shell, LMBENCH_ONE[metric])).items()}
+    if name == "lmbench":
+        return lmbench(shell)
+    if name == "jitter":
+        return jitter(shell, jitter_s)[0]
+    raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
 
 
 def one_sample(strategy, shell_driver, families=FAMILIES, jitter_s: int = 5) -> tuple[dict, dict]:

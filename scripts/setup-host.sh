@@ -15,6 +15,8 @@ APT_PACKAGES=(
   cpio xz-utils file curl
   # the build-size suite: Debian's kernel source and what building it needs
   linux-source-6.1 make gcc libc6-dev flex bison bc
+  # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
+  ccache git
   # tests: interactive console checks, python venv
   tmux microcom python3-venv   # microcom: labgrid-client console
   # LAVA: lava-run and LAVA's schemas (lava-dispatcher), the device-type templates and

@@ -1,0 +1,126 @@
+"""`boardlab bisect`: the first commit of a kernel tree at which a metric regressed,
+measured on the board.
+
+The good and the bad revision are built and measured first (the good one's samples are
+what every step is judged against; a bad revision that is not 'regressed' against the
+good one is refused: nothing to bisect). Then `git bisect run` calls this module's step
+for each revision git picks: build incrementally through ccache (boardlab.kbuild), boot
+the uImage on the board the real way (power, U-Boot, TFTP, the strategy), measure the
+metric (one boot when the catalogue says it is exact, --repeats boots when it is noisy,
+more while the verdict is unknown) and judge it with the lab's own comparison
+(boardlab.verdict): regressed -> bad (exit 1), same or improved -> good (0), a build or
+boot that fails or a verdict still unknown -> skip (125). A size metric needs no boot:
+the build decides.
+
+Everything lands in one run directory: bisect.json (the setup and every step), per step
+results.json and console logs, bisect.log (git's). The tree is left as it was found
+(`git bisect reset`), also on Ctrl-C, and the board is off."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import catalogue
+from ..errors import BoardlabError
+from ..results import atomic_write
+from ..vlab.images import CACHE_DIR
+
+GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
+ANSWER = {GOOD: "good", BAD: "bad", SKIP: "skip"}
+ANSWER_CODE = {v: k for k, v in ANSWER.items()}
+STATE = "bisect.json"
+
+
+class BisectError(BoardlabError):
+    pass
+
+
+@dataclass
+class Step:
+    rev: str
+    subject: str
+    role: str                  # good, bad (the endpoints) or step
+    answer: str = ""           # good, bad, skip
+    build_s: float | None = None
+    boot_s: list = field(default_factory=list)      # power-on -> shell, per boot
+    measure_s: list = field(default_factory=list)   # the measurement, per boot
+    samples: list = field(default_factory=list)
+    verdict: str | None = None
+    why: str = ""
+    dir: str = ""
+
+
+@dataclass
+class Bisect:
+    tree: str
+    good: str
+    bad: str
+    metric: str
+    board: str
+    env: str
+    config: str
+    run_dir: str
+    root: str = ""
+    repeats: int = 5           # samples a revision for a noisy metric
+    max_repeats: int = 10
+    failed_boot: str = "skip"  # or bad: when a boot that fails is what is being hunted
+    steps: list = field(default_factory=list)
+    first_bad: dict | None = None
+
+    # ---- the state file, shared by the parent and every step process -----------------
+    @classmethod
+    def load(cls, run_dir) -> "Bisect":
+        data = json.loads((Path(run_dir) / STATE).read_text())
+        steps = [Step(**s) for s in data.pop("steps")]
+        return cls(**data, steps=steps)
+
+    def save(self):
+        atomic_write(Path(self.run_dir) / STATE, json.dumps(asdict(self), indent=1) + "\n")
+
+    @property
+    def spec(self) -> catalogue.MetricSpec:
+        return catalogue.spec(self.metric)
+
+    @property
+    def needs_boot(self) -> bool:
+        return self.spec.suite != "build"
+
+    def good_samples(self) -> list:
+        return next(s.samples for s in self.steps if s.role == "good")
+
+    def build_dir(self) -> Path:
+        """One incremental build directory per (tree, board, config), kept between runs."""
+        key = hashlib.sha256(f"{Path(self.tree).resolve()}|{self.board}|{self.config}".encode())
+        return CACHE_DIR / "kbuild" / f"bisect-{self.board}-{key.hexdigest()[:12]}"
+
+
+def git(tree, *args, check=True) -> str:
+    r = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise BisectError(f"git {' '.join(args)} in {tree} failed: {(r.stderr or r.stdout).strip()}")
+    return r.stdout.strip()
+
+
+def check_tree(tree: Path, good: str, bad: str) -> str:
+    """The tree can be bisected as it is; returns where it stands (to go back to)."""
+    if not (tree / ".git").exists():
+        raise BisectError(f"{tree}: not a git work tree (--tree names a kernel source checkout)")
+    if (tree / ".git" / "BISECT_START").exists():
+        raise BisectError(f"{tree}: a bisect is already in progress there "
+                          f"(`git -C {tree} bisect reset` ends it)")
+    dirty = git(tree, "status", "--porcelain", "--untracked-files=no")
+    if dirty:
+        raise BisectError(f"{tree}: uncommitted changes ({dirty.splitlines()[0].strip()} ...): "
+                          f"commit or stash them first; a bisect checks out other revisions")
+    for rev in (good, bad):
+        if subprocess.run(["git", "-C", str(tree), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+                          capture_output=True).returncode != 0:
+            raise BisectError(f"{tree}: no revision {rev!r}")
+    if subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", good, bad]).returncode:
+        raise BisectError(f"{tree}: the good revision {good} is not an ancestor of the bad one {bad}")
+    return git(tree, "symbolic-ref", "-q", "--short", "HEAD", check=False) or git(tree, "rev-parse", "HEAD")
+
+

@@ -1,0 +1,112 @@
+"""The whole bisect: measure the good and the bad revision, `git bisect run` the steps,
+name the first bad commit, leave the tree and the board as they were."""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from .. import catalogue
+from ..errors import BoardlabError
+from ..facts import PROJECT_ROOT, load_board, load_lab_host
+from ..log import progress
+from ..results import prepare_run_dir
+from . import Bisect, BisectError, check_tree, git
+from .step import run_revision
+
+def _virtual_lab(board_name: str):
+    """The board's virtual lab host, brought up if it is not (None: a real board)."""
+    lab_host = load_board(board_name).lab_host
+    try:
+        if load_lab_host(lab_host).kind != "virtual":
+            return None, True
+    except (FileNotFoundError, BoardlabError):
+        return None, True
+    from .vlab.host import VirtualLab
+    lab = VirtualLab(lab_host)
+    was_up = lab.is_up()
+    if not was_up:
+        lab.up()
+    return lab, was_up
+
+
+def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root="",
+          repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
+    """Run a whole bisect; returns its state (first_bad set when one was found)."""
+    catalogue.spec(metric)   # an unknown metric is an error before anything is built
+    tree = Path(tree).resolve()
+    config = Path(config or PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board}.config").resolve()
+    if not config.exists():
+        raise BisectError(f"kernel config fragment {config} not found (--config)")
+    env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
+    if not env.exists():
+        raise BisectError(f"labgrid environment {env} not found (--env)")
+    origin = check_tree(tree, good, bad)
+    run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
+    b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
+               repeats, max_repeats, failed_boot)
+    b.save()
+    lab, was_up = (None, True)
+    if b.needs_boot:
+        lab, was_up = _virtual_lab(board)
+    started = False
+    try:
+        for rev, role in ((good, "good"), (bad, "bad")):
+            git(tree, "checkout", "-q", "--detach", rev)
+            step = run_revision(b, rev, role)
+            if role == "good" and not step.samples:
+                raise BisectError(f"the good revision {good} could not be measured: {step.why}")
+            if role == "bad" and step.answer != "bad":
+                raise BisectError(f"{metric} did not regress between {good} and {bad}: "
+                                  f"{step.verdict or 'not measured'} ({step.why}); nothing to bisect")
+        git(tree, "checkout", "-q", origin)
+        git(tree, "bisect", "start", bad, good, "--")
+        started = True
+        progress(f"git bisect run over {git(tree, 'rev-list', '--count', f'{good}..{bad}')} commits")
+        proc = subprocess.Popen(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
+                                 "boardlab.bisect.step", str(run_dir)])
+        try:
+            proc.wait()
+        except KeyboardInterrupt:   # the step got it too: it powers the board off first
+            progress("interrupted: waiting for the step to power the board off")
+            proc.wait(timeout=120)
+            raise
+        b = Bisect.load(run_dir)
+        first = git(tree, "rev-parse", "-q", "--verify", "refs/bisect/bad", check=False)
+        log = git(tree, "bisect", "log", check=False)
+        (run_dir / "bisect.log").write_text(log + "\n")
+        if first and f"# first bad commit: [{first}]" in log:
+            b.first_bad = {"rev": first, "subject": git(tree, "log", "-1", "--format=%s", first)}
+        b.save()
+        return b
+    finally:
+        back = ["bisect", "reset"] if started else ["checkout", "-q", origin]
+        r = subprocess.run(["git", "-C", str(tree), *back], capture_output=True, text=True)
+        if r.returncode != 0:   # said, not raised: it must not hide why the bisect ended
+            progress(f"WARNING: `git {' '.join(back)}` in {tree} failed, the tree is not as it "
+                     f"was found: {(r.stderr or r.stdout).strip()}")
+        if lab is not None and not was_up:
+            lab.down()
+
+
+def table(b: Bisect) -> str:
+    """Every step, in the order measured, as a Markdown table."""
+    unit = b.spec.unit
+    rows = ["| # | revision | subject | build s | boots | " + f"{b.metric} ({unit})" +
+            " | n | verdict | git |", "|---:|---|---|---:|---:|---:|---:|---|---|"]
+    for i, s in enumerate(b.steps):
+        med = f"{statistics.median(s.samples):g}" if s.samples else "-"
+        rows.append(f"| {i} | {s.rev[:12]} ({s.role}) | {s.subject[:50]} | {s.build_s or '-'} | "
+                    f"{len(s.boot_s)} | {med} | {len(s.samples)} | {s.verdict or '-'} | {s.answer} |")
+    return "\n".join(rows) + "\n"
+
+
+def summary(b: Bisect) -> str:
+    if b.first_bad:
+        head = (f"first bad commit for {b.metric}: {b.first_bad['rev']}\n"
+                f"    {b.first_bad['subject']}\n")
+    else:
+        head = f"no first bad commit found for {b.metric} (see the skips below and bisect.log)\n"
+    return head + "\n" + table(b) + f"\nrun directory: {b.run_dir}\n"
+

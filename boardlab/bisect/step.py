@@ -1,0 +1,150 @@
+"""One revision of a bisect: build it (incrementally, through ccache), boot it and
+measure the metric, judge it against the good revision's samples. `git bisect run`
+calls `python -m boardlab.bisect.step RUN_DIR` for each revision it picks: exit 0 good,
+1 bad, 125 skip."""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from .. import measure
+from .. import verdict as vd
+from ..errors import BoardlabError
+from ..facts import load_board
+from ..kbuild import KernelBuildError, build_tree
+from ..log import progress
+from ..results import RunResults
+from . import ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, Bisect, BisectError, Step, git
+
+def _measure_boot(b: Bisect, strategy, shell, step: Step):
+    """One boot of the selected kernel: the metric's family measured on it."""
+    family = b.spec.suite
+    t0 = time.monotonic()
+    rec = strategy.reboot()
+    step.boot_s.append(round(time.monotonic() - t0, 2))
+    t1 = time.monotonic()
+    figures = measure.family(family, shell(), rec, metric=b.metric)
+    step.measure_s.append(round(time.monotonic() - t1, 2))
+    if b.metric not in figures:
+        raise BisectError(f"the boot gave no {b.metric} (it measured: {', '.join(figures) or 'nothing'})")
+    return figures
+
+
+def _repeatable(spec, samples) -> bool:
+    """Samples that agree to a quarter of the floor: an exact comparison can judge them."""
+    return max(samples) - min(samples) <= spec.floor(statistics.median(samples)) / 4
+
+
+def _enough(b: Bisect, step: Step, against: list | None) -> bool:
+    """Whether the samples so far decide. An exact metric: one boot a step, two for the
+    good revision (to see that they really repeat). A noisy one, or an exact one that
+    does not repeat on this kernel: --repeats, then more while the verdict is unknown,
+    up to --max-repeats."""
+    spec, samples = b.spec, step.samples
+    if not samples:
+        return False
+    if spec.exact and _repeatable(spec, against or samples) and _repeatable(spec, samples):
+        return len(samples) >= (2 if against is None else 1)
+    if len(samples) < b.repeats:
+        return False
+    if against is None or len(samples) >= b.max_repeats:
+        return True
+    return vd.compare(against, samples, spec).outcome != vd.UNKNOWN
+
+
+def measure_revision(b: Bisect, step: Step, against: list | None):
+    """Build the checked-out revision and take its samples (step.samples)."""
+    board = load_board(b.board)
+    step_dir = Path(step.dir)
+    uimage = step_dir / f"bisect-{step.rev[:12]}.uImage"
+    t0 = time.monotonic()
+    built = build_tree(board, Path(b.tree), b.build_dir(), Path(b.config), uimage)
+    step.build_s = round(time.monotonic() - t0, 1)
+    results = RunResults(step_dir)
+    results.meta.update({"bisect": {"rev": step.rev, "subject": step.subject, "role": step.role}})
+    kernel = f"bisect-{step.rev[:12]}"
+    if not b.needs_boot:
+        figures = {f"build.{k}": v for k, v in _build_figures(built).items()}
+        step.samples = [float(figures[b.metric])]
+        results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
+        return
+    from .session import board_session
+    with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
+        strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
+        while not _enough(b, step, against):
+            figures = _measure_boot(b, strategy, shell, step)
+            step.samples.append(float(figures[b.metric]))
+            progress(f"  {step.rev[:12]}: sample {len(step.samples)}: {b.metric} = "
+                     f"{step.samples[-1]:g} {b.spec.unit}")
+    results.record(b.board, kernel, b.spec.suite, b.spec.name, statistics.median(step.samples),
+                   samples=step.samples, qemu_clock=strategy.last_boot.qemu_clock)
+
+
+def _build_figures(built) -> dict:
+    return {"real_s": built.real_s, "user_s": built.user_s, "sys_s": built.sys_s,
+            "uimage_data_bytes": built.uimage_data_bytes,
+            "uncompressed_bytes": built.uncompressed_bytes,
+            **{f"vmlinux_{k}_bytes": built.vmlinux[k] for k in ("text", "data", "bss", "dec")}}
+
+
+def judge(b: Bisect, step: Step) -> int:
+    """good, bad or skip for a measured step, against the good revision's samples."""
+    cmp = vd.compare(b.good_samples(), step.samples, b.spec)
+    step.verdict, step.why = cmp.outcome, cmp.why
+    if cmp.outcome == vd.REGRESSED:
+        return BAD
+    if cmp.outcome in (vd.SAME, vd.IMPROVED):
+        return GOOD
+    return SKIP
+
+
+def run_revision(b: Bisect, rev: str, role: str) -> Step:
+    """Measure one revision (checked out already) and record it in the state."""
+    tree = Path(b.tree)
+    sha = git(tree, "rev-parse", rev)
+    n = len(b.steps)
+    step = Step(sha, git(tree, "log", "-1", "--format=%s", sha), role,
+                dir=str(Path(b.run_dir) / f"{n:02d}-{role}-{sha[:12]}"))
+    Path(step.dir).mkdir(parents=True, exist_ok=True)
+    progress(f"{role} {sha[:12]} {step.subject!r}: building")
+    against = None if role == "good" else b.good_samples()
+    try:
+        measure_revision(b, step, against)
+        code = GOOD if role == "good" else judge(b, step)
+    except KernelBuildError as e:
+        code, step.why = SKIP, f"build failed: {str(e).splitlines()[0]}"
+    except BoardlabError as e:   # a failed boot (BootError), a board that gave no figure
+        code = BAD if b.failed_boot == "bad" else SKIP
+        step.why = f"boot failed: {str(e).splitlines()[0]}"
+    step.answer = ANSWER[code]
+    b.steps.append(step)
+    b.save()
+    med = f"{statistics.median(step.samples):g} {b.spec.unit}" if step.samples else "no samples"
+    progress(f"{role} {sha[:12]}: build {step.build_s} s, boots {step.boot_s} s, "
+             f"{b.metric} {med} (n={len(step.samples)}) -> {step.verdict or '-'}: {step.answer}"
+             + (f" ({step.why})" if step.why else ""))
+    return step
+
+
+def step_main(run_dir: str) -> int:
+    """What `git bisect run` calls for each revision: exit 0 good, 1 bad, 125 skip."""
+    b = Bisect.load(run_dir)
+    try:
+        return ANSWER_CODE[run_revision(b, "HEAD", "step").answer]
+    except KeyboardInterrupt:
+        return 128 + 2     # git bisect run stops on an exit code above 127
+    except Exception as e:  # noqa: BLE001 - anything else: say it, let git skip the revision
+        print(f"boardlab bisect step: {type(e).__name__}: {e}", file=sys.stderr)
+        return SKIP
+
+
+
+
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m boardlab.bisect.step RUN_DIR (what boardlab bisect gives git bisect run)")
+    sys.exit(step_main(sys.argv[1]))

@@ -1,0 +1,138 @@
+"""boardlab bisect: the decisions as pure code, the refusals before anything is built, and
+three real bisects over a kernel tree made from Debian's linux-source-6.1 (tests/kerneltree.py),
+each finding the commit that caused its regression: size (the build decides), boot and
+syscall (measured on the virtual board)."""
+import json
+import subprocess
+
+import pytest
+
+from boardlab import catalogue
+from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, Step, check_tree
+from boardlab.bisect import run as bisect_run
+from boardlab.bisect.step import _enough, judge
+from boardlab.cli import main as boardlab_main
+
+
+def _bisect(tmp_path, metric="boot_time.guest_login", good=(20.7218, 20.7228)) -> Bisect:
+    b = Bisect("/tree", "g", "b", metric, "qemu-arm", "/env", "/cfg", str(tmp_path))
+    b.steps.append(Step("a" * 40, "good one", "good", "good", samples=list(good)))
+    return b
+
+
+def test_an_exact_metric_needs_one_boot_a_step_and_two_for_the_good_revision(tmp_path):
+    b = _bisect(tmp_path)
+    good = Step("g" * 40, "", "good", samples=[20.7218])
+    assert not _enough(b, good, None)
+    good.samples.append(20.7228)
+    assert _enough(b, good, None)
+    assert _enough(b, Step("s" * 40, "", "step", samples=[21.02]), b.good_samples())
+
+
+def test_a_noisy_metric_takes_repeats_then_more_while_unknown(tmp_path):
+    b = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
+    step = Step("s" * 40, "", "step", samples=[100, 120, 95, 130])
+    assert not _enough(b, step, b.good_samples())           # fewer than --repeats
+    step.samples.append(99)
+    assert not _enough(b, step, b.good_samples())           # unknown: more
+    step.samples += [97] * 5
+    assert _enough(b, step, b.good_samples())               # --max-repeats reached
+
+
+def test_regressed_is_bad_same_is_good_unknown_is_skip(tmp_path):
+    b = _bisect(tmp_path)
+    later = Step("s" * 40, "", "step", samples=[21.0228])    # +1.45 %: beyond the 1 % floor
+    assert judge(b, later) == BAD and later.verdict == "regressed"
+    same = Step("s" * 40, "", "step", samples=[20.7301])
+    assert judge(b, same) == GOOD and same.verdict == "same"
+    n = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
+    wide = Step("s" * 40, "", "step", samples=[90, 140, 100, 125, 105])
+    assert judge(n, wide) == SKIP and wide.verdict == "unknown"
+
+
+def test_the_state_survives_the_step_processes(tmp_path):
+    b = _bisect(tmp_path)
+    b.save()
+    again = Bisect.load(tmp_path)
+    assert again == b and again.good_samples() == [20.7218, 20.7228]
+    assert "| 0 | aaaaaaaaaaaa (good) | good one |" in bisect_run.table(again)
+
+
+@pytest.fixture
+def small_repo(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "-b", "main")
+    for n in range(3):
+        (repo / "f").write_text(str(n))
+        run("add", "f")
+        run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", f"c{n}")
+    return repo
+
+
+def test_a_tree_that_cannot_be_bisected_is_refused_naming_why(small_repo, tmp_path):
+    assert check_tree(small_repo, "HEAD~2", "HEAD") == "main"
+    with pytest.raises(BisectError, match="no revision 'v9'"):
+        check_tree(small_repo, "v9", "HEAD")
+    with pytest.raises(BisectError, match="not an ancestor"):
+        check_tree(small_repo, "HEAD", "HEAD~2")
+    (small_repo / "f").write_text("edited")
+    with pytest.raises(BisectError, match="uncommitted changes"):
+        check_tree(small_repo, "HEAD~2", "HEAD")
+    with pytest.raises(BisectError, match="not a git work tree"):
+        check_tree(tmp_path, "a", "b")
+
+
+def test_the_command_names_bad_input_before_building(small_repo, tmp_path, capsys):
+    args = ["bisect", "--tree", str(small_repo), "--good", "HEAD~2", "--bad", "HEAD",
+            "--out", str(tmp_path / "run")]
+    assert boardlab_main(args + ["--metric", "boot_time.nonsense"]) == 1
+    assert "not in the catalogue" in capsys.readouterr().err
+    assert boardlab_main(args + ["--metric", "build.vmlinux_text_bytes", "--config", "/nonexistent"]) == 1
+    assert "/nonexistent not found" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+# ---- real bisects over a kernel tree ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def kernel_tree():
+    from kerneltree import make_tree
+    return make_tree()
+
+
+def _found(b: Bisect, tree, culprit: str):
+    assert b.first_bad, bisect_run.summary(b)
+    assert b.first_bad["rev"] == tree.culprits[culprit], bisect_run.summary(b)
+    head = subprocess.run(["git", "-C", str(tree.path), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert head == tree.head and not (tree.path / ".git" / "BISECT_START").exists()   # left as found
+    run = b.run_dir
+    assert "# first bad commit" in open(f"{run}/bisect.log").read()
+    steps = [s for s in b.steps if s.role == "step"]
+    assert steps and all((json.load(open(f"{s.dir}/results.json"))["metrics"]) for s in steps if s.samples)
+    return steps
+
+
+@pytest.mark.slow
+def test_bisect_of_a_size_metric_finds_the_table_without_a_boot(kernel_tree, tmp_path):
+    b = bisect_run.start(kernel_tree.path, kernel_tree.base, kernel_tree.head,
+                         "build.vmlinux_dec_bytes", out=tmp_path / "run")
+    steps = _found(b, kernel_tree, "size")
+    assert all(not s.boot_s for s in b.steps)
+    assert len(steps) <= 5    # 18 commits: log2 steps
+
+
+@pytest.mark.slow
+@pytest.mark.vlab
+@pytest.mark.parametrize("metric, culprit", [("boot_time.guest_login", "boot"),
+                                             ("lmbench.lat_syscall_null_us", "syscall")])
+def test_bisect_on_the_board_finds_the_commit(kernel_tree, qemu, tmp_path, metric, culprit):
+    assert catalogue.spec(metric).exact
+    qemu.transition("off")      # the bisect's own sessions take the board
+    b = bisect_run.start(kernel_tree.path, kernel_tree.base, kernel_tree.head, metric,
+                         out=tmp_path / "run")
+    steps = _found(b, kernel_tree, culprit)
+    assert all(len(s.samples) == 1 for s in steps), "one boot a step for an exact metric"
+    assert qemu.power.get() is False     # the board is off after the bisect
