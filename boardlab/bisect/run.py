@@ -23,7 +23,7 @@ def _virtual_lab(board_name: str):
             return None, True
     except (FileNotFoundError, BoardlabError):
         return None, True
-    from .vlab.host import VirtualLab
+    from ..vlab.host import VirtualLab
     lab = VirtualLab(lab_host)
     was_up = lab.is_up()
     if not was_up:

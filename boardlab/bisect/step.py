@@ -70,7 +70,7 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
         step.samples = [float(figures[b.metric])]
         results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
         return
-    from .session import board_session
+    from ..session import board_session
     with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
         while not _enough(b, step, against):

@@ -4,7 +4,7 @@ the sessions, staging). Runs `boardlab bisect` over the test kernel tree of
 tests/kerneltree.py (Debian's linux-source-6.1 with 18 commits, three of them
 regressions) on the virtual board and prints where the time went.
 
-    .venv/bin/python bench/bisect.py [--metric boot_time.guest_login] [--cold]
+    .venv/bin/python bench/bisect_time.py [--metric boot_time.guest_login] [--cold]
 
 --cold empties the bisect's build directory and ccache first (a first bisect on a fresh
 machine); by default they are kept from earlier runs, as a developer's would be.
