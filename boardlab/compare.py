@@ -16,6 +16,7 @@ from . import baselines as bl
 from . import catalogue, clocks, measure
 from . import verdict as vd
 from .log import progress
+from .facts import BOARDS_DIR
 from .results import atomic_write, load_run, prepare_run_dir
 from .session import board_session
 
@@ -29,6 +30,7 @@ class Side:
     histogram: dict | None = None        # the last jitter run's
     host: str | None = None              # where host-clock samples were taken
     clock: str | None = None             # the virtual board's clock on the boots
+    board: str | None = None             # whose figures (stored sides); None: the env's board
 
     def add(self, figures: dict):
         for key, value in figures.items():
@@ -39,14 +41,16 @@ def stored_side(spec: str) -> Side | None:
     """A side that needs no boot: baseline:<board>:<kernel>, or a run directory."""
     if spec.startswith("baseline:"):
         board, kernel, base = bl.load_stored(spec)
-        side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()})
+        side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board)
         hosts = {b.host_id() or bl.host_of(b.source) for b in base.values()}
         side.host = hosts.pop() if len(hosts) == 1 else "several hosts"
         return side
     path = Path(spec)
     if path.is_dir() and (path / "results.json").exists():
         data = load_run(path)
-        side = Side(f"{path.name}", host=data["meta"].get("host"))
+        boards = {m["board"] for m in data["metrics"]}
+        side = Side(f"{path.name}", host=data["meta"].get("host"),
+                    board=boards.pop() if len(boards) == 1 else None)
         for m in data["metrics"]:
             side.samples[f"{m['suite']}.{m['name']}"] = m.get("samples") or [m["value"]]
         return side
@@ -136,12 +140,23 @@ def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
     return files
 
 
+def _one_board(env_path: str, sides: list[Side]):
+    """Two kernels on one board: figures of two boards say nothing about a kernel."""
+    env_board = Path(env_path).stem if (BOARDS_DIR / f"{Path(env_path).stem}.yaml").exists() else None
+    boards = [(s.label, s.board or (env_board if s.kernel else None)) for s in sides]
+    if len({b for _, b in boards if b}) > 1:
+        raise ValueError("compare judges two kernels on one board, but the sides are of "
+                         + " and ".join(f"{label}: board {b}" for label, b in boards)
+                         + "; compare each board's kernels on their own")
+
+
 def compare(env_path: str, specs: list[str], *, families=measure.FAMILIES, repeats: int = 5,
             max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None) -> tuple:
     if len(specs) != 2:
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
+    _one_board(env_path, sides)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):

@@ -120,6 +120,9 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
         outcome = SAME if abs(delta) <= floor else _direction(spec, delta)
         why = (f"exact: medians {ma:g} and {mb:g} {unit} differ by {abs(delta):.4g} {unit}, "
                f"{'within' if outcome == SAME else 'beyond'} the floor {floor:.4g} {unit}")
+        if len(a) == 1:   # e.g. the study's numbers: one value each, no samples
+            why += ("; A is a single value (a stored number without samples, like the study's): "
+                    "compared as a value, with no spread to check it by")
         return Comparison(outcome, ma, mb, _pct(delta, ma), None, None, floor, "exact", why,
                           (len(a), len(b)))
     note = "" if not spec.exact else " (spread too wide for an exact comparison)"

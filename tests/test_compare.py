@@ -25,6 +25,16 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
     assert '<tr class="regressed">' in page and page.count("<img") == 1   # the deltas plot
 
 
+def test_two_boards_are_not_compared(tmp_path, capsys):
+    with pytest.raises(ValueError, match="one board.*board tqm860l.*board sandpoint"):
+        compare.compare("lab/tqm860l.yaml", ["baseline:tqm860l:2.4.25", "baseline:sandpoint:2.4.25"],
+                        out_dir=tmp_path / "a")
+    assert cli.main(["compare", "--board", "qemu-arm", "--kernel", "armmp", "--kernel",
+                     "baseline:tqm860l:2.4.25", "--out", str(tmp_path / "b")]) == 2
+    assert "board qemu-arm" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()   # nothing booted or written
+
+
 def test_compare_takes_two_sides_and_known_families(capsys):
     assert cli.main(["compare", "--kernel", "baseline:tqm860l:2.4.25"]) == 2
     assert "two sides" in capsys.readouterr().err
