@@ -89,6 +89,8 @@ def test_the_command_names_bad_input_before_building(small_repo, tmp_path, capsy
             "--out", str(tmp_path / "run")]
     assert boardlab_main(args + ["--metric", "boot_time.nonsense"]) == 1
     assert "not in the catalogue" in capsys.readouterr().err
+    assert boardlab_main(args + ["--metric", "build.real_s"]) == 1
+    assert "incremental build's time says nothing" in capsys.readouterr().err
     assert boardlab_main(args + ["--metric", "build.vmlinux_text_bytes", "--config", "/nonexistent"]) == 1
     assert "/nonexistent not found" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

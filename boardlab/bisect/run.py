@@ -34,7 +34,10 @@ def _virtual_lab(board_name: str):
 def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root="",
           repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
-    catalogue.spec(metric)   # an unknown metric is an error before anything is built
+    spec = catalogue.spec(metric)   # an unknown metric is an error before anything is built
+    if spec.suite == "build" and not spec.exact:
+        raise BisectError(f"{metric}: an incremental build's time says nothing of the revision; "
+                          f"bisect a size (build.*_bytes) or a metric measured on the board")
     tree = Path(tree).resolve()
     config = Path(config or PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board}.config").resolve()
     if not config.exists():
