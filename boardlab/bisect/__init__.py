@@ -104,8 +104,9 @@ def git(tree, *args, check=True) -> str:
     return r.stdout.strip()
 
 
-def check_tree(tree: Path, good: str, bad: str) -> str:
-    """The tree can be bisected as it is; returns where it stands (to go back to)."""
+def check_tree(tree: Path, good: str, bad: str) -> tuple[str, str, str]:
+    """The tree can be bisected as it is -> (where it stands, to go back to; good and bad
+    as commit ids, resolved once: a name like HEAD~2 moves with every checkout)."""
     if not (tree / ".git").exists():
         raise BisectError(f"{tree}: not a git work tree (--tree names a kernel source checkout)")
     if (tree / ".git" / "BISECT_START").exists():
@@ -121,6 +122,7 @@ def check_tree(tree: Path, good: str, bad: str) -> str:
             raise BisectError(f"{tree}: no revision {rev!r}")
     if subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", good, bad]).returncode:
         raise BisectError(f"{tree}: the good revision {good} is not an ancestor of the bad one {bad}")
-    return git(tree, "symbolic-ref", "-q", "--short", "HEAD", check=False) or git(tree, "rev-parse", "HEAD")
+    origin = git(tree, "symbolic-ref", "-q", "--short", "HEAD", check=False) or git(tree, "rev-parse", "HEAD")
+    return origin, git(tree, "rev-parse", f"{good}^{{commit}}"), git(tree, "rev-parse", f"{bad}^{{commit}}")
 
 

@@ -45,7 +45,7 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
     if not env.exists():
         raise BisectError(f"labgrid environment {env} not found (--env)")
-    origin = check_tree(tree, good, bad)
+    origin, good, bad = check_tree(tree, good, bad)
     run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
     b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
                repeats, max_repeats, failed_boot)
