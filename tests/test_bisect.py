@@ -131,10 +131,8 @@ def test_bisect_of_a_size_metric_finds_the_table_without_a_boot(kernel_tree, tmp
 
 @pytest.mark.slow
 @pytest.mark.vlab
-# The syscall culprit (lmbench.lat_syscall_null_us) is not bisected here: lmbench's
-# programs print nothing on the allnoconfig-based virt-nfs kernel (cause not found yet),
-# and the bisect refuses a good revision it cannot measure, naming the metric.
-@pytest.mark.parametrize("metric, culprit", [("boot_time.guest_login", "boot")])
+@pytest.mark.parametrize("metric, culprit", [("boot_time.guest_login", "boot"),
+                                             ("lmbench.lat_syscall_null_us", "syscall")])
 def test_bisect_on_the_board_finds_the_commit(kernel_tree, qemu, tmp_path, metric, culprit):
     assert catalogue.spec(metric).exact
     qemu.transition("off")      # the bisect's own sessions take the board
