@@ -76,9 +76,16 @@ def _check_baselines(strategy, request):
 
 
 @pytest.fixture(scope="session")
-def board_facts(strategy):
+def unpowered_strategy(target):
+    """The board's strategy, not activated: nothing connects to the console or the power
+    switch (what a suite needs that runs without the board, e.g. the kernel build)."""
+    return target.get_driver("Strategy", activate=False)
+
+
+@pytest.fixture(scope="session")
+def board_facts(unpowered_strategy):
     """The board's facts (boardlab.facts.Board), as its environment names them."""
-    return strategy.board
+    return unpowered_strategy.board
 
 
 # The study measured memory right after boot: the memory suite runs right after boot time,
@@ -179,6 +186,13 @@ class Gate:
 def gate(results, board, request):
     return Gate(results, board, request.node.nodeid, request.config.getoption("--repeats"),
                 request.config.getoption("--max-repeats"))
+
+
+@pytest.fixture
+def offline_gate(results, unpowered_strategy, request):
+    """A gate for figures measured without the board (the kernel build): the board's
+    console and power switch are never touched, so it runs on any host."""
+    return Gate(results, unpowered_strategy, request.node.nodeid)
 
 
 @pytest.fixture(scope="session")

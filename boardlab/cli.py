@@ -74,12 +74,16 @@ def cmd_report(args):
     from pathlib import Path
     from .report import html_page, markdown
     try:
+        if args.study:
+            from . import study_table
+            print(study_table.markdown(args.run), end="")
+            return 0
         print(markdown(args.run, args.run2), end="")
         out = Path(args.html) if args.html else (
             Path(args.run) / "report.html" if Path(args.run).is_dir() else Path("report.html"))
         html_page(args.run, args.run2, out)
         print(f"\nHTML report: {out}")
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ValueError) as e:
         print(f"boardlab report: {e}", file=sys.stderr)
         return 1
     return 0
@@ -181,11 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     b.add_argument("--keep-on", action="store_true", help="leave the board running")
     b.set_defaults(func=cmd_boot)
-    r = sub.add_parser("report", help="study-style table of a run, or of two side by side")
-    r.add_argument("run", help="results directory, or baseline:<board>:<kernel>")
-    r.add_argument("run2", nargs="?", help="the second (B) of the comparison")
-    r.add_argument("--html", help="where the HTML page goes (default: RUN/report.html)")
-    r.set_defaults(func=cmd_report)
+    _report_parser(sub)
     bs = sub.add_parser("baselines", help="update RUN...: baselines pooled over runs; "
                                           "seed-reference: the study's numbers")
     bs.add_argument("action", choices=["update", "seed-reference"])
@@ -220,6 +220,17 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _report_parser(sub):
+    r = sub.add_parser("report", help="study-style table of a run, or of two side by side")
+    r.add_argument("run", help="results directory, or baseline:<board>:<kernel>")
+    r.add_argument("run2", nargs="?", help="the second (B) of the comparison")
+    r.add_argument("--html", help="where the HTML page goes (default: RUN/report.html)")
+    r.add_argument("--study", action="store_true",
+                   help="the study's table: its 2.4.25 and 2.6.11.7 numbers beside the run's "
+                        "kernels, for each of the run's boards the study measured")
+    r.set_defaults(func=cmd_report)
+
+
 def _bisect_parser(sub):
     from .bisect import BisectError
     from .kbuild import KernelBuildError
@@ -235,8 +246,9 @@ def _bisect_parser(sub):
     bi.add_argument("--env", default=None, help="labgrid environment (default lab/<board>.yaml; "
                                                 "lab/remote/<board>.yaml for a reserved place)")
     bi.add_argument("--config", default=None,
-                    help="kernel config fragment merged over allnoconfig "
-                         "(default kernels/virt-nfs/<board>.config)")
+                    help="kernel config fragment, merged over allnoconfig or the defconfig "
+                         "its '# base:' line names (default: kernels/virt-nfs/<board>.config, "
+                         "else the board's one kernels/*/<board>.config)")
     bi.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system "
                     "of the boots (default: the board's)")
     bi.add_argument("--repeats", type=int, default=5,

@@ -19,7 +19,25 @@ from .errors import BoardlabError
 from .facts import Board
 
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")   # Debian's linux-source-6.1
-ARCH = {"arm": ("arm", "arm-linux-gnueabihf-", "zImage")}
+# A fragment's first lines may name the config it is merged over: `# base: tqm8xx_defconfig`
+BASE_DIRECTIVE = "# base:"
+
+
+@dataclass(frozen=True)
+class CrossArch:
+    """How a board's arch is built: make's ARCH and CROSS_COMPILE, the image target, and
+    whether that target is already a uImage (powerpc's wrapper runs mkimage itself)."""
+    arch: str
+    cross: str
+    target: str
+    target_is_uimage: bool = False
+
+
+ARCH = {
+    "arm": CrossArch("arm", "arm-linux-gnueabihf-", "zImage"),
+    # `make uImage`: gzip'd vmlinux.bin wrapped by mkimage, as the study's boards loaded it
+    "ppc": CrossArch("powerpc", "powerpc-linux-gnu-", "uImage", target_is_uimage=True),
+}
 
 
 class KernelBuildError(BoardlabError):
@@ -57,8 +75,8 @@ def source_tree(tarball: Path = SOURCE_TARBALL) -> Path:
     return tree
 
 
-def _make(src, out, arch, cross, *targets, log, jobs=None, cc=None):
-    cmd = ["make", "-C", str(src), f"O={out}", f"ARCH={arch}", f"CROSS_COMPILE={cross}",
+def _make(src, out, xa: CrossArch, *targets, log, jobs=None, cc=None):
+    cmd = ["make", "-C", str(src), f"O={out}", f"ARCH={xa.arch}", f"CROSS_COMPILE={xa.cross}",
            "KBUILD_BUILD_USER=boardlab", "KBUILD_BUILD_HOST=lab"]
     if cc:
         cmd.append(f"CC={cc}")
@@ -73,61 +91,110 @@ def _make(src, out, arch, cross, *targets, log, jobs=None, cc=None):
         raise KernelBuildError(f"make {' '.join(targets)} failed ({r.returncode}); log {log}:\n{tail}")
 
 
-def _configure(src, out, arch, cross, fragment: Path, log):
-    """allnoconfig with the board's fragment merged over it; every =y of the fragment
-    must survive olddefconfig (a missing dependency is an error, not a silent no)."""
+def base_config(fragment: Path) -> str:
+    """The config a fragment is merged over: its `# base: NAME` line (a defconfig of the
+    tree, e.g. mainline's tqm8xx_defconfig), else allnoconfig."""
+    for line in Path(fragment).read_text().splitlines():
+        if line.startswith(BASE_DIRECTIVE):
+            name = line[len(BASE_DIRECTIVE):].strip()
+            if not name.endswith("config") or "/" in name:
+                raise KernelBuildError(f"{fragment}: '{line}': name a config target of the "
+                                       f"tree, e.g. '# base: tqm8xx_defconfig'")
+            return name
+    return "allnoconfig"
+
+
+def describe_config(fragment: Path) -> str:
+    """How a kernel was configured, for the report: base + fragment, and the fragment's
+    own words (its comment lines)."""
+    words = " ".join(ln.lstrip("# ").strip() for ln in Path(fragment).read_text().splitlines()
+                     if ln.startswith("#") and not ln.startswith(BASE_DIRECTIVE))
+    return f"{base_config(fragment)} + {fragment.parent.name}/{fragment.name}" + (f" ({words})" if words else "")
+
+
+def _configure(src, out, xa: CrossArch, fragment: Path, log):
+    """The fragment's base config (allnoconfig unless it names one) with the fragment
+    merged over it; every =y of the fragment must survive olddefconfig (a missing
+    dependency is an error, not a silent no)."""
     fragment = Path(fragment).resolve()   # merge_config.sh runs in the build directory
-    _make(src, out, arch, cross, "allnoconfig", log=log)
+    base = base_config(fragment)
+    if base != "allnoconfig" and not _has_defconfig(src, xa, base):
+        raise KernelBuildError(f"{fragment}: base {base} is not in {src}/arch/{xa.arch}/configs")
+    _make(src, out, xa, base, log=log)
     r = subprocess.run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
                         str(out / ".config"), str(fragment)],
                        capture_output=True, text=True, cwd=out,
-                       env={**os.environ, "ARCH": arch, "CROSS_COMPILE": cross})
+                       env={**os.environ, "ARCH": xa.arch, "CROSS_COMPILE": xa.cross})
     if r.returncode != 0:
         raise KernelBuildError(f"merging {fragment} failed: {r.stderr or r.stdout}")
-    _make(src, out, arch, cross, "olddefconfig", log=log)
+    _make(src, out, xa, "olddefconfig", log=log)
     missing = _unset_options(out / ".config", fragment)
     if missing:
         raise KernelBuildError(f"{fragment}: not in the resulting .config (dependencies "
                                f"missing?): {', '.join(missing)}")
 
 
-def _timed_make(src, out, arch, cross, image, log, jobs, cc=None) -> tuple[float, float, float]:
+def _has_defconfig(src, xa: CrossArch, name: str) -> bool:
+    configs = Path(src) / "arch" / xa.arch / "configs"
+    return (configs / name).exists() or any(configs.glob(f"*/{name}"))
+
+
+def _timed_make(src, out, xa: CrossArch, log, jobs, cc=None) -> tuple[float, float, float]:
     """`time make <image>`: (real, user, sys) in s."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    _make(src, out, arch, cross, image, log=log, jobs=jobs, cc=cc)
+    _make(src, out, xa, xa.target, log=log, jobs=jobs, cc=cc)
     real = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (round(real, 2), round(after.ru_utime - before.ru_utime, 2),
             round(after.ru_stime - before.ru_stime, 2))
 
 
+def _uncompressed_bytes(out: Path, xa: CrossArch) -> int:
+    """The kernel image before compression: arm's arch/arm/boot/Image; elsewhere the
+    binary of vmlinux that the image wraps (objcopy -O binary, as powerpc's wrapper does)."""
+    image = out / f"arch/{xa.arch}/boot/Image"
+    if not image.exists():
+        image = out / "vmlinux.bin"
+        subprocess.run([f"{xa.cross}objcopy", "-O", "binary", str(out / "vmlinux"), str(image)],
+                       check=True)
+    return image.stat().st_size
+
+
 def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
-    """Wrap the image with mkimage and read its sizes."""
-    arch, cross, image = ARCH[board.arch]
-    release = subprocess.run(["make", "-s", "-C", str(src), f"O={out}", f"ARCH={arch}",
-                              f"CROSS_COMPILE={cross}", "kernelrelease"],
+    """Wrap the image with mkimage (unless make did) and read its sizes."""
+    xa = ARCH[board.arch]
+    release = subprocess.run(["make", "-s", "-C", str(src), f"O={out}", f"ARCH={xa.arch}",
+                              f"CROSS_COMPILE={xa.cross}", "kernelrelease"],
                              capture_output=True, text=True, check=True).stdout.strip()
     uimage.parent.mkdir(parents=True, exist_ok=True)
-    mkimage("kernel", out / f"arch/{arch}/boot/{image}", uimage, board, f"Linux-{release}")
+    made = out / f"arch/{xa.arch}/boot/{xa.target}"
+    if xa.target_is_uimage:
+        shutil.copyfile(made, uimage)
+    else:
+        mkimage("kernel", made, uimage, board, f"Linux-{release}")
     listing = subprocess.run(["mkimage", "-l", str(uimage)], capture_output=True, text=True,
                              check=True).stdout
-    size = subprocess.run([f"{cross}size", str(out / "vmlinux")], capture_output=True, text=True,
+    size = subprocess.run([f"{xa.cross}size", str(out / "vmlinux")], capture_output=True, text=True,
                           check=True).stdout
     return BuildResult(uimage, release, *times, parse_mkimage_list(listing)["data_size"],
-                       parse_size(size), (out / f"arch/{arch}/boot/Image").stat().st_size, log)
+                       parse_size(size), _uncompressed_bytes(out, xa), log)
 
 
-def _arch(board: Board):
+def _arch(board: Board) -> CrossArch:
     if board.arch not in ARCH:
         raise KernelBuildError(f"board {board.name}: no cross compiler set up for arch "
                                f"{board.arch} (kbuild.ARCH has {', '.join(ARCH)})")
-    return ARCH[board.arch]
+    xa = ARCH[board.arch]
+    if shutil.which(f"{xa.cross}gcc") is None:
+        raise KernelBuildError(f"board {board.name}: {xa.cross}gcc not found "
+                               f"(scripts/setup-host.sh installs it)")
+    return xa
 
 
 def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) -> BuildResult:
     """The study's build: Debian's source, from clean, timed."""
-    arch, cross, image = _arch(board)
+    xa = _arch(board)
     if not fragment.exists():
         raise KernelBuildError(f"no config for board {board.name}, kernel {kernel}: {fragment}")
     src = source_tree()
@@ -136,9 +203,10 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
     out.mkdir(parents=True)
     log = out / "build.log"
     jobs = jobs or os.cpu_count()
-    _configure(src, out, arch, cross, fragment, log)
-    progress(f"building {kernel} for {board.name} with -j{jobs} (log {log})")
-    times = _timed_make(src, out, arch, cross, image, log, jobs)
+    _configure(src, out, xa, fragment, log)
+    progress(f"building {kernel} for {board.name} ({base_config(fragment)} + {fragment.name}) "
+             f"with -j{jobs} (log {log})")
+    times = _timed_make(src, out, xa, log, jobs)
     name = board.images.kernels[kernel].uimage if kernel in board.images.kernels else f"{kernel}.uImage"
     result = _result(board, src, out, Path(board.images.dir) / name, times, log)
     progress(f"built {result.uimage.name} ({result.release}) in {times[0]:.1f} s")
@@ -148,11 +216,11 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
 def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path,
                jobs: int | None = None) -> BuildResult:
     """A kernel tree of one's own (a git checkout at some revision), built incrementally
-    in `out` through ccache: the first build configures (allnoconfig + fragment), later
+    in `out` through ccache: the first build configures (base config + fragment), later
     ones run olddefconfig (the revision's Kconfig may differ) and rebuild only what
     changed; ccache serves a file seen before at another revision. Times are this
     build's, not a clean build's."""
-    arch, cross, image = _arch(board)
+    xa = _arch(board)
     if not fragment.exists():
         raise KernelBuildError(f"kernel config fragment {fragment} not found")
     if shutil.which("ccache") is None:
@@ -162,13 +230,12 @@ def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path
     log.write_text("")
     stamp = out / ".boardlab-fragment"
     if not (out / ".config").exists() or not stamp.exists() or stamp.read_text() != fragment.read_text():
-        _configure(tree, out, arch, cross, fragment, log)
+        _configure(tree, out, xa, fragment, log)
         stamp.write_text(fragment.read_text())
     else:
-        _make(tree, out, arch, cross, "olddefconfig", log=log)
+        _make(tree, out, xa, "olddefconfig", log=log)
     os.environ.setdefault("CCACHE_DIR", str(CACHE_DIR / "ccache"))
-    times = _timed_make(tree, out, arch, cross, image, log, jobs or os.cpu_count(),
-                        cc=f"ccache {cross}gcc")
+    times = _timed_make(tree, out, xa, log, jobs or os.cpu_count(), cc=f"ccache {xa.cross}gcc")
     return _result(board, tree, out, uimage, times, log)
 
 

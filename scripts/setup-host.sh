@@ -15,6 +15,8 @@ APT_PACKAGES=(
   cpio xz-utils file curl
   # the build-size suite: Debian's kernel source and what building it needs
   linux-source-6.1 make gcc libc6-dev flex bison bc
+  # ... and for the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler
+  gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu
   # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
   ccache git
   # tests: interactive console checks, python venv

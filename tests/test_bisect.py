@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from boardlab import catalogue
+from paths import ROOT
 from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, Step, check_tree
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
@@ -141,3 +142,11 @@ def test_bisect_on_the_board_finds_the_commit(kernel_tree, qemu, tmp_path, metri
     steps = _found(b, kernel_tree, culprit)
     assert all(len(s.samples) == 1 for s in steps), "one boot a step for an exact metric"
     assert qemu.power.get() is False     # the board is off after the bisect
+
+
+def test_a_board_bisects_with_its_own_kernel_config_by_default(tmp_path):
+    from boardlab.bisect.run import default_config
+    assert default_config("qemu-arm") == ROOT / "kernels/virt-nfs/qemu-arm.config"
+    assert default_config("tqm860l") == ROOT / "kernels/6.1/tqm860l.config"
+    with pytest.raises(BisectError, match="board smdk24a0: no kernel config .*--config"):
+        default_config("smdk24a0")

@@ -31,6 +31,18 @@ def _virtual_lab(board_name: str):
     return lab, was_up
 
 
+def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path:
+    """The board's own kernel config: kernels/virt-nfs/<board>.config (the virtual board's),
+    else the one kernels/*/<board>.config there is (kernels/6.1/tqm860l.config)."""
+    preferred = kernels / "virt-nfs" / f"{board}.config"
+    found = [preferred] if preferred.exists() else sorted(kernels.glob(f"*/{board}.config"))
+    if len(found) != 1:
+        raise BisectError(f"board {board}: {'no' if not found else 'more than one'} kernel config "
+                          f"under {kernels} ({', '.join(str(f) for f in found) or f'*/{board}.config'}); "
+                          f"name one with --config")
+    return found[0].resolve()
+
+
 def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root="",
           repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
@@ -39,7 +51,7 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
         raise BisectError(f"{metric}: an incremental build's time says nothing of the revision; "
                           f"bisect a size (build.*_bytes) or a metric measured on the board")
     tree = Path(tree).resolve()
-    config = Path(config or PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board}.config").resolve()
+    config = Path(config).resolve() if config else default_config(board)
     if not config.exists():
         raise BisectError(f"kernel config fragment {config} not found (--config)")
     env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
