@@ -149,7 +149,8 @@ def cmd_bisect(args):
     b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
                   config=args.config, root=args.root or "", repeats=args.repeats,
                   max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out)
-    print(run.summary(b), end="")
+    # git bisect run's last line ends without a newline
+    print("\n" + run.summary(b), end="")
     return 0 if b.first_bad else 1
 
 
