@@ -104,12 +104,19 @@ def table(spec_a: str, spec_b: str | None = None) -> tuple[list[str], list[list[
             single_rows(a), plots)
 
 
-def markdown(spec_a: str, spec_b: str | None = None) -> str:
-    head, rows, _ = table(spec_a, spec_b)
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i < 2 or h in ("clock", "verdict", "why")
-                                                      else "---:" for i, h in enumerate(head)) + "|"]
+TEXT_COLUMNS = ("clock", "verdict", "why")   # left-aligned, as metric and unit; figures right
+
+
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" if i < 2 or h in TEXT_COLUMNS else "---:" for i, h in enumerate(head)) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out) + "\n"
+
+
+def markdown(spec_a: str, spec_b: str | None = None) -> str:
+    head, rows, _ = table(spec_a, spec_b)
+    return markdown_table(head, rows)
 
 
 def html_page(spec_a: str, spec_b: str | None, path: Path) -> Path:

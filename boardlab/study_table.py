@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import baselines as bl
 from . import catalogue
-from .report import _fmt, _order, _pct, delta_pct
+from .report import _fmt, _order, _pct, delta_pct, markdown_table
 from .results import load_run
 
 
@@ -93,9 +93,5 @@ def _run_keys(data: dict, board: str) -> set[str]:
 
 def markdown(run: str, root: Path = bl.KERNELS_DIR) -> str:
     head, rows, notes = study_table(run, root)
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join("---" if i < 2 or h == "clock" else "---:" for i, h in enumerate(head)) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    if notes:
-        out += ["", "Kernel configs:"] + [f"- {n}" for n in notes]
-    return "\n".join(out) + "\n"
+    return markdown_table(head, rows) + "".join(
+        ["\nKernel configs:\n"] + [f"- {n}\n" for n in notes] if notes else [])
