@@ -94,6 +94,7 @@ class Kernel:
     debian_package: str | None = None
     nfs_loader: bool = False    # NIC and NFS client are modules: boots NFS via the ramdisk
     console: str | None = None  # its name for the console, when not console.device
+    config: str | None = None   # built here from Debian's linux-source with this fragment
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class Timeouts:
 
 @dataclass(frozen=True)
 class Qemu:
+    binary: str                 # qemu-system-arm, qemu-system-ppc
     machine: str
     cpu: str
     bios: str
@@ -246,6 +248,13 @@ def load_board(name_or_path) -> Board:
     if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
         raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
                          f"got {board.qemu.icount_shift}")
+    for k in board.images.kernels.values():
+        if k.config and k.debian_package:
+            raise FactsError(f"{path}: field 'images.kernels.{k.name}': give config (built "
+                             f"here) or debian_package (Debian's build), not both")
+        if k.config and not (PROJECT_ROOT / k.config).exists():
+            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': "
+                             f"{k.config} not found in {PROJECT_ROOT}")
     if path.stem != board.name:
         raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
                          f"{path.name}; they must agree")

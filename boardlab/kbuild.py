@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .log import progress
 from .parsers import parse_mkimage_list, parse_size
-from .vlab.images import CACHE_DIR, mkimage
+from .vlab.buildenv import CACHE_DIR, mkimage
 from .errors import BoardlabError
 from .facts import Board
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything boardlab needs on a Debian bookworm host, as root. Idempotent:
 # a second run only checks. Host packages with apt (adding Debian's contrib and
-# non-free components and the armhf architecture); Python packages into .venv.
+# non-free components, source packages and the armhf architecture); Python packages
+# into .venv.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -17,6 +18,9 @@ APT_PACKAGES=(
   linux-source-6.1 make gcc libc6-dev flex bison bc
   # ... and for the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler
   gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu
+  # the virtual PowerPC board (ppce500): QEMU, and its user land cross-built from Debian's
+  # source packages (apt-get source, unpacked by dpkg-source), linked with powerpc's libc
+  qemu-system-ppc libc6-dev-powerpc-cross dpkg-dev
   # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
   ccache git
   # tests: interactive console checks, python venv
@@ -60,6 +64,15 @@ if [ -f "$src" ] && ! grep -q '^Components:.*non-free' "$src"; then
 elif [ ! -f "$src" ] && ! grep -qs '^deb .* non-free' /etc/apt/sources.list; then
   log "adding contrib non-free to /etc/apt/sources.list"
   sed -i -E 's/^(deb .* main)$/\1 contrib non-free/' /etc/apt/sources.list
+  changed=1
+fi
+if [ -f "$src" ] && ! grep -q '^Types:.*deb-src' "$src"; then
+  log "adding deb-src to $src (the PowerPC board's programs are built from Debian's sources)"
+  sed -i -E 's/^Types: deb$/Types: deb deb-src/' "$src"
+  changed=1
+elif [ ! -f "$src" ] && ! grep -qs '^deb-src ' /etc/apt/sources.list; then
+  log "adding deb-src lines to /etc/apt/sources.list"
+  sed -n -E 's/^deb (.*)$/deb-src \1/p' /etc/apt/sources.list >> /etc/apt/sources.list
   changed=1
 fi
 if ! dpkg --print-foreign-architectures | grep -qx armhf; then

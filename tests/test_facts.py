@@ -119,7 +119,7 @@ def test_not_yaml_is_a_clear_error(tmp_path):
 
 def test_the_lab_host_loads():
     lab = load_lab_host("vlab")
-    assert lab.boards == ("qemu-arm",)
+    assert lab.boards == ("qemu-arm", "qemu-ppc")
 
 
 def test_generated_labgrid_envs_are_up_to_date():

@@ -174,8 +174,9 @@ class VirtualLab:
     def _check_host(self):
         if os.geteuid() != 0:
             raise LabError("the virtual lab needs root (network namespace, port 69, NFS)")
-        missing = [t for t in ("qemu-system-arm", "ser2net", "in.tftpd", "rpcbind",
-                               "ganesha.nfsd", "mkimage", "ip", "ss")
+        tools = sorted({b.qemu.binary for b in self.boards}) + [
+            "ser2net", "in.tftpd", "rpcbind", "ganesha.nfsd", "mkimage", "ip", "ss"]
+        missing = [t for t in tools
                    if not any(os.access(os.path.join(d, t), os.X_OK)
                               for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"])]
         if missing:
@@ -186,17 +187,18 @@ class VirtualLab:
         _remove_stale_rpcbind_socket()
 
     def _make_lan(self):
-        if self._netns_exists():
-            return
-        progress(f"  lab LAN: netns {self.ns}, bridge {self.lab.bridge} {self.lab.address}")
-        sh("ip", "netns", "add", self.ns)
         br = self.lab.bridge
-        sh("ip", "link", "set", "lo", "up", netns=self.ns)
-        sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
-        sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
-        sh("ip", "link", "set", br, "up", netns=self.ns)
-        for b in self.boards:
+        if not self._netns_exists():
+            progress(f"  lab LAN: netns {self.ns}, bridge {br} {self.lab.address}")
+            sh("ip", "netns", "add", self.ns)
+            sh("ip", "link", "set", "lo", "up", netns=self.ns)
+            sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
+            sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
+            sh("ip", "link", "set", br, "up", netns=self.ns)
+        for b in self.boards:   # also a board added to a running lab
             tap = b.qemu.tap
+            if sh("ip", "link", "show", tap, netns=self.ns, check=False).returncode == 0:
+                continue
             sh("ip", "tuntap", "add", "dev", tap, "mode", "tap", netns=self.ns)
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 

@@ -16,6 +16,9 @@ from pathlib import Path
 from ..errors import BoardlabError
 from ..facts import NFSROOT_TARBALL, Board, FactsError
 from ..log import progress
+from .buildenv import CACHE_DIR, mkimage
+from .configkernels import build_config_kernels
+from .crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
 from .debs import ImageBuildError, download, extract, resolve_packages, run
 from .rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules, overlay,
                      tree_entries)
@@ -23,9 +26,9 @@ from .rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules, ove
 __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_tarball",
            "sync_tree", "tree_entries"]
 
-CACHE_DIR = Path(os.environ.get("BOARDLAB_CACHE", "/var/cache/boardlab"))
 BUILDER_VERSION = "3"  # bump when the layout of the images changes
-BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.py")]
+BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.py",
+                                               "crossbuild.py", "buildenv.py")]
 
 # armhf userland on the board: busybox, the measurement tools, their libraries.
 USERLAND_PACKAGES = [
@@ -33,6 +36,8 @@ USERLAND_PACKAGES = [
     "libc6", "libnuma1", "libtirpc3", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3",
     "libcom-err2", "libkrb5support0", "libkeyutils1",
 ]
+# from Debian's source packages, for an arch Debian no longer ships (crossbuild.py)
+CROSS_PACKAGES = ["busybox", "lmbench", "rt-tests"]
 TOOLS = ["usr/bin/cyclictest", "usr/bin/hackbench"]
 LMBENCH_BIN = "usr/lib/lmbench/bin/armv7l-linux-gnu"
 LMBENCH_TOOLS = re.compile(r"^(lat_\w+|bw_\w+|lmdd|enough|mhz|line|tlb|cache|stream|par_\w+|memsize|msleep|hello)$")
@@ -58,8 +63,9 @@ def _digest_tree(h, path: Path):
             h.update(p.read_bytes())
 
 
-def inputs_digest(board: Board, debs) -> str:
+def inputs_digest(board: Board, debs, userland_manifest=None) -> str:
     h = hashlib.sha256(BUILDER_VERSION.encode())
+    h.update(repr(sorted((userland_manifest or {}).items())).encode())
     for module in BUILDER:
         h.update(module.read_bytes())
     for name in sorted(debs):
@@ -75,24 +81,21 @@ def inputs_digest(board: Board, debs) -> str:
     return h.hexdigest()
 
 
-def mkimage(kind, src: Path, dst: Path, board: Board, name):
-    m = board.mkimage
-    cmd = ["mkimage", "-A", m.arch, "-O", "linux", "-T", kind, "-C", "none", "-n", name]
-    if kind == "kernel":
-        cmd += ["-a", m.load_addr, "-e", m.entry]
-    run(cmd + ["-d", str(src), str(dst)])
-
-
 def build_images(board: Board, force=False) -> Path:
     """Build (or find up to date) the board's images; returns the images dir."""
     if not board.virtual:
         raise FactsError(f"{board.path}: board {board.name} is not a virtual board "
                          f"(no 'qemu' section): its images come from its kernel builds")
     out = Path(board.images.dir)
+    out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    cross = board.arch in CROSS_TARGETS   # no Debian binaries for it: built from source
     kernel_pkgs = resolve_packages(_debian_packages(board))
-    debs = download(list(kernel_pkgs.values()) + USERLAND_PACKAGES, CACHE_DIR / "debs")
-    digest = inputs_digest(board, debs)
+    debs = download(list(kernel_pkgs.values()) + ([] if cross else USERLAND_PACKAGES),
+                    CACHE_DIR / "debs")
+    build_config_kernels(board, out)
+    userland = build_userland(board.arch, CROSS_PACKAGES, CACHE_DIR / "cross") if cross else None
+    digest = inputs_digest(board, debs, userland[1] if userland else {})
     stampfile = out / ".inputs"
     expected = [out / k.uimage for k in board.images.kernels.values()
                 if k.debian_package is not None] + [out / board.images.ramdisk, out / "nfsroot"]
@@ -105,17 +108,19 @@ def build_images(board: Board, force=False) -> Path:
     progress(f"building images for {board.name} into {out}")
     build = CACHE_DIR / "build" / board.name
     shutil.rmtree(build, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
     rootfs = build / "rootfs"
     for d in ROOT_DIRS:
         (rootfs / d).mkdir(parents=True, exist_ok=True)
-    _kernels(board, kernel_pkgs, debs, build, rootfs, out)
-    pkg_roots = []
-    for name, deb in debs.items():
-        if name not in kernel_pkgs.values():
-            extract(deb, build / "pkgs" / name)
-            pkg_roots.append(build / "pkgs" / name)
-    _userland(board, build, rootfs, pkg_roots)
+    if cross:
+        _cross_userland(board, rootfs, *userland)
+    else:
+        _kernels(board, kernel_pkgs, debs, build, rootfs, out)
+        pkg_roots = []
+        for name, deb in debs.items():
+            if name not in kernel_pkgs.values():
+                extract(deb, build / "pkgs" / name)
+                pkg_roots.append(build / "pkgs" / name)
+        _userland(board, build, rootfs, pkg_roots)
     _roots(board, build, rootfs, out)
     stampfile.write_text(digest)
     progress(f"images for {board.name} built in {time.monotonic() - t0:.1f} s")
@@ -139,8 +144,7 @@ def _kernels(board: Board, kernel_pkgs, debs, build: Path, rootfs: Path, out: Pa
 def _userland(board: Board, build: Path, rootfs: Path, pkg_roots):
     """busybox, cyclictest, hackbench, lmbench with their libraries, mem_eat, the overlay."""
     shutil.copy2(build / "pkgs/busybox-static/bin/busybox", rootfs / "bin/busybox")
-    for link in ("bin/sh", "sbin/init"):
-        os.symlink("/bin/busybox", rootfs / link)
+    _busybox_links(rootfs)
     programs = []
     for t in TOOLS:
         src = next(r / t for r in pkg_roots if (r / t).exists())
@@ -154,6 +158,27 @@ def _userland(board: Board, build: Path, rootfs: Path, pkg_roots):
     run([CROSS_CC, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
          str(TARGET_DIR / "mem_eat.c")])
     overlay(rootfs, board)
+
+
+def _busybox_links(rootfs: Path):
+    for link in ("bin/sh", "sbin/init"):
+        os.symlink("/bin/busybox", rootfs / link)
+
+
+def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
+    """Programs cross-built from Debian's sources, mem_eat, the overlay, and the list of
+    what the image has and lacks (the suites read it on the board)."""
+    for dst, src in files.items():
+        (rootfs / dst).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, rootfs / dst)
+    _busybox_links(rootfs)
+    cc = CROSS_TARGETS[board.arch].cross + "gcc"
+    run([cc, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
+         str(TARGET_DIR / "mem_eat.c")])
+    overlay(rootfs, board)
+    (rootfs / USERLAND_MANIFEST).write_text(
+        "# what this image's user land was built from (boardlab/vlab/crossbuild.py)\n"
+        + "".join(f"{pkg}: {what}\n" for pkg, what in manifest.items()))
 
 
 def _roots(board: Board, build: Path, rootfs: Path, out: Path):

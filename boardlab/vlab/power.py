@@ -39,7 +39,7 @@ def qemu_command(board: Board, lab: LabHost, clock: str | None = None) -> list[s
     clock_args = (["-icount", f"shift={q.icount_shift},sleep=off"]
                   if clock == "deterministic" else [])
     return [
-        "qemu-system-arm", "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
+        q.binary, "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
         "-m", str(board.ram_mb), "-bios", q.bios,
         "-netdev", f"tap,id=lan,ifname={q.tap},script=no,downscript=no",
         "-device", nic,

@@ -1,0 +1,66 @@
+"""Kernels a virtual board boots that Debian does not package (powerpc's): built here
+from Debian's linux-source with the fragment the board's facts name
+(`images.kernels.<name>.config`), incrementally and through ccache, and rebuilt only when
+the fragment or the source changes."""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+
+from .. import kbuild
+from ..facts import PROJECT_ROOT, Board
+from ..log import progress
+from .buildenv import CACHE_DIR
+
+PROGRESS_EVERY_S = 30
+
+
+def kernel_inputs(fragment: Path, tarball: Path = kbuild.SOURCE_TARBALL) -> str:
+    h = hashlib.sha256(fragment.read_bytes())
+    st = tarball.stat()
+    h.update(f"{tarball.name} {st.st_size} {st.st_mtime}".encode())
+    return h.hexdigest()
+
+
+def _compiled(log: Path) -> int:
+    try:
+        return sum(1 for ln in log.read_text(errors="replace").splitlines()
+                   if ln.startswith("  CC "))
+    except FileNotFoundError:
+        return 0
+
+
+def _report_progress(log: Path, what: str, done: threading.Event):
+    t0 = time.monotonic()
+    while not done.wait(PROGRESS_EVERY_S):
+        progress(f"  {what}: {time.monotonic() - t0:.0f} s, {_compiled(log)} files compiled")
+
+
+def build_config_kernels(board: Board, out: Path):
+    """Build each of the board's kernels that has a config, unless up to date in out."""
+    for name, k in board.images.kernels.items():
+        if not k.config:
+            continue
+        fragment = PROJECT_ROOT / k.config
+        uimage = out / k.uimage
+        stamp = out / f".{k.uimage}.inputs"
+        want = kernel_inputs(fragment)
+        if uimage.exists() and stamp.exists() and stamp.read_text() == want:
+            continue
+        work = CACHE_DIR / "kbuild" / f"{board.name}-{name}-image"
+        what = f"kernel {name} for {board.name}"
+        progress(f"building {what} from {k.config} (Debian's linux-source, ccache; "
+                 f"log {work / 'build.log'})")
+        done = threading.Event()
+        ticker = threading.Thread(target=_report_progress, args=(work / "build.log", what, done),
+                                  daemon=True)
+        ticker.start()
+        try:
+            result = kbuild.build_tree(board, kbuild.source_tree(), work, fragment, uimage)
+        finally:
+            done.set()
+        stamp.write_text(want)
+        progress(f"  {uimage.name}: {result.release}, {uimage.stat().st_size} bytes, "
+                 f"{result.real_s:.0f} s")
