@@ -117,6 +117,21 @@ def shell(board, target, request, disturbed_boots):
 
 
 @pytest.fixture
+def require_package(shell, board_facts):
+    """require_package('lmbench'): skip, with the reason, where the board's image was
+    built without that package (a cross-built image lists what it lacks in
+    /etc/boardlab-userland; other boards have every package their suites use)."""
+    from boardlab import parsers
+    out, _, rc = shell.run("cat /etc/boardlab-userland 2>/dev/null")
+    manifest = parsers.parse_userland_manifest("\n".join(out)) if rc == 0 else {}
+
+    def require(pkg):
+        if manifest.get(pkg):
+            pytest.skip(f"board {board_facts.name}: its image has no {pkg}: {manifest[pkg]}")
+    return require
+
+
+@pytest.fixture
 def fresh_shell(board, shell, disturbed_boots):
     """A shell on a boot no workload test has run on: power-cycled if one has (a test
     run with -k, or a suite order of one's own), so memory reads as after boot."""

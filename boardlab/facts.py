@@ -67,6 +67,8 @@ class UBoot:
     fdt_addr: str | None = None
     init_commands: tuple[str, ...] = ()
     kernel_message: str | None = None   # what U-Boot prints as it hands over (LAVA waits for it)
+    # false: bootm must place device tree and ramdisk (e500 maps 64 MiB at entry), so no
+    boot_data_in_place: bool = True     # initrd_high/fdt_high=0xffffffff from LAVA
 
 
 @dataclass(frozen=True)
@@ -249,12 +251,9 @@ def load_board(name_or_path) -> Board:
         raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
                          f"got {board.qemu.icount_shift}")
     for k in board.images.kernels.values():
-        if k.config and k.debian_package:
-            raise FactsError(f"{path}: field 'images.kernels.{k.name}': give config (built "
-                             f"here) or debian_package (Debian's build), not both")
-        if k.config and not (PROJECT_ROOT / k.config).exists():
-            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': "
-                             f"{k.config} not found in {PROJECT_ROOT}")
+        if k.config and (k.debian_package or not (PROJECT_ROOT / k.config).exists()):
+            why = "debian_package is given too" if k.debian_package else f"not in {PROJECT_ROOT}"
+            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': {k.config}: {why}")
     if path.stem != board.name:
         raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
                          f"{path.name}; they must agree")

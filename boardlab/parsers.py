@@ -182,3 +182,15 @@ def percentile_from_histogram(counts: dict, p: float, overflows: int = 0) -> flo
         if seen >= need:
             return float(lat)
     return float(max(counts))   # the rest are overflows: beyond the histogram
+
+
+def parse_userland_manifest(text: str) -> dict:
+    """/etc/boardlab-userland of a cross-built image: 'package: version' or 'package:
+    missing: why' per line -> {package: None (present) or why it is missing}."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("#") or ":" not in line:
+            continue
+        pkg, what = (s.strip() for s in line.split(":", 1))
+        out[pkg] = what[len("missing:"):].strip() if what.startswith("missing:") else None
+    return out

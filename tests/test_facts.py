@@ -68,6 +68,11 @@ def test_the_qemu_facts_are_checked(tmp_path, changes, message):
     ({"console__speed": 9600}, r"unknown field\(s\) console.speed \(known: console.device"),
     ({"images__kernels": {"armmp": {"uimage": 3}}}, r"field 'images.kernels.armmp.uimage' must be str"),
     ({"timeouts__boot_s": True}, r"field 'timeouts.boot_s' must be float, got True"),
+    ({"images__kernels": {"armmp": {"uimage": "a", "config": "kernels/no/such.config"}}},
+     r"field 'images.kernels.armmp.config': kernels/no/such.config: not in /"),
+    ({"images__kernels": {"armmp": {"uimage": "a", "config": "kernels/virt-nfs/qemu-ppc.config",
+                                    "debian_package": "linux-image-armmp"}}},
+     r"images.kernels.armmp.config': kernels/virt-nfs/qemu-ppc.config: debian_package is given too"),
 ])
 def test_placeholders_and_unknown_fields_are_checked(tmp_path, changes, message):
     with pytest.raises(FactsError, match=message):

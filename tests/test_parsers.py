@@ -126,3 +126,15 @@ def test_the_load_script_reaches_the_board_whole(tmp_path, monkeypatch):
     assert "load_start() {" in written and "load_stop() {" in written
     subprocess.run(["sh", "-n", str(tmp_path / "load.sh")], check=True)
     assert target_load.under_load("false").endswith("; false; rc=$?; load_stop; echo rc=$rc")
+
+
+def test_userland_manifest_of_a_cross_built_image():
+    text = ("# what this image's user land was built from (boardlab/vlab/crossbuild.py)\n"
+            "busybox: 1:1.35.0-4+deb12u1\n"
+            "lmbench: missing: apt-get source lmbench=3.0-a9+debian.1-6 failed: E: Failed to "
+            "fetch http://deb.debian.org/debian/pool/non-free/l/lmbench/lmbench_3.0-a9%2bdebian"
+            ".1.orig.tar.gz  404  Not Found\n")
+    got = p.parse_userland_manifest(text)
+    assert got["busybox"] is None
+    assert got["lmbench"].startswith("apt-get source lmbench=3.0-a9+debian.1-6 failed: E: ")
+    assert p.parse_userland_manifest("") == {}

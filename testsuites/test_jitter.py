@@ -33,8 +33,10 @@ def cyclictest_run(shell, duration, per_slice):
     return t, series
 
 
-def test_cyclictest_under_load(board, board_facts, shell, gate, run_dir, quick, request):
+def test_cyclictest_under_load(board, board_facts, shell, gate, run_dir, quick, request,
+                               require_package):
     """One run per sample; the plots show the last run."""
+    require_package("rt-tests")
     duration = request.config.getoption("--jitter-duration") or (10 if quick else 60)
     per_slice = max(1, duration * 1_000_000 // INTERVAL_US // SLICES)
     shell.run_check(target_load.install_command())

@@ -11,7 +11,8 @@ SMALL_BOARD_MB = 32     # the TQM860L's 16 MB ran out in the study
 
 
 @pytest.fixture
-def lm(shell, quick):
+def lm(shell, quick, require_package):
+    require_package("lmbench")
     env = "ENOUGH=100000 TIMING_O=0 LOOP_O=0 " if quick else ""
 
     def run(cmd, timeout=600):

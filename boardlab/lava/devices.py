@@ -72,7 +72,9 @@ def device_type_template(board: Board) -> str:
     # the board's own load and boot commands (base-uboot would also load a DTB)
     lines.append(f"{{% set uboot_tftp_commands = {json.dumps(tftp)} %}}\n")
     lines.append(f"{{% set uboot_bootx_cmd = {json.dumps(_uboot_placeholders(ub.boot_command))} %}}\n")
-    if ub.dialect == "old":   # U-Boot 1.x of the real boards: no initrd_high/fdt_high
+    # U-Boot 1.x of the real boards has no initrd_high/fdt_high; an e500 kernel needs them
+    # placed by bootm (boot_data_in_place: false)
+    if ub.dialect == "old" or not ub.boot_data_in_place:
         lines.append("{% set base_high_limits = false %}\n")
     return "".join(lines)
 
