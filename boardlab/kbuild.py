@@ -214,16 +214,17 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
 
 
 def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path,
-               jobs: int | None = None) -> BuildResult:
+               jobs: int | None = None, ccache: bool = True) -> BuildResult:
     """A kernel tree of one's own (a git checkout at some revision), built incrementally
     in `out` through ccache: the first build configures (base config + fragment), later
     ones run olddefconfig (the revision's Kconfig may differ) and rebuild only what
-    changed; ccache serves a file seen before at another revision. Times are this
-    build's, not a clean build's."""
+    changed; ccache serves a file seen before at another revision (ccache=False: one
+    tree built again and again, where a cold cache only costs). Times are this build's,
+    not a clean build's."""
     xa = _arch(board)
     if not fragment.exists():
         raise KernelBuildError(f"kernel config fragment {fragment} not found")
-    if shutil.which("ccache") is None:
+    if ccache and shutil.which("ccache") is None:
         raise KernelBuildError("ccache is not installed (scripts/setup-host.sh installs it)")
     out.mkdir(parents=True, exist_ok=True)
     log = out / "build.log"
@@ -234,8 +235,10 @@ def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path
         stamp.write_text(fragment.read_text())
     else:
         _make(tree, out, xa, "olddefconfig", log=log)
-    os.environ.setdefault("CCACHE_DIR", str(CACHE_DIR / "ccache"))
-    times = _timed_make(tree, out, xa, log, jobs or os.cpu_count(), cc=f"ccache {xa.cross}gcc")
+    if ccache:
+        os.environ.setdefault("CCACHE_DIR", str(CACHE_DIR / "ccache"))
+    times = _timed_make(tree, out, xa, log, jobs or os.cpu_count(),
+                        cc=f"ccache {xa.cross}gcc" if ccache else None)
     return _result(board, tree, out, uimage, times, log)
 
 

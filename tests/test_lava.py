@@ -487,9 +487,10 @@ def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
 @pytest.mark.vlab
 @pytest.mark.lava_server
 def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
-    """PostgreSQL + lava-server + lava-scheduler + lava-worker on 127.0.0.1, the virtual
-    board registered from jobs/: a scheduled job submitted with `boardlab lava submit`
-    completes, and `boardlab lava results` writes its results.json."""
+    """PostgreSQL + lava-server + lava-scheduler + lava-worker on 127.0.0.1, the lab
+    host's two virtual boards registered from jobs/: a scheduled job for each, submitted
+    with `boardlab lava submit`, runs at the same time as the other and completes, and
+    `boardlab lava results` writes its results.json."""
     import re
 
     from boardlab import cli
@@ -497,11 +498,16 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
         srv.up()
         rc = cli.main(["lava", "submit", "--identity", srv.identity, "--job", "qemu-arm-armmp-nightly",
-                       "--out", str(tmp_path / "submit")])
+                       "--job", "qemu-ppc-virt-nfs-nightly", "--out", str(tmp_path / "submit")])
         out = capsys.readouterr().out
         assert rc == 0, out
-        job_id = re.search(r"submitted as job (\d+)", out).group(1)
-        assert lava.wait_for_job(srv.identity, job_id, 900, check=srv.check) == "Complete"
+        job_id, ppc_id = re.findall(r"submitted as job (\d+)", out)
+        for j in (job_id, ppc_id):
+            assert lava.wait_for_job(srv.identity, j, 900, check=srv.check) == "Complete"
+        times = {j: yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", j, "--yaml"))
+                 for j in (job_id, ppc_id)}
+        first, second = sorted(times.values(), key=lambda t: str(t["start_time"]))
+        assert str(second["start_time"]) < str(first["end_time"]), times   # at the same time
         rc = cli.main(["lava", "results", job_id, "--identity", srv.identity,
                        "--run-dir", str(tmp_path / "results")])
         out = capsys.readouterr().out

@@ -45,7 +45,8 @@ def coordinator(vlab, tmp_path_factory):
                                        str(ROOT / "places/vlab/exporter.yaml")], cwd=work,
                                       stdout=open(work / "exporter.log", "w"),
                                       stderr=subprocess.STDOUT))
-        wait_for(lambda: "vlab/qemu-arm/NetworkSerialPort" in client("resources").stdout, 30,
+        wait_for(lambda: all(f"vlab/{b}/NetworkSerialPort" in client("resources").stdout
+                             for b in ("qemu-arm", "qemu-ppc")), 30,
                  "exporter's resources at the coordinator")
         yield work
     finally:
@@ -71,6 +72,7 @@ def test_places_sync_creates_the_place_with_tags_once(coordinator):
     show = client("-p", "qemu-arm", "show").stdout
     assert "tags: arch=arm, board=qemu-arm, cpu=cortex-a15, ram=128mb" in show
     assert "vlab/qemu-arm/*" in show
+    assert "tags: arch=ppc, board=qemu-ppc, cpu=e500mc, ram=128mb" in client("-p", "qemu-ppc", "show").stdout
 
 
 def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
@@ -144,3 +146,45 @@ def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
         if token:
             client("-p", "+", "release", token=token, check=False)
             client("cancel-reservation", token, check=False)
+
+
+def outlets_on():
+    import json
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:8101/", timeout=5) as r:
+        return {o["board"] for o in json.loads(r.read()).values() if o["on"]}
+
+
+def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
+    """alice reserves arch=ppc, bob arch=arm; each runs the shell suite on his or her
+    board through RemotePlace, at the same time, on one lab host."""
+    sync()
+    tokens = {}
+    try:
+        for user, arch in (("alice", "ppc"), ("bob", "arm")):
+            out = client("reserve", "--wait", "--shell", f"arch={arch}", user=user).stdout
+            tokens[user] = out.strip().split("=")[1]
+            client("-p", "+", "acquire", user=user, token=tokens[user])
+        listing = client("reservations").stdout
+        assert "main: qemu-ppc" in listing.split(f"Reservation '{tokens['alice']}':")[1].split("Reservation")[0]
+        assert "main: qemu-arm" in listing.split(f"Reservation '{tokens['bob']}':")[1].split("Reservation")[0]
+        runs = {}
+        for user, board in (("alice", "qemu-ppc"), ("bob", "qemu-arm")):
+            runs[board] = subprocess.Popen(
+                [sys.executable, "-m", "pytest", "--lg-env", f"lab/remote/{board}.yaml",
+                 "--lg-coordinator", COORD, "testsuites/test_shell.py", "-q", "-p", "no:cacheprovider",
+                 "--run-dir", str(tmp_path / board)], cwd=ROOT, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, env={**os.environ, "LG_USERNAME": user})
+        both_on = False
+        while any(p.poll() is None for p in runs.values()):
+            both_on |= outlets_on() >= {"qemu-arm", "qemu-ppc"}
+            time.sleep(0.2)
+        for board, p in runs.items():
+            out = p.stdout.read()
+            assert p.returncode == 0, f"{board}: {out[-3000:]}"
+            assert "2 passed" in out, out[-2000:]
+        assert both_on, "the two boards never ran at the same time"
+    finally:
+        for user, token in tokens.items():
+            client("-p", "+", "release", user=user, token=token, check=False)
+            client("cancel-reservation", token, user=user, check=False)

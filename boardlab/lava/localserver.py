@@ -141,7 +141,8 @@ class LocalLavaServer:
                         "--token", token, self.identity], check=True, capture_output=True)
 
     # ---- up / down -----------------------------------------------------------------------
-    def up(self, boards=("qemu-arm",)):
+    def up(self, boards=None):
+        """Server, scheduler and worker, with the lab host's boards (all, by default)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if tcp_open(self.port):
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
@@ -149,7 +150,7 @@ class LocalLavaServer:
         self._postgres_up()
         token = self._ensure_user_token()
         worker_token = self._ensure_worker()
-        for b in boards:
+        for b in boards or self.lab.boards:
             self.register_board(b)
         self._spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
                                  "--workers", "2", "--worker-class", "eventlet", "--timeout", "120",
