@@ -77,6 +77,8 @@ def test_device_config_comes_from_the_board_facts():
     assert "console=ttyAMA0,115200n8" in next(c for c in ramdisk if c.startswith("setenv bootargs"))
     assert dev["parameters"]["bootm"]["kernel"] == "${kernel_addr_r}"
     assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "arm"
+    # the key alone stops autoboot: one prompt, so every command waits for its own
+    assert dev["constants"]["u-boot"]["interrupt-newline"] is False
 
 
 def test_a_boot_attempt_is_capped_so_lava_can_retry_it():

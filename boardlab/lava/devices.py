@@ -63,6 +63,12 @@ def device_type_template(board: Board) -> str:
         # U-Boot's last words before the kernel ("Starting kernel" since about 2008)
         "uboot_final_message": re.sub(r"([.*+?^$()\[\]{}|\\])", r"\\\1",
                                       ub.kernel_message or "Starting kernel"),
+        # the key that stops autoboot, alone: LAVA's default adds a newline, whose empty
+        # command line prints a second prompt, and LAVA then types each command on the
+        # prompt of the one before. A `setenv bootargs` typed while tftpboot still ran
+        # was read by its Ctrl-C poll and lost: qemu-ppc booted with no command line
+        # (fresh host, 2026-11-24, 3 of 3 jobs)
+        "uboot_interrupt_newline": False,
     }
     lines = [GENERATED.format(name=board.name),
              f"{{# LAVA device type {device_type_name(board)}: {board.description} #}}\n",
