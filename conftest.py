@@ -121,13 +121,12 @@ def require_package(shell, board_facts):
     """require_package('lmbench'): skip, with the reason, where the board's image was
     built without that package (a cross-built image lists what it lacks in
     /etc/boardlab-userland; other boards have every package their suites use)."""
-    from boardlab import parsers
-    out, _, rc = shell.run("cat /etc/boardlab-userland 2>/dev/null")
-    manifest = parsers.parse_userland_manifest("\n".join(out)) if rc == 0 else {}
+    from boardlab import measure
+    missing = measure.missing_packages(shell)
 
     def require(pkg):
-        if manifest.get(pkg):
-            pytest.skip(f"board {board_facts.name}: its image has no {pkg}: {manifest[pkg]}")
+        if pkg in missing:
+            pytest.skip(f"board {board_facts.name}: its image has no {pkg}: {missing[pkg]}")
     return require
 
 

@@ -19,7 +19,10 @@ raises a false alarm when any of its metrics is 'regressed' or 'improved', and d
 a change when its target metric is 'regressed'. Draws from pools are resamplings, said
 so in the output: the pools bound how independent the trials are.
 
-    .venv/bin/python bench/gate_power.py [--pool 10] [--trials 20] [--per-side 5]
+    .venv/bin/python bench/gate_power.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
+
+Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests, see
+/etc/boardlab-userland) are left out, and the bench says so.
 
 Goals (issue #10): no false alarm in 20 A/A comparisons for every family; each injected
 change detected in >= 19 of 20 trials with 5 boots a side."""
@@ -132,6 +135,33 @@ def moved(base, changed, family) -> list:
     return out
 
 
+def changed_pools(strategy, shell, board, work, base, families, args) -> dict:
+    """{family: boots of the board with that family's change injected}."""
+    login = statistics.median(samples(base, "boot_time.guest_login") or [20.0])
+    free = statistics.median(samples(base, "memory.free_free_kb") or [90000])
+    variants = {
+        "boot_time": dict(script=f"sleep {0.03 * login:.3f}"),
+        "memory": dict(ballast_kb=int(0.01 * free) + 1),
+        "lmbench": dict(script="mount -t tracefs nodev /sys/kernel/tracing; echo 1 > "
+                               "/sys/kernel/tracing/events/syscalls/sys_enter_read/enable"),
+        # not the suite's own programs: its load_stop would fight a loop of them
+        "jitter": dict(script="(while :; do cat /proc/interrupts /proc/slabinfo "
+                              ">/dev/null 2>&1; done) &"),
+    }
+    changed = {}
+    for family in families:
+        rd = rootfs_variant(board, work, f"inject-{family}", **variants[family])
+        print(f"injected change for {family}: {variants[family]}", flush=True)
+        try:
+            changed[family] = pool(strategy, shell, str(rd), [family], args.changed,
+                                   f"changed {family}", args.jitter_s)
+        except Exception as e:  # noqa: BLE001 - report the others' figures anyway
+            print(f"  changed {family}: failed ({type(e).__name__}: "
+                  f"{str(e).splitlines()[0][:200]})", flush=True)
+            strategy.transition("off")
+    return changed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pool", type=int, default=10, help="boots of the unchanged board (>= 2 x per-side)")
@@ -140,38 +170,22 @@ def main():
     ap.add_argument("--per-side", type=int, default=5)
     ap.add_argument("--jitter-s", type=int, default=5)
     ap.add_argument("--families", default="boot_time,memory,lmbench,jitter")
+    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
     args = ap.parse_args()
-    families = args.families.split(",")
-    board = load_board("qemu-arm")
+    board = load_board(args.board)
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     t_start = time.monotonic()
     try:
-        with board_session(ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-gate-power",
+        with board_session(ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-power-{board.name}",
                            virtual_lab="vlab") as (strategy, shell):
+            strategy.select(kernel="", root="ramdisk", ramdisk="")
+            strategy.transition("shell")
+            families, lacking = measure.measurable(shell(), args.families.split(","))
+            for fam, why in lacking.items():
+                print(f"{board.name}: no {fam} figures: {why}", flush=True)
             print(f"unchanged board: {args.pool} boots ({', '.join(families)})", flush=True)
             base = pool(strategy, shell, "", families, args.pool, "unchanged", args.jitter_s)
-            login = statistics.median(samples(base, "boot_time.guest_login") or [20.0])
-            free = statistics.median(samples(base, "memory.free_free_kb") or [90000])
-            variants = {
-                "boot_time": dict(script=f"sleep {0.03 * login:.3f}"),
-                "memory": dict(ballast_kb=int(0.01 * free) + 1),
-                "lmbench": dict(script="mount -t tracefs nodev /sys/kernel/tracing; echo 1 > "
-                                       "/sys/kernel/tracing/events/syscalls/sys_enter_read/enable"),
-                # not the suite's own programs: its load_stop would fight a loop of them
-                "jitter": dict(script="(while :; do cat /proc/interrupts /proc/slabinfo "
-                                      ">/dev/null 2>&1; done) &"),
-            }
-            changed = {}
-            for family in families:
-                rd = rootfs_variant(board, work, f"inject-{family}", **variants[family])
-                print(f"injected change for {family}: {variants[family]}", flush=True)
-                try:
-                    changed[family] = pool(strategy, shell, str(rd), [family], args.changed,
-                                           f"changed {family}", args.jitter_s)
-                except Exception as e:  # noqa: BLE001 - report the others' figures anyway
-                    print(f"  changed {family}: failed ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0][:200]})", flush=True)
-                    strategy.transition("off")
+            changed = changed_pools(strategy, shell, board, work, base, families, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rng = random.Random(10)

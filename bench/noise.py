@@ -10,7 +10,10 @@ memory (free, mem_eat), lmbench (the quick suite's latencies and bandwidths), ji
 (a short cyclictest under the suite's load). Prints a table and, per family, the median
 CV of each condition and the ratio realtime / deterministic.
 
-    .venv/bin/python bench/noise.py [--boots 5] [--no-hog] [--jitter-s 5]
+    .venv/bin/python bench/noise.py [--board qemu-arm] [--boots 5] [--no-hog] [--jitter-s 5]
+
+A family whose programs the board's image lacks (qemu-ppc: lmbench, rt-tests; see
+/etc/boardlab-userland) is left out, and the bench says so.
 
 Goals (issue #9): guest-time boot milestones CV <= 0.1 %, lmbench <= 1 %, memory
 identical on every boot; the same with the hog. Brings the virtual lab up if it is not
@@ -38,17 +41,20 @@ def _keyed(figures: dict) -> dict:
     return out
 
 
-def one_boot(strategy, shell_driver, jitter_s) -> dict:
+def one_boot(strategy, shell_driver, jitter_s, families) -> dict:
     rec = strategy.reboot()
     sh = shell_driver()
     figures = {**measure.boot(rec), **measure.memory(sh, rec)}
     out, _, _ = sh.run("dmesg -n 1; mem_eat > /tmp/m.log 2>&1; tail -n 3 /tmp/m.log", timeout=300)
     figures["memory.mem_eat_kb"] = parsers.parse_mem_eat("\n".join(out))["kb"]
-    strategy.transition("off")   # mem_eat leaves the board without caches: a fresh boot
-    strategy.transition("shell")
-    sh = shell_driver()
-    figures.update(measure.lmbench(sh))
-    figures.update(measure.jitter(sh, jitter_s)[0])
+    if "lmbench" in families or "jitter" in families:
+        strategy.transition("off")   # mem_eat leaves the board without caches: a fresh boot
+        strategy.transition("shell")
+        sh = shell_driver()
+    if "lmbench" in families:
+        figures.update(measure.lmbench(sh))
+    if "jitter" in families:
+        figures.update(measure.jitter(sh, jitter_s)[0])
     return _keyed(figures)
 
 
@@ -73,6 +79,7 @@ def main():
     ap.add_argument("--boots", type=int, default=5, help="boots per condition (default 5)")
     ap.add_argument("--no-hog", action="store_true", help="skip the conditions with a CPU hog")
     ap.add_argument("--jitter-s", type=int, default=5, help="cyclictest seconds per boot")
+    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
     args = ap.parse_args()
 
     conditions = [(c, h) for h in ((False,) if args.no_hog else (False, True))
@@ -80,22 +87,27 @@ def main():
     samples = {cond: {} for cond in conditions}
     host_s = {cond: [] for cond in conditions}
     lab = VirtualLab("vlab")
-    with board_session(ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-noise",
+    with board_session(ROOT / f"lab/{args.board}.yaml", ROOT / f"results/bench-noise-{args.board}",
                        virtual_lab="vlab") as (strategy, shell):
         strategy.select(kernel="", root="", ramdisk="")
+        strategy.transition("shell")
+        families, lacking = measure.measurable(shell(), measure.FAMILIES)
+        for fam, why in lacking.items():
+            print(f"{args.board}: no {fam} figures: {why}", flush=True)
         try:
             for i in range(args.boots):
                 for clock, with_hog in conditions:
                     lab.clock(clock)
                     t0 = time.monotonic()
-                    figures = _boot_with(with_hog, lambda: one_boot(strategy, shell, args.jitter_s))
+                    figures = _boot_with(with_hog, lambda: one_boot(strategy, shell, args.jitter_s,
+                                                                     families))
                     host_s[(clock, with_hog)].append(time.monotonic() - t0)
                     for key, v in figures.items():
                         samples[(clock, with_hog)].setdefault(key, []).append(float(v))
                     print(f"boot {i + 1}/{args.boots} {clock}{' +hog' if with_hog else ''}: "
                           f"{time.monotonic() - t0:.0f} s, login {figures.get(('boot', 'login'), 0):.2f} s, "
                           f"guest login {figures.get(('boot', 'guest_login'), 0):.4f} s, "
-                          f"lat_pipe {figures[('lmbench', 'lat_pipe_us')]:.4g} us", flush=True)
+                          f"mem_eat {figures[('memory', 'mem_eat_kb')]:.0f} kB", flush=True)
         finally:
             lab.clock("deterministic")
 
@@ -120,7 +132,8 @@ def print_tables(conditions, samples, host_s, boots):
             cells.append(f"{statistics.mean(v):.5g}, {cv_pct(v):.3f} %" if v else "-")
         print(f"| {fam} | {name} | " + " | ".join(cells) + " |")
     print("\nper family: median CV of its metrics; ratio realtime / deterministic\n")
-    for fam in ("boot", "memory", "lmbench", "jitter"):
+    for fam in sorted({f for s in samples.values() for f, _ in s}, key=("boot", "memory",
+                                                                       "lmbench", "jitter").index):
         row = []
         for hog_on in sorted({c[1] for c in conditions}):
             med = {}

@@ -8,6 +8,23 @@ from . import parsers, target_load
 
 QUICK = "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
 FAMILIES = ("boot_time", "memory", "lmbench", "jitter")
+FAMILY_PACKAGE = {"lmbench": "lmbench", "jitter": "rt-tests"}   # what a family runs on the board
+
+
+def missing_packages(shell) -> dict:
+    """{package: why} the board's image lacks (a cross-built image lists them in
+    /etc/boardlab-userland; other images have every package the suites use)."""
+    out, _, rc = shell.run("cat /etc/boardlab-userland 2>/dev/null")
+    manifest = parsers.parse_userland_manifest("\n".join(out)) if rc == 0 else {}
+    return {pkg: why for pkg, why in manifest.items() if why}
+
+
+def measurable(shell, families) -> tuple[list, dict]:
+    """-> (the families the board's image can measure, {family: why not} for the rest)."""
+    missing = missing_packages(shell)
+    lacking = {f: f"its image has no {FAMILY_PACKAGE[f]}: {missing[FAMILY_PACKAGE[f]]}"
+               for f in families if FAMILY_PACKAGE.get(f) in missing}
+    return [f for f in families if f not in lacking], lacking
 
 
 def boot(rec) -> dict:

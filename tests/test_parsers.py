@@ -138,3 +138,21 @@ def test_userland_manifest_of_a_cross_built_image():
     assert got["busybox"] is None
     assert got["lmbench"].startswith("apt-get source lmbench=3.0-a9+debian.1-6 failed: E: ")
     assert p.parse_userland_manifest("") == {}
+
+
+def test_benches_leave_out_the_families_a_board_image_lacks():
+    from boardlab import measure
+
+    class Shell:   # what `cat /etc/boardlab-userland` prints on qemu-ppc, or on an image without one
+        def __init__(self, out, rc):
+            self.out, self.rc = out, rc
+
+        def run(self, cmd):
+            return self.out, [], self.rc
+    ppc = Shell(["busybox: 1:1.35.0-4+deb12u1", "lmbench: missing: sources 404",
+                 "rt-tests: missing: sources 404"], 0)
+    fams, why = measure.measurable(ppc, measure.FAMILIES)
+    assert fams == ["boot_time", "memory"]
+    assert why == {"lmbench": "its image has no lmbench: sources 404",
+                   "jitter": "its image has no rt-tests: sources 404"}
+    assert measure.measurable(Shell([], 1), measure.FAMILIES) == (list(measure.FAMILIES), {})
