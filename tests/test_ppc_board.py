@@ -34,6 +34,11 @@ def image_lacks() -> dict:
     return {pkg: why for pkg, why in manifest.items() if why}
 
 
+# mem_eat on qemu-ppc, deterministic clock: 117568 kB on most boots, 117312 on some (4 of
+# the baseline's 30; where the OOM kill falls): judged from samples, not exact here
+TWO_OUTCOMES = {"memory.mem_eat_kb"}
+
+
 def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
     run = tmp_path / "run"
     r = suites("testsuites/test_boot_time.py", "testsuites/test_mem_eat.py",
@@ -44,7 +49,9 @@ def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
     assert {m.suite for m in metrics} >= {"boot_time", "memory"}
     for m in metrics:
         assert m.unit and m.clock in clocks.CLOCKS and m.baseline is not None, m
-        if not clocks.host_bound(m.clock, BOARD) and catalogue.spec(m.key).exact:
+        if m.key in TWO_OUTCOMES:
+            assert m.verdict != vd.REGRESSED, m.describe()
+        elif not clocks.host_bound(m.clock, BOARD) and catalogue.spec(m.key).exact:
             assert m.verdict in (vd.SAME, vd.IMPROVED), m.describe()
     guest = [m for m in metrics if m.clock == clocks.GUEST_DETERMINISTIC]
     assert {m.name for m in guest} >= {"guest_login", "guest_freeing_init"}
