@@ -39,14 +39,15 @@ class BootFailures:
                                  time.monotonic() - t0, rx[-1].t - t0 if rx else None,
                                  rx[-1].text if rx else "the load command")
         if hang:
-            self._fail(hang.reason(plan.kernel.name), self._reached(patterns))
+            self._fail(hang.reason(plan.kernel.name), self._reached(patterns), kernel_fault=True)
 
     def _reached(self, patterns):
         return con.reached(self._stamps.snapshot(), patterns)
 
     def _timeout(self, patterns):
         self._fail(f"timeout: no {con.next_milestone(self._stamps.snapshot(), patterns)!r} within "
-                   f"{self.timeout('boot_s'):.0f} s of the load command", self._reached(patterns))
+                   f"{self.timeout('boot_s'):.0f} s of the load command", self._reached(patterns),
+                   kernel_fault=True)
 
     def _panic(self, patterns):
         end = time.monotonic() + 1.5   # let the panic report finish, then quote it
@@ -58,7 +59,7 @@ class BootFailures:
         lines = self._rx_lines()
         first = next(i for i, t in enumerate(lines) if "Kernel panic" in t)
         text = "\n".join(lines[max(0, first - 3):first + 1])
-        self._fail(f"kernel panic:\n{text}", self._reached(patterns), tail_lines=0)
+        self._fail(f"kernel panic:\n{text}", self._reached(patterns), tail_lines=0, kernel_fault=True)
 
     def _save_log(self, outcome) -> str:
         return bootlog.save_log(self.last_boot, bootlog.log_dir(self.log_dir), self.boot_count,
@@ -79,10 +80,11 @@ class BootFailures:
         except BootError as e:
             return e.reason
 
-    def _fail(self, reason, milestone, tail_lines=12):
-        """Save the console log, power the board off, raise BootError."""
+    def _fail(self, reason, milestone, tail_lines=12, kernel_fault=False):
+        """Save the console log, power the board off, raise BootError (kernel_fault: the
+        kernel under test failed by itself, not the lab)."""
         state = self._abandon(f"FAILED: {reason.splitlines()[0]}")
         tail = self._rx_lines()[-tail_lines:] if tail_lines else []
         log_path = self.last_boot.log_path if self.last_boot is not None else None
         raise BootError(f"{reason}\n({state})", milestone=milestone, log_path=log_path,
-                        tail=tail)
+                        tail=tail, kernel_fault=kernel_fault)

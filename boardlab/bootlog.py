@@ -54,10 +54,15 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
 
 class BootError(BoardlabError):
     """A boot failed. The board has been powered off (the message says so, or that
-    power-off failed too); the console log is saved."""
+    power-off failed too); the console log is saved. `kernel_fault` says whether the
+    kernel under test failed by itself (a panic, a hang or timeout after U-Boot handed
+    over, an image bootm refused, no shell after the login prompt), as opposed to a lab
+    fault (power, console, U-Boot before the load, TFTP, staging): only the first may
+    judge a kernel (a bisect's failed boot)."""
 
-    def __init__(self, reason, *, milestone=None, log_path=None, tail=()):
+    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), kernel_fault=False):
         self.reason = reason
+        self.kernel_fault = kernel_fault
         self.milestone = milestone
         self.log_path = log_path
         self.tail = list(tail)

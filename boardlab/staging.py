@@ -7,11 +7,13 @@ labgrid's ManagedFile reaches an exporter (the user's ssh config, keys and known
 hosts; labgrid's shared connection). Not ManagedFile itself: it links the TFTP name to
 a file in /var/cache/labgrid, outside the directory that tftpd --secure serves.
 
-Either way the copy is skipped when the lab host already has the same size and a
-modification time no older than the local file's, and the file appears under its name
-at once (copy to a temporary name, then rename), world-readable for tftpd."""
+Either way the copy is skipped only when the lab host already has the same bytes (their
+SHA-256 compared: two kernels of one name and size, or a file touched after copying,
+must never pass for each other), and the file appears under its name at once (copy to
+a temporary name, then rename), world-readable for tftpd."""
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import shlex
@@ -50,16 +52,25 @@ def _is_local_address(family, addr: str) -> bool:
     return True
 
 
-def up_to_date(size: int, mtime: float, local: Path) -> bool:
-    st = local.stat()
-    return size == st.st_size and int(mtime) >= int(st.st_mtime)
+def sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def up_to_date(remote_sha256: str, local: Path) -> bool:
+    """Whether the staged file holds the local file's bytes (by content, never by size
+    and modification time)."""
+    return remote_sha256 == sha256(local)
 
 
 def stage_local(local: Path, directory: str) -> bool:
     """Copy local into directory; returns whether it copied."""
     os.makedirs(directory, exist_ok=True)
     dst = os.path.join(directory, local.name)
-    if os.path.exists(dst) and up_to_date(os.path.getsize(dst), os.path.getmtime(dst), local):
+    if os.path.isfile(dst) and up_to_date(sha256(dst), local):
         return False
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".stage-")
     os.close(fd)
@@ -81,15 +92,15 @@ def stage_over_ssh(host: str, local: Path, directory: str) -> bool:
     from labgrid.util.ssh import sshmanager
     q = shlex.quote
     dst = f"{directory.rstrip('/')}/{local.name}"
-    tmp = f"{directory.rstrip('/')}/.stage-{local.name}"
     try:
         conn = sshmanager.open(host)
-        out, _, code = conn.run(f"stat -c '%s %Y' {q(dst)}")
-        if code == 0 and out:
-            size, mtime = out[0].split()
-            if up_to_date(int(size), float(mtime), local):
-                return False
+        out, _, code = conn.run(f"sha256sum {q(dst)}")
+        if code == 0 and out and up_to_date(out[0].split()[0], local):
+            return False
         conn.run_check(f"mkdir -p {q(directory)}")
+        # a temporary name of its own (mktemp on the lab host): two runs staging at once
+        # never write into each other's copy
+        tmp = conn.run_check(f"mktemp {q(directory.rstrip('/') + '/.stage-XXXXXXXX')}")[0].strip()
         conn.put_file(str(local), tmp)
         conn.run_check(f"chmod 0644 {q(tmp)} && mv -f {q(tmp)} {q(dst)}")
     except (ExecutionError, subprocess.CalledProcessError, OSError, ValueError) as e:

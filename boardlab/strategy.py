@@ -339,7 +339,7 @@ class BoardStrategy(BootFailures, Strategy):
                 problem = bootplan.uboot_fault(match.group(0).decode("utf-8", "replace"),
                                                plan.boot_faults, plan.loads[0].file,
                                                self.board.network.server_ip)
-                self._fail(problem, self._reached(kernel_patterns))
+                self._fail(problem, self._reached(kernel_patterns), kernel_fault=True)
             return
 
     def _login(self, plan):
@@ -357,7 +357,7 @@ class BoardStrategy(BootFailures, Strategy):
             self._fail(f"no shell after the login prompt: expected the prompt "
                        f"{self.board.shell.prompt!r} (shell.prompt in {self.board.path}), "
                        f"the board printed {got[-1] if got else 'nothing'!r} last "
-                       f"({type(e).__name__})", self._reached(plan.milestones))
+                       f"({type(e).__name__})", self._reached(plan.milestones), kernel_fault=True)
         rec = self.last_boot
         rec.lines = self._stamps.snapshot()
         rec.milestones = con.find_milestones(rec.lines, plan.milestones)

@@ -3,13 +3,18 @@ three real bisects over a kernel tree made from Debian's linux-source-6.1 (tests
 each finding the commit that caused its regression: size (the build decides), boot and
 syscall (measured on the virtual board)."""
 import json
+import os
 import subprocess
 
 import pytest
 
 from boardlab import catalogue
 from paths import ROOT
-from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, Step, check_tree
+from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, LabFault, Step, check_tree
+from boardlab.boardlock import BoardBusy
+from boardlab.bootlog import BootError
+from boardlab.powerctl import PowerError
+from boardlab.staging import StagingError
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
 from boardlab.cli import main as boardlab_main
@@ -70,6 +75,69 @@ def small_repo(tmp_path):
         run("add", "f")
         run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", f"c{n}")
     return repo
+
+
+@pytest.mark.parametrize("failure, failed_boot, answer", [
+    (BootError("kernel panic: VFS", kernel_fault=True), "skip", "skip"),
+    (BootError("kernel panic: VFS", kernel_fault=True), "bad", "bad"),
+    (BootError("no answer from the TFTP server 192.168.10.1"), "bad", "stop"),
+    (BootError("no answer from the TFTP server 192.168.10.1"), "skip", "stop"),
+    (BoardBusy("board qemu-arm is in use by pid 4242"), "bad", "stop"),
+    (StagingError("copying uImage to lab host lab1 failed"), "skip", "stop"),
+    (PowerError("power switch 127.0.0.1:8101 did not answer"), "bad", "stop"),
+])
+def test_only_the_kernels_own_failure_is_a_failed_boot(small_repo, tmp_path, monkeypatch,
+                                                         failure, failed_boot, answer):
+    """A lab fault (busy board, ser2net or power down, TFTP, staging) never answers for a
+    revision: with --failed-boot bad it would name the wrong commit, with skip an outage
+    would skip every revision. The kernel's own failure follows --failed-boot."""
+    from boardlab.bisect import step as bisect_step
+
+    def fail(b, step, against):
+        raise failure
+    monkeypatch.setattr(bisect_step, "measure_revision", fail)
+    b = _bisect(tmp_path)
+    b.tree, b.failed_boot = str(small_repo), failed_boot
+    step = bisect_step.run_revision(b, "HEAD", "step")
+    assert step.answer == answer, step.why
+    assert step.why.startswith("lab fault" if answer == "stop" else "boot failed")
+    assert Bisect.load(tmp_path).steps[-1].answer == answer   # kept in the state
+
+
+def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, monkeypatch):
+    """git bisect run aborts on the step's exit code; the bisect names the fault, finds no
+    commit and leaves the tree as found."""
+    from boardlab.bisect import step as bisect_step
+    monkeypatch.setattr(bisect_run, "default_config", lambda board: small_repo / "f")
+    calls = []
+
+    def measure(b, step, against):
+        calls.append(step.role)
+        if step.role == "good":
+            step.samples = [1000.0]
+        elif step.role == "bad":
+            step.samples = [2000.0]
+    monkeypatch.setattr(bisect_step, "measure_revision", measure)
+    # the step processes (git bisect run's) meet a lab fault: ser2net gone
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import boardlab.kbuild\n"
+        "from boardlab.bootlog import BootError\n"
+        "def build_tree(*a, **k):\n"
+        "    raise BootError('the console (ser2net 127.0.0.1 port 5101) failed: EOF')\n"
+        "boardlab.kbuild.build_tree = build_tree\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
+                                                                   os.environ.get("PYTHONPATH")])))
+    head = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    with pytest.raises(LabFault, match=r"stopped at [0-9a-f]{12} .*lab fault: .*ser2net"):
+        bisect_run.start(small_repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes",
+                         out=tmp_path / "run")
+    assert calls == ["good", "bad"]
+    now = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    assert now == head and not (small_repo / ".git" / "BISECT_START").exists()
 
 
 def test_a_tree_that_cannot_be_bisected_is_refused_naming_why(small_repo, tmp_path):

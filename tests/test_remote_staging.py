@@ -95,6 +95,21 @@ def test_local_staging_is_atomic_and_skips_an_up_to_date_file(tmp_path):
     assert sorted(p.name for p in tftp.iterdir()) == ["uImage"]   # no temporary left
 
 
+def test_staging_decides_by_content_not_by_size_and_time(tmp_path):
+    """Another kernel of the same name and size, the staged copy newer: it is replaced,
+    or the board would boot the old kernel under the new one's name."""
+    tftp = tmp_path / "tftp"
+    old, new = tmp_path / "old" / "uImage", tmp_path / "new" / "uImage"
+    old.parent.mkdir(); new.parent.mkdir()
+    old.write_bytes(b"A" * 4096)
+    new.write_bytes(b"B" * 4096)
+    assert staging.stage_local(old, str(tftp)) is True
+    os.utime(new, (1_000_000, 1_000_000))                 # the new build looks older
+    assert staging.stage_local(new, str(tftp)) is True
+    assert (tftp / "uImage").read_bytes() == new.read_bytes()
+    assert staging.stage_local(new, str(tftp)) is False   # the same bytes: no copy
+
+
 def test_an_unreachable_lab_host_names_host_directory_and_what_is_needed(tmp_path, monkeypatch):
     use_ssh_config(tmp_path, f"Host {LAB_HOST}\n  HostName 127.0.0.1\n  Port {free_port()}\n", monkeypatch)
     src = tmp_path / "uImage"
@@ -112,6 +127,13 @@ def test_ssh_staging_copies_once(ssh_lab_host, tmp_path):
     assert (dest / src.name).read_bytes() == src.read_bytes()
     assert oct((dest / src.name).stat().st_mode & 0o777) == "0o644"
     assert staging.stage_over_ssh(LAB_HOST, src, str(dest)) is False    # up to date
+    other = tmp_path / "other" / src.name        # same name and size, other bytes
+    other.parent.mkdir()
+    other.write_bytes(os.urandom(4096))
+    os.utime(other, (1_000_000, 1_000_000))
+    assert staging.stage_over_ssh(LAB_HOST, other, str(dest)) is True
+    assert (dest / src.name).read_bytes() == other.read_bytes()
+    assert not [p for p in dest.iterdir() if p.name.startswith(".stage-")]
     assert "Accepted publickey for root" in ssh_lab_host.read_text()
 
 

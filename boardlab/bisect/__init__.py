@@ -14,7 +14,12 @@ the build decides.
 
 Everything lands in one run directory: bisect.json (the setup and every step), per step
 results.json and console logs, bisect.log (git's). The tree is left as it was found
-(`git bisect reset`), also on Ctrl-C, and the board is off."""
+(`git bisect reset`), also on Ctrl-C, and the board is off.
+
+Only the kernel's own failure (a panic, a hang, an image bootm refuses) is a failed
+boot (--failed-boot skip|bad). A lab fault (board busy, console or power down, TFTP,
+staging) answers nothing about the revision: the bisect stops there and says so, rather
+than skipping every revision of an outage or naming a commit for it."""
 from __future__ import annotations
 
 import hashlib
@@ -29,13 +34,23 @@ from ..results import atomic_write
 from ..vlab.images import CACHE_DIR
 
 GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
-ANSWER = {GOOD: "good", BAD: "bad", SKIP: "skip"}
+STOP = 255                       # above 127: `git bisect run` aborts (a lab fault)
+ANSWER = {GOOD: "good", BAD: "bad", SKIP: "skip", STOP: "stop"}
 ANSWER_CODE = {v: k for k, v in ANSWER.items()}
 STATE = "bisect.json"
 
 
 class BisectError(BoardlabError):
     pass
+
+
+class MetricMissing(BisectError):
+    """The kernel booted but its boot gave no figure of the metric."""
+
+
+class LabFault(BisectError):
+    """The lab, not the revision, failed a step (board busy, ser2net down, power, TFTP,
+    staging): no answer can be given for the revision, so the bisect stops."""
 
 
 @dataclass

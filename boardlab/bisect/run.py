@@ -12,7 +12,7 @@ from ..errors import BoardlabError
 from ..facts import PROJECT_ROOT, load_board, load_lab_host
 from ..log import progress
 from ..results import prepare_run_dir
-from . import Bisect, BisectError, check_tree, git
+from . import Bisect, BisectError, LabFault, check_tree, git
 from .step import run_revision
 
 def _virtual_lab(board_name: str):
@@ -70,6 +70,8 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
         for rev, role in ((good, "good"), (bad, "bad")):
             git(tree, "checkout", "-q", "--detach", rev)
             step = run_revision(b, rev, role)
+            if step.answer == "stop":
+                raise LabFault(f"{role} revision {rev[:12]}: {step.why}; fix the lab and run again")
             if role == "good" and not step.samples:
                 raise BisectError(f"the good revision {good} could not be measured: {step.why}")
             if role == "bad" and step.answer != "bad":
@@ -88,9 +90,14 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
             proc.wait(timeout=120)
             raise
         b = Bisect.load(run_dir)
-        first = git(tree, "rev-parse", "-q", "--verify", "refs/bisect/bad", check=False)
         log = git(tree, "bisect", "log", check=False)
         (run_dir / "bisect.log").write_text(log + "\n")
+        stopped = next((s for s in b.steps if s.answer == "stop"), None)
+        if stopped is not None:
+            raise LabFault(f"the bisect stopped at {stopped.rev[:12]} ({stopped.subject!r}): "
+                           f"{stopped.why}. No revision was judged by it; the steps so far are "
+                           f"in {run_dir}/bisect.json. Fix the lab and run again")
+        first = git(tree, "rev-parse", "-q", "--verify", "refs/bisect/bad", check=False)
         if first and f"# first bad commit: [{first}]" in log:
             b.first_bad = {"rev": first, "subject": git(tree, "log", "-1", "--format=%s", first)}
         b.save()

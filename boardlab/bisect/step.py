@@ -11,12 +11,14 @@ from pathlib import Path
 
 from .. import measure
 from .. import verdict as vd
+from ..bootlog import BootError
 from ..errors import BoardlabError
 from ..facts import load_board
 from ..kbuild import KernelBuildError, build_tree
 from ..log import progress
 from ..results import RunResults
-from . import ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, Bisect, BisectError, Step, git
+from . import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, LabFault, MetricMissing,
+               Step, git)
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
     """One boot of the selected kernel: the metric's family measured on it."""
@@ -28,7 +30,7 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step):
     figures = measure.family(family, shell(), rec, metric=b.metric)
     step.measure_s.append(round(time.monotonic() - t1, 2))
     if b.metric not in figures:
-        raise BisectError(f"the boot gave no {b.metric} (it measured: {', '.join(figures) or 'nothing'})")
+        raise MetricMissing(f"the boot gave no {b.metric} (it measured: {', '.join(figures) or 'nothing'})")
     return figures
 
 
@@ -115,9 +117,16 @@ def run_revision(b: Bisect, rev: str, role: str) -> Step:
         code = GOOD if role == "good" else judge(b, step)
     except KernelBuildError as e:
         code, step.why = SKIP, f"build failed: {str(e).splitlines()[0]}"
-    except BoardlabError as e:   # a failed boot (BootError), a board that gave no figure
-        code = BAD if b.failed_boot == "bad" else SKIP
-        step.why = f"boot failed: {str(e).splitlines()[0]}"
+    except BootError as e:
+        if not e.kernel_fault:
+            code, step.why = STOP, f"lab fault: {str(e).splitlines()[0]}"
+        else:
+            code = BAD if b.failed_boot == "bad" else SKIP
+            step.why = f"boot failed: {str(e).splitlines()[0]}"
+    except MetricMissing as e:
+        code, step.why = SKIP, str(e).splitlines()[0]
+    except BoardlabError as e:   # board busy, power, staging, results: the lab, not the kernel
+        code, step.why = STOP, f"lab fault: {type(e).__name__}: {str(e).splitlines()[0]}"
     step.answer = ANSWER[code]
     b.steps.append(step)
     b.save()
@@ -135,9 +144,9 @@ def step_main(run_dir: str) -> int:
         return ANSWER_CODE[run_revision(b, "HEAD", "step").answer]
     except KeyboardInterrupt:
         return 128 + 2     # git bisect run stops on an exit code above 127
-    except Exception as e:  # noqa: BLE001 - anything else: say it, let git skip the revision
+    except Exception as e:  # noqa: BLE001 - anything else: say it and stop; never answer unmeasured
         print(f"boardlab bisect step: {type(e).__name__}: {e}", file=sys.stderr)
-        return SKIP
+        return STOP
 
 
 
