@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from .catalogue import METRICS, for_harness
+from .clocks import OTHER_CLOCK, OTHER_HOST  # noqa: F401 - the verdicts of clocks.judgeable
 from .errors import BoardlabError
 from .facts import PROJECT_ROOT
 
@@ -24,8 +25,7 @@ KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 
 NEW = "new"
-OTHER_HOST = "other-host"   # a host-bound figure with a baseline from another machine
-OTHER_CLOCK = "other-clock"  # a baseline measured on another clock (boardlab.clocks)
+
 
 
 class BaselineError(BoardlabError):

@@ -114,7 +114,7 @@ def cmd_baselines(args):
         if args.keep_host_bound:
             from .clocks import host_bound
             from .facts import load_board
-            runs = [[m for m in run if not host_bound(m.clock, load_board(m.board))] for run in runs]
+            runs = [[m for m in run if not host_bound(m.clock, load_board(m.board), m.key)] for run in runs]
         written = update_baselines(runs, harness=harness)
     for p in written:
         print(f"wrote: {p}")

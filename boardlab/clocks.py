@@ -9,15 +9,23 @@ Three clocks (and figures that have none):
 - none: sizes and counts (bytes, kB), which no clock measures.
 
 A figure is *host-bound* when another machine of the same kind would measure another
-value for the same kernel: every host-clock figure, and guest-realtime figures of a
-virtual board. Such a figure is judged only against a baseline from the same host
-(every machine here is called "vm", so the host is named by `this_host()`).
+value for the same kernel: work the host does itself (a kernel build's times), and the
+host-clock and guest-realtime figures of a virtual board (its speed is the host's). A
+real board's milestones are the board's own time: the lab host only stamps their
+arrival, within milliseconds, so they are not host-bound. A host-bound figure is judged
+only against one from the same host (every machine here is called "vm", so the host is
+named by `this_host()`).
+
+Whether two figures may be judged against each other at all is decided in one place,
+`judgeable()`: results (a run against its baseline), compare, report, the study table
+and the LAVA gate all ask it.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import socket
+from dataclasses import dataclass
 from functools import lru_cache
 
 from .facts import Board
@@ -82,9 +90,50 @@ def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str
     return guest_clock(board, qemu_clock) if clock == "guest" else clock
 
 
-def host_bound(clock: str, board: Board) -> bool:
-    """Would another machine of the same kind measure another value?"""
-    return clock == HOST or (clock == GUEST_REALTIME and is_virtual(board))
+HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
+
+
+def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
+    """Would another machine of the same kind measure another value of metric `key`
+    (suite.name) on the clock given? (board None: not known, taken as virtual)"""
+    if clock in (NO_CLOCK, GUEST_DETERMINISTIC):
+        return False
+    if key.split(".")[0] in HOST_WORK_SUITES:
+        return True
+    return (board is None or is_virtual(board)) and clock in (HOST, GUEST_REALTIME, None)
+
+
+OTHER_HOST = "other-host"   # a host-bound figure against one from another machine
+OTHER_CLOCK = "other-clock"  # figures of two clocks: other units
+
+
+@dataclass(frozen=True)
+class Judgeable:
+    """May two figures of one metric be judged against each other? ok, or the verdict
+    that says why not (OTHER_CLOCK, OTHER_HOST) and the reason in words. `drifts`: they
+    may, but the figure is host-bound, so a side stored in another session cannot tell
+    the host's drift from a change (only interleaved boots, `boardlab compare`, can)."""
+    ok: bool
+    verdict: str = ""
+    why: str = ""
+    drifts: bool = False
+
+
+def judgeable(key: str, board: Board | None, clock_a: str | None, host_a: str | None,
+              clock_b: str | None, host_b: str | None) -> Judgeable:
+    """The one rule. clock_*: boardlab.clocks names, None when a stored figure does not
+    say (the study's numbers): then it is taken to be the other side's. host_*: this_host
+    ids, None when unknown (an unknown host never matches one of a host-bound figure)."""
+    if clock_a is not None and clock_b is not None and clock_a != clock_b:
+        return Judgeable(False, OTHER_CLOCK, f"other clock, not judged ({clock_a} / {clock_b}: "
+                                             f"other units)")
+    clock = clock_a if clock_a is not None else clock_b
+    if not host_bound(clock, board, key):
+        return Judgeable(True)
+    if host_a is None or host_b is None or host_a != host_b:
+        return Judgeable(False, OTHER_HOST, f"other host, not judged ({host_a or 'an unknown host'}"
+                                            f" / {host_b or 'an unknown host'})")
+    return Judgeable(True, drifts=True)
 
 
 def _cpu_identity() -> tuple[str, str]:

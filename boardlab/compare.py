@@ -16,7 +16,7 @@ from . import baselines as bl
 from . import catalogue, clocks, measure
 from . import verdict as vd
 from .log import progress
-from .facts import BOARDS_DIR
+from .facts import BOARDS_DIR, load_board
 from .results import atomic_write, load_run, prepare_run_dir
 from .session import board_session
 
@@ -30,6 +30,7 @@ class Side:
     histogram: dict | None = None        # the last jitter run's
     host: str | None = None              # where host-clock samples were taken
     clock: str | None = None             # the virtual board's clock on the boots
+    clocks: dict = field(default_factory=dict)    # catalogue key -> its clock (boardlab.clocks)
     board: str | None = None             # whose figures (stored sides); None: the env's board
 
     def add(self, figures: dict):
@@ -41,7 +42,8 @@ def stored_side(spec: str) -> Side | None:
     """A side that needs no boot: baseline:<board>:<kernel>, or a run directory."""
     if spec.startswith("baseline:"):
         board, kernel, base = bl.load_stored(spec)
-        side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board)
+        side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board,
+                    clocks={k: b.clock() for k, b in base.items()})
         hosts = {b.host_id() or bl.host_of(b.source) for b in base.values()}
         side.host = hosts.pop() if len(hosts) == 1 else "several hosts"
         return side
@@ -53,6 +55,7 @@ def stored_side(spec: str) -> Side | None:
                     board=boards.pop() if len(boards) == 1 else None)
         for m in data["metrics"]:
             side.samples[f"{m['suite']}.{m['name']}"] = m.get("samples") or [m["value"]]
+            side.clocks[f"{m['suite']}.{m['name']}"] = m.get("clock")
         return side
     return None
 
@@ -64,15 +67,18 @@ class Row:
     note: str = ""            # why there is no comparison
 
 
-def judge(a: Side, b: Side, this_host: str | None) -> list[Row]:
+def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
+    """Every metric both sides have, judged where clocks.judgeable lets them be (board:
+    the facts of the sides' board)."""
     rows = []
     for key in sorted(set(a.samples) & set(b.samples), key=lambda k: (
             catalogue.FAMILIES.index(k.split(".")[0]) if k.split(".")[0] in catalogue.FAMILIES
             else 99, k)):
         spec = catalogue.spec(key)
-        if spec.timed_by == catalogue.HOST and (a.host or this_host) != (b.host or this_host):
-            rows.append(Row(spec, None, f"other host, not judged ({a.host or this_host} / "
-                                        f"{b.host or this_host})"))
+        rule = clocks.judgeable(key, board, a.clocks.get(key), a.host or this_host,
+                                b.clocks.get(key), b.host or this_host)
+        if not rule.ok:
+            rows.append(Row(spec, None, rule.why))
             continue
         rows.append(Row(spec, vd.compare(a.samples[key], b.samples[key], spec)))
     return rows
@@ -87,6 +93,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
     """Boot the sides that name a kernel in turn until decided or max_repeats rounds."""
     booting = [s for s in sides if s.kernel]
     with board_session(env_path, log_dir) as (strategy, shell):
+        board = strategy.board
         rounds = 0
         while True:
             rounds += 1
@@ -98,11 +105,15 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                 side.boots.append(extras["boot"].milestones)
                 side.histogram = extras.get("histogram", side.histogram)
                 side.clock, side.host = extras["boot"].qemu_clock, this_host
+                for key in figures:
+                    suite, name = key.split(".", 1)
+                    side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
+                                                           board, side.clock)
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s")
             if rounds < repeats:
                 continue
-            open_keys = unknown(judge(sides[0], sides[1], this_host))
+            open_keys = unknown(judge(sides[0], sides[1], this_host, board))
             if not open_keys or rounds >= max_repeats:
                 return rounds
             progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}"
@@ -140,14 +151,17 @@ def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
     return files
 
 
-def _one_board(env_path: str, sides: list[Side]):
-    """Two kernels on one board: figures of two boards say nothing about a kernel."""
+def _one_board(env_path: str, sides: list[Side]) -> str | None:
+    """Two kernels on one board: figures of two boards say nothing about a kernel.
+    Returns the board's name (None: neither the sides nor the environment say)."""
     env_board = Path(env_path).stem if (BOARDS_DIR / f"{Path(env_path).stem}.yaml").exists() else None
     boards = [(s.label, s.board or (env_board if s.kernel else None)) for s in sides]
     if len({b for _, b in boards if b}) > 1:
         raise ValueError("compare judges two kernels on one board, but the sides are of "
                          + " and ".join(f"{label}: board {b}" for label, b in boards)
                          + "; compare each board's kernels on their own")
+    named = {b for _, b in boards if b}
+    return named.pop() if named else env_board
 
 
 def compare(env_path: str, specs: list[str], *, families=measure.FAMILIES, repeats: int = 5,
@@ -156,13 +170,14 @@ def compare(env_path: str, specs: list[str], *, families=measure.FAMILIES, repea
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
-    _one_board(env_path, sides)
+    board_name = _one_board(env_path, sides)
+    board = load_board(board_name) if board_name else None
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
                            out_dir / "console", this_host)
-    rows = judge(sides[0], sides[1], this_host)
+    rows = judge(sides[0], sides[1], this_host, board)
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host,
             "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     return sides, rows, write(out_dir, sides[0], sides[1], rows, meta)

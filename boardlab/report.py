@@ -13,8 +13,10 @@ from pathlib import Path
 import jinja2
 
 from . import baselines as bl
-from . import catalogue
+from . import catalogue, clocks
 from . import verdict as vd
+from .errors import BoardlabError
+from .facts import load_board
 from .results import load_run
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -73,6 +75,14 @@ def single_rows(a: dict) -> list[list[str]]:
     return rows
 
 
+def _facts(board: str):
+    """A board's facts, None when this checkout has none of it (taken as virtual)."""
+    try:
+        return load_board(board)
+    except BoardlabError:
+        return None
+
+
 def pair_rows(a: dict, b: dict) -> list[list[str]]:
     rows = []
     for key in sorted(set(a) | set(b), key=_order):
@@ -82,8 +92,10 @@ def pair_rows(a: dict, b: dict) -> list[list[str]]:
         if va and vb and key[1] in catalogue.METRICS:
             sa, sb = va.get("samples") or [va["value"]], vb.get("samples") or [vb["value"]]
             spec = catalogue.METRICS[key[1]]
-            if spec.timed_by == catalogue.HOST and va.get("host") != vb.get("host"):
-                verdict = "other host, not judged"
+            rule = clocks.judgeable(key[1], _facts(key[0]), va.get("clock") or None, va.get("host"),
+                                    vb.get("clock") or None, vb.get("host"))
+            if not rule.ok:
+                verdict, why = VERDICT_WORDS[rule.verdict], rule.why
             else:
                 c = vd.compare(sa, sb, spec)
                 verdict, why = c.outcome, c.why

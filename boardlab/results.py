@@ -154,18 +154,16 @@ class RunResults:
                                        f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
                                        f"says {spec.unit!r}")
             m.baseline = base.to_dict()
-            if base.clock() not in (None, clock):
-                m.verdict = bl.OTHER_CLOCK   # icount time and real time are other units
-            elif clocks.host_bound(clock, facts) and (m.host is None or base.host_id() != m.host):
-                # another machine's timing says nothing about this one's kernel
-                m.verdict = bl.OTHER_HOST
+            rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host)
+            if not rule.ok:
+                m.verdict = rule.verdict   # other units, or another machine's timing
             else:
                 cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
-                if spec.timed_by == catalogue.HOST and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
+                if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
                     # the host's speed drifts between sessions (+8 % for all 5 boots of two
                     # runs minutes apart): a stored baseline cannot tell that from a change
                     cmp.outcome = vd.UNKNOWN
-                    cmp.why += ("; but a host-clock figure drifts between sessions: judged "
+                    cmp.why += ("; but a host-bound figure drifts between sessions: judged "
                                 "paired, boots interleaved, by `boardlab compare`")
                 m.verdict, m.comparison = cmp.outcome, cmp.to_dict()
                 limit = base.limit(self.harness)
@@ -204,7 +202,7 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
         new = {}
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
-            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board)):
+            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board), key):
                 raise bl.BaselineError(
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
                     f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "

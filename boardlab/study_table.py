@@ -4,15 +4,17 @@ stored study baselines under kernels/) beside this run's kernels (e.g. 6.1 from 
 build-size suite). Rows are (board, metric); the last column is the change from the
 study's newest kernel to the run's.
 
-Host-clock figures (build times) were taken on the study's 2005 build hosts and on this
-run's host: they are shown, marked with their hosts, and never compared."""
+Whether a cell may be compared with the study's is clocks.judgeable's to say: build
+times were taken on the study's 2005 build hosts and on this run's host (host-bound:
+shown, marked with their hosts, never compared); a real board's boot milestones are the
+board's own time and are compared wherever they were stamped."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from . import baselines as bl
-from . import catalogue
-from .report import _fmt, _order, _pct, delta_pct, markdown_table
+from . import catalogue, clocks
+from .report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from .results import load_run
 
 
@@ -31,9 +33,7 @@ def study_kernels(board: str, root: Path = bl.KERNELS_DIR) -> list[str]:
     return sorted(found, key=_version_key)
 
 
-def _is_host_clock(key: str) -> bool:
-    spec = catalogue.METRICS.get(key)
-    return spec is not None and spec.timed_by == catalogue.HOST
+STUDY_HOSTS = "the study's 2005 build hosts"
 
 
 def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[list[str]], list[str]]:
@@ -42,10 +42,12 @@ def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[
     data = load_run(run)
     values: dict[str, dict] = {}          # kernel -> {(board, key): value}
     hosts: dict[str, str] = {}            # kernel -> the host its host-clock figures came from
+    run_clocks: dict = {}                 # (board, key) -> the run's clock of it
     run_kernels = []
     for m in data["metrics"]:
         values.setdefault(m["kernel"], {})[(m["board"], f"{m['suite']}.{m['name']}")] = m["value"]
         hosts[m["kernel"]] = m.get("host") or data["meta"].get("host", "this host")
+        run_clocks[(m["board"], f"{m['suite']}.{m['name']}")] = m.get("clock")
         if m["kernel"] not in run_kernels:
             run_kernels.append(m["kernel"])
     boards = sorted({m["board"] for m in data["metrics"]})
@@ -58,7 +60,7 @@ def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[
         for k in kernels:
             for key, base in bl.load(k, b, root).items():
                 values.setdefault(k, {}).setdefault((b, key), base.value)
-                hosts.setdefault(k, "the study's 2005 build hosts")
+                hosts.setdefault(k, STUDY_HOSTS)
     old = sorted({k for ks in studied.values() for k in ks}, key=_version_key)
     columns = old + [k for k in sorted(run_kernels, key=_version_key) if k not in old]
     head = ["metric", "unit"] + columns + [f"{old[-1]} -> {columns[-1]}", "clock"]
@@ -66,8 +68,10 @@ def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[
     keys = {(b, key) for b in boards if studied[b] for key in _run_keys(data, b)}
     for board, key in sorted(keys, key=_order):
         cells = [values.get(k, {}).get((board, key)) for k in columns]
-        host_bound = _is_host_clock(key)
-        change = ("other hosts" if host_bound
+        rule = clocks.judgeable(key, _facts(board), None, hosts.get(old[-1]),
+                                run_clocks.get((board, key)), hosts.get(columns[-1]))
+        host_bound = rule.verdict == clocks.OTHER_HOST
+        change = ("other hosts" if host_bound else "other clocks" if not rule.ok
                   else _pct(delta_pct(values.get(old[-1], {}).get((board, key)), cells[-1])))
         clock = _hosts_cell([k for k in columns if values.get(k, {}).get((board, key)) is not None],
                             hosts) if host_bound else "-"

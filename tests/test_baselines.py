@@ -168,6 +168,52 @@ def test_a_real_boards_own_clock_is_judged_against_the_study(tmp_path):
     assert m.clock == "guest-realtime" and m.verdict == vd.REGRESSED
 
 
+def test_a_real_boards_boot_milestones_are_its_own_time_and_judged(tmp_path):
+    """An independent TQM860L console (U-Boot 1.1.2, 2.4.25 at real speed) measured the
+    study's milestones: the board's time, stamped on arrival by whatever lab host, so
+    judged against the study; a build's time is the host's work: never."""
+    write_baseline(tmp_path / "k", "2.4.25", "tqm860l", {
+        "boot_time.linux_version": {"value": 1.9, "unit": "s", "source": {"kind": "study"}},
+        "boot_time.login": {"value": 49.7, "unit": "s", "source": {"kind": "study"}},
+        "build.real_s": {"value": 50.3, "unit": "s", "source": {"kind": "study"}}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    version = res.record("tqm860l", "2.4.25", "boot_time", "linux_version", 1.933, "s")
+    login = res.record("tqm860l", "2.4.25", "boot_time", "login", 49.733, "s")
+    build = res.record("tqm860l", "2.4.25", "build", "real_s", 300.0, "s")
+    assert version.clock == login.clock == "host"
+    assert bl.OTHER_HOST not in (version.verdict, login.verdict)
+    assert version.comparison and login.comparison
+    assert build.verdict == bl.OTHER_HOST
+
+
+@pytest.mark.parametrize("key, board, a, b, ok, verdict", [
+    ("lmbench.lat_pipe_us", "qemu-arm", ("guest-realtime", "h1"), ("guest-deterministic", "h1"), False, "other-clock"),
+    ("lmbench.lat_pipe_us", "qemu-arm", ("guest-deterministic", "h1"), ("guest-deterministic", "h2"), True, ""),
+    ("lmbench.lat_pipe_us", "qemu-arm", ("guest-realtime", "h1"), ("guest-realtime", "h2"), False, "other-host"),
+    ("boot_time.login", "qemu-arm", ("host", "h1"), ("host", "h1"), True, ""),
+    ("boot_time.login", "qemu-arm", (None, None), ("host", "h1"), False, "other-host"),
+    ("boot_time.login", "tqm860l", (None, None), ("host", "h1"), True, ""),
+    ("build.real_s", "tqm860l", (None, "study"), ("host", "h1"), False, "other-host"),
+    ("build.uimage_data_bytes", "tqm860l", (None, None), ("none", "h1"), True, ""),
+    ("memory.mem_eat_kb", "qemu-ppc", ("none", "h1"), ("none", "h2"), True, ""),
+])
+def test_one_rule_says_which_figures_may_be_judged(key, board, a, b, ok, verdict):
+    from boardlab.facts import load_board
+    rule = clocks.judgeable(key, load_board(board), *a, *b)
+    assert (rule.ok, rule.verdict) == (ok, verdict), rule
+
+
+def test_no_module_decides_judgeability_on_its_own():
+    """compare, report, results, the study table and the LAVA gate ask clocks.judgeable;
+    none tests a metric's clock or host by itself."""
+    import re
+    for path in (ROOT / "boardlab").rglob("*.py"):
+        text = path.read_text()
+        assert not re.search(r"timed_by == catalogue\.HOST", text), path
+        if path.name != "clocks.py":
+            assert not re.search(r"\.clock\(\) not in \(None", text), path
+
+
 def test_a_host_bound_baseline_pools_one_hosts_runs_only(tmp_path):
     from boardlab.results import Metric, update_baselines
     runs = [[Metric("qemu-arm", "armmp", "boot_time", "login", v, "s", clock="host", host=h)]

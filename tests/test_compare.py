@@ -35,6 +35,25 @@ def test_two_boards_are_not_compared(tmp_path, capsys):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()   # nothing booted or written
 
 
+def test_compare_refuses_guest_realtime_against_guest_deterministic(tmp_path):
+    """lmbench on the realtime clock and on icount are other units: not judged; a size
+    is a size on any clock."""
+    from boardlab.results import RunResults
+    runs = []
+    for qemu_clock, pipe in (("realtime", 310.0), ("deterministic", 229.9)):
+        res = RunResults(tmp_path / qemu_clock, baselines_root=tmp_path / "none")
+        res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", pipe, samples=[pipe] * 3,
+                   qemu_clock=qemu_clock)
+        res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, qemu_clock=qemu_clock)
+        runs.append(str(tmp_path / qemu_clock))
+    _, rows, files = compare.compare("lab/qemu-arm.yaml", runs, out_dir=tmp_path / "out")
+    by_key = {r.spec.key: r for r in rows}
+    assert by_key["lmbench.lat_pipe_us"].cmp is None
+    assert "other clock, not judged (guest-realtime / guest-deterministic" in by_key["lmbench.lat_pipe_us"].note
+    assert by_key["memory.mem_eat_kb"].cmp.outcome == vd.SAME
+    assert "other clock, not judged" in files["markdown"].read_text()
+
+
 def test_compare_takes_two_sides_and_known_families(capsys):
     assert cli.main(["compare", "--kernel", "baseline:tqm860l:2.4.25"]) == 2
     assert "two sides" in capsys.readouterr().err

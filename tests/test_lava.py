@@ -362,7 +362,7 @@ def judged_where_it_can_be(board, entries, res):
     every other one passes, on the board and in the pulled results alike."""
     from boardlab import catalogue
     from boardlab import verdict as vd
-    bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board)
+    bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board, m.key)
              and m.verdict == bl.OTHER_HOST}
     bound |= {m.name for m in res.metrics if not catalogue.spec(m.key).exact}
     for c in lava.test_cases(entries):

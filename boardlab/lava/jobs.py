@@ -33,8 +33,8 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
     """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet): for
     each exact metric (boardlab.catalogue) its median and floor; a noisy metric has no
     limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
-    unknown until samples decide). A host-bound metric (clocks.host_bound) is in it only when its baseline was measured
-    on measured_on, the host the job will run on; LAVA then reports it as skip."""
+    unknown until samples decide). A metric is in it only when clocks.judgeable lets its baseline judge a
+    figure measured on measured_on (a host-bound one: measured there), the host the job will run on; LAVA then reports it as skip."""
     suite = RESULT_SUITE[suite]
     prefix = suite + "."
     out = []
@@ -42,8 +42,7 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
         if not k.startswith(prefix):
             continue
         clock = clocks.metric_clock(suite, k[len(prefix):], b.unit, board)
-        if b.clock() not in (None, clock) or (clocks.host_bound(clock, board) and (
-                measured_on is None or b.host_id() != measured_on)):
+        if not clocks.judgeable(k, board, b.clock(), b.host_id(), clock, measured_on).ok:
             continue
         limit = b.limit(HARNESS)   # None: a noisy metric, which one figure cannot decide
         if limit is not None:
