@@ -223,8 +223,8 @@ class BoardStrategy(BootFailures, Strategy):
         self.last_boot.qemu_clock = clocks.switch_clock(self.board)
         uboot_s = self.timeout("uboot_s")
         self.uboot.login_timeout = int(uboot_s)   # the facts', or this strategy's override
-        error = None
-        for attempt in range(3):
+        error = no_countdown = self._stop_autoboot(uboot_s)
+        for attempt in range(3 if no_countdown is None else 0):
             try:
                 self.target.activate(self.uboot)
                 break
@@ -241,6 +241,11 @@ class BoardStrategy(BootFailures, Strategy):
             if not got:
                 reason = (f"no U-Boot prompt: nothing at all came from the console within "
                           f"{uboot_s:.0f} s of power-on. Suspects: {bootlog.wiring(self.power, self.console, self.board)}")
+            elif no_countdown is not None:
+                reason = (f"no autoboot countdown {self.board.uboot.autoboot!r} within "
+                          f"{uboot_s:.0f} s of power-on, although the board printed "
+                          f"{len(got)} lines (last {got[-1]!r}): wrong uboot.autoboot in "
+                          f"{self.board.path}, or the board's bootdelay is 0")
             else:
                 reason = (f"no U-Boot prompt {self.board.uboot.prompt!r} within "
                           f"{uboot_s:.0f} s of power-on, although the board "
@@ -249,6 +254,23 @@ class BoardStrategy(BootFailures, Strategy):
             self._fail(reason, None)
         self._stamps.mark("uboot prompt", time.monotonic())
         self.last_boot.power_on_to_uboot_s = round(time.monotonic() - t_on, 4)
+
+    def _stop_autoboot(self, uboot_s: float):
+        """Wait for this power cycle's autoboot countdown and stop it, before anything
+        may count as a U-Boot prompt: a prompt left over from the last boot (a bad image
+        ends at U-Boot's prompt; a console server may hand on what it still held) would
+        else be taken for this one's, and the prompt check typed into the countdown.
+        Returns the error when the countdown never came (None: stopped, or the board's
+        facts name no autoboot message)."""
+        autoboot = self.board.uboot.autoboot
+        if not autoboot:
+            return None
+        try:
+            self.console.expect(re.escape(autoboot), timeout=uboot_s)
+        except TIMEOUT as e:
+            return e
+        self.console.write(self.uboot.interrupt.encode("ascii"))
+        return None
 
     def _uboot_cmd(self, cmd, timeout=10.0):
         """Send one U-Boot command and wait for the prompt; returns the output."""

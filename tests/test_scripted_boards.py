@@ -152,3 +152,37 @@ def test_a_wrong_shell_prompt_says_what_came_instead(tmp_path):
         msg = str(failed.value)
         assert "expected the prompt 'tqm860l:[^ ]*# '" in msg and "printed '# '" in msg, msg
         assert not pidfile.exists()
+
+
+def test_after_a_bad_image_the_next_kernel_boots_cleanly(tmp_path):
+    """Scripted console (a test fixture): U-Boot 1.1 says 'Bad Data CRC' for one image;
+    the same strategy then boots another kernel. Nothing of the failed boot may leak into
+    the next (its autoboot countdown must be stopped as on any power-on)."""
+    from boardlab.strategy import BootError
+    with scripted_board(tmp_path, *TQM_24, fault="bad-crc") as (target, strategy, pidfile, _):
+        strategy.select(kernel="tftp:tqm860l/uImage-corrupt")
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        assert "bad data CRC" in str(failed.value) and failed.value.kernel_fault
+        assert not pidfile.exists()
+        strategy.select(kernel="tftp:tqm860l/uImage-2.4.25")
+        strategy.transition("shell")
+        assert strategy.last_boot.milestones["login"] > 0
+        assert target.get_driver("ShellDriver").run_check("echo ok") == ["ok"]
+        strategy.transition("off")
+
+
+def test_a_prompt_left_from_the_last_boot_is_not_this_boots(tmp_path):
+    """Scripted console (a test fixture): before the banner comes what a console server
+    still held of the last boot, ending in U-Boot's prompt. Nothing may be typed before
+    this power cycle's countdown, and the countdown is stopped."""
+    with scripted_board(tmp_path, *TQM_24, fault="stale-prompt") as (_, strategy, pidfile, _):
+        strategy.transition("shell")
+        lines = strategy.last_boot.lines
+        countdown = next(i for i, ln in enumerate(lines)
+                         if ln.kind == "rx" and "Hit any key to stop autoboot" in ln.text)
+        typed_early = [ln.text for ln in lines[:countdown] if ln.kind == "tx" and ln.text.strip()]
+        assert not typed_early, f"typed before the countdown: {typed_early}"
+        assert not any("Unknown command" in ln.text for ln in lines)
+        assert strategy.last_boot.milestones["login"] > 0
+        strategy.transition("off")

@@ -32,6 +32,10 @@ FAULTS = {
     "tftp-not-found": "every tftpboot: 'File not found', 'Starting again', until Ctrl-C",
     "panic-2.4": "Linux 2.4's panic instead of mounting the root file system",
     "hang-after-uncompress": "nothing after U-Boot's 'Uncompressing Kernel Image ... OK'",
+    "stale-prompt": "at power-on, what a console server still held of the last boot "
+                    "('Bad Data CRC', '=> ') comes before the banner",
+    "bad-crc": "bootm of an image whose file name has 'corrupt' in it: 'Bad Data CRC', "
+               "back to the prompt (any other image boots)",
 }
 PANIC_24 = ("VFS: Cannot open root device \"nfs\" or 02:00",
             "Please append a correct \"root=\" boot option",
@@ -48,6 +52,7 @@ class ScriptedBoard:
         self.scale = scale
         self.buf = b""
         self.t_load = None
+        self.loaded = []          # the files tftpboot loaded, in order
         self.emitted_path = emitted_path
 
     def out(self, text: str):
@@ -79,6 +84,9 @@ class ScriptedBoard:
 
     def run(self):
         s = self.script
+        if self.fault == "stale-prompt":
+            self.out("   Verifying Checksum ... Bad Data CRC\n" + s["prompt"])
+            time.sleep(0.5)
         self.out(s["banner"])
         stopped = False
         for n in range(s.get("bootdelay", 3), -1, -1):
@@ -106,6 +114,7 @@ class ScriptedBoard:
         elif words[0] in ("tftpboot", "tftp"):
             if self.t_load is None:
                 self.t_load = time.monotonic()
+            self.loaded.append(words[2])
             if self.fault == "tftp-not-found":
                 return self.tftp_retry_forever(words[2])
             size = self.script.get("image_size", 723718)
@@ -113,6 +122,8 @@ class ScriptedBoard:
                      f"{self.script['ip']}\nFilename '{words[2]}'.\nLoad address: 0x{words[1]}\n"
                      f"Loading: {'#' * 40}\ndone\nBytes transferred = {size} ({size:x} hex)\n")
         elif words[0] == "bootm":
+            if self.fault == "bad-crc" and self.loaded and "corrupt" in self.loaded[0]:
+                return self.bad_crc()
             self.boot()
         else:
             self.out(f"Unknown command '{words[0]}' - try 'help'\n")
@@ -135,6 +146,13 @@ class ScriptedBoard:
             if b"\x03" in data:
                 self.out("\nAbort\n")
                 return
+
+    def bad_crc(self):
+        """U-Boot 1.1's bootm of a corrupt image: the header, the verdict, the prompt."""
+        size = self.script.get("image_size", 723718)
+        self.out(f"## Booting image at 00200000 ...\n   Image Name:   Linux\n"
+                 f"   Image Type:   PowerPC Linux Kernel Image (gzip compressed)\n"
+                 f"   Data Size:    {size} Bytes\n   Verifying Checksum ... Bad Data CRC\n")
 
     def boot(self):
         t0 = self.t_load or time.monotonic()
