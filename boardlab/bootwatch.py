@@ -4,10 +4,13 @@ A boot is allowed its whole boot_s before the login prompt (an old board's init
 scripts take 50 s), but a board that has gone quiet long after its next milestone was
 due has hung: the kernel baseline says when each milestone comes (the study's 1.9 s for
 2.4.25's `Linux version` on the TQM860L), so the strategy gives up then, not at the
-timeout, and says which milestone was due when."""
+timeout, and says which milestone was due when. A kernel with no baseline of its own
+(a bisect step, a uImage of yours) is held to the slowest of the board's kernels that
+have one: a TQM860L is not given its whole 122 s to print 'Linux version'."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import baselines
 from . import console as con
@@ -23,29 +26,63 @@ class Hang:
     expected_s: float       # when the baseline has it
     silent_s: float         # how long the console had been quiet
     last_line: str          # what it printed last
+    basis: str = ""         # whose baseline said so
 
     def reason(self, kernel: str) -> str:
         label = con.MILESTONE_LABELS.get(self.milestone, self.milestone)
+        basis = self.basis or f"the baseline of kernel {kernel}"
         return (f"hang: the console has been silent for {self.silent_s:.1f} s after "
-                f"{self.last_line!r}; {label!r} was due at {self.expected_s:.2f} s by the "
-                f"baseline of kernel {kernel}")
+                f"{self.last_line!r}; {label!r} was due at {self.expected_s:.2f} s by {basis}")
 
 
-def expected_times(board: str, kernel: str) -> dict:
-    """Milestone -> seconds from the load command, from the kernel's stored baselines
-    (host-arrival boot_time.* figures); empty when the kernel has none."""
+@dataclass(frozen=True)
+class Expected:
+    """When each milestone comes (s from the load command) and by whose baseline."""
+    times: dict = field(default_factory=dict)
+    basis: str = ""
+
+    def __bool__(self):
+        return bool(self.times)
+
+
+_NAMES = [name for name, _ in con.KERNEL_MILESTONES] + ["login", "shell"]
+
+
+def _milestone_times(board: str, kernel: str, root: Path) -> dict:
     try:
-        stored = baselines.load(kernel, board)
+        stored = baselines.load(kernel, board, root)
     except baselines.BaselineError:
         return {}
-    names = [name for name, _ in con.KERNEL_MILESTONES] + ["login", "shell"]
-    return {n: stored[f"boot_time.{n}"].value for n in names if f"boot_time.{n}" in stored}
+    return {n: stored[f"boot_time.{n}"].value for n in _NAMES if f"boot_time.{n}" in stored}
 
 
-def overdue(expected: dict, reached: dict, patterns, now_s: float, last_rx_s: float | None,
+def expected_times(board: str, kernel: str, root: Path = baselines.KERNELS_DIR) -> Expected:
+    """From the kernel's stored baselines (host-arrival boot_time.* figures); for a
+    kernel with none, each milestone at the latest any other kernel of the board has it;
+    empty when the board has no boot baseline at all."""
+    own = _milestone_times(board, kernel, root)
+    if own:
+        return Expected(own, f"the baseline of kernel {kernel}")
+    times, kernels = {}, []
+    for path in sorted(Path(root).glob(f"*/{board}.yaml")):
+        other = _milestone_times(board, path.parent.name, root)
+        if other:
+            kernels.append(path.parent.name)
+        for name, t in other.items():
+            times[name] = max(t, times.get(name, 0.0))
+    if not times:
+        return Expected()
+    return Expected(times, f"the slowest baseline of the board's other kernels "
+                           f"({', '.join(kernels)}; {kernel} has none of its own)")
+
+
+def overdue(expected, reached: dict, patterns, now_s: float, last_rx_s: float | None,
             last_line: str) -> Hang | None:
     """A Hang when the console has been quiet for SILENCE_S and the next milestone not
-    reached is overdue; times in seconds from the load command."""
+    reached is overdue; times in seconds from the load command. expected: an Expected,
+    or a plain milestone -> seconds mapping."""
+    basis = getattr(expected, "basis", "")
+    expected = getattr(expected, "times", expected)
     silent = now_s - (last_rx_s if last_rx_s is not None else 0.0)
     if silent < SILENCE_S:
         return None
@@ -55,6 +92,6 @@ def overdue(expected: dict, reached: dict, patterns, now_s: float, last_rx_s: fl
     for name in pending:
         if name in expected:
             if now_s > DUE_FACTOR * expected[name] + DUE_MARGIN_S:
-                return Hang(name, expected[name], silent, last_line)
+                return Hang(name, expected[name], silent, last_line, basis)
             return None
     return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import socket
 import time
 
 import attr
@@ -35,8 +36,9 @@ from .serialdriver import TimestampingSerialDriver
 __all__ = ["BoardStrategy", "BootError", "Status", "TimestampingSerialDriver"]
 
 
-# what a console whose ser2net restarted or whose lab host went away raises
-CONSOLE_LOST = (EOF, EOFError, OSError, SerialException)
+# what a console whose ser2net restarted or whose lab host went away raises (not any
+# OSError: a full disk or a permission is no reason to suspect ser2net)
+CONSOLE_LOST = (EOF, EOFError, ConnectionError, socket.timeout, SerialException)
 
 
 class Status(enum.Enum):
@@ -157,6 +159,8 @@ class BoardStrategy(BootFailures, Strategy):
             self._fail(f"the console ({bootlog.console_where(self.console)}) failed: "
                        f"{type(e).__name__}: {e}. Is ser2net running there (did it restart, "
                        f"or the lab host go away)?", None)
+        except OSError as e:   # this machine's own: a file, a permission, a full disk
+            self._fail(f"board {self.board.name}: {type(e).__name__}: {e}", None)
         except BaseException:   # Ctrl-C, or any other error: never leave the board on
             self._abandon("interrupted" if status != Status.off else "power-off interrupted")
             raise
@@ -275,7 +279,12 @@ class BoardStrategy(BootFailures, Strategy):
     def _uboot_cmd(self, cmd, timeout=10.0):
         """Send one U-Boot command and wait for the prompt; returns the output."""
         self.console.sendline(cmd)
-        _, before, _, _ = self.console.expect(re.escape(self.board.uboot.prompt), timeout=timeout)
+        try:
+            _, before, _, _ = self.console.expect(re.escape(self.board.uboot.prompt), timeout=timeout)
+        except TIMEOUT:
+            self._stop_uboot_command()
+            self._fail(f"U-Boot command {cmd!r} did not come back to the prompt "
+                       f"{self.board.uboot.prompt!r} within {timeout:.0f} s", None)
         return before.decode("utf-8", "replace")
 
     def stage(self, local) -> str:

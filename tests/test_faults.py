@@ -54,8 +54,20 @@ def test_a_talking_board_or_a_slow_init_is_no_hang():
 
 
 def test_expected_times_come_from_the_kernels_baseline():
-    assert bootwatch.expected_times("tqm860l", "2.4.25") == EXPECTED
-    assert bootwatch.expected_times("tqm860l", "no-such-kernel") == {}
+    assert bootwatch.expected_times("tqm860l", "2.4.25").times == EXPECTED
+    assert not bootwatch.expected_times("no-such-board", "2.4.25")
+
+
+def test_a_kernel_without_a_baseline_is_held_to_the_boards_slowest_kernel():
+    """A new kernel on the TQM860L silent after U-Boot's hand-over: a hang once 'Linux
+    version' is long overdue by the board's other kernels (2.6.11.7's 2.6 s at the
+    latest), not after the whole 122 s boot timeout."""
+    exp = bootwatch.expected_times("tqm860l", "my-6.1-uImage")
+    six = bootwatch.expected_times("tqm860l", "2.6.11.7").times
+    assert exp.times["linux_version"] == max(EXPECTED["linux_version"], six["linux_version"])
+    hang = bootwatch.overdue(exp, {"starting_kernel": 0.9}, PATTERNS, 30.0, 0.9, "Uncompressing")
+    assert hang is not None and hang.milestone == "linux_version"
+    assert "the board's other kernels (2.4.25, 2.6.11.7; my-6.1-uImage has none" in hang.reason("my-6.1-uImage")
 
 
 def test_a_tftp_kernel_that_is_the_boards_own_uimage_is_named_as_its_kernel():

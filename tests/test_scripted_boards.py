@@ -4,6 +4,7 @@ the board's U-Boot of its era and replays a boot log of its kernel with the stud
 timing, scaled down. Everything else is real: the board's generated labgrid env, a
 serial cable pty, ser2net (RFC2217), labgrid's power driver, the shared strategy."""
 import contextlib
+import re
 import subprocess
 import sys
 import time
@@ -186,3 +187,44 @@ def test_a_prompt_left_from_the_last_boot_is_not_this_boots(tmp_path):
         assert not any("Unknown command" in ln.text for ln in lines)
         assert strategy.last_boot.milestones["login"] > 0
         strategy.transition("off")
+
+
+def test_a_silent_kernel_without_a_baseline_is_a_hang_by_the_boards_other_kernels(tmp_path):
+    """Scripted console (a test fixture): a kernel of yours, no baseline of its own, silent
+    after U-Boot's hand-over: given up once the board's slowest known 'Linux version' is
+    long overdue, not after the 120 s boot timeout."""
+    from boardlab.strategy import BootError
+    spec = ("tqm860l", "tftp:tqm860l/uImage-mine", "nfs", 0.25,
+            DATA / "scripted" / "tqm860l-2.4.25.boot.log")
+    with scripted_board(tmp_path, *spec, fault="hang-after-uncompress") as (_, strategy, pidfile, _):
+        t0 = time.monotonic()
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        assert time.monotonic() - t0 < 25
+        assert "by the slowest baseline of the board's other kernels" in str(failed.value)
+        assert failed.value.kernel_fault and not pidfile.exists()
+
+
+def test_a_uboot_command_that_never_returns_is_named(tmp_path):
+    """Scripted console (a test fixture): a setenv that never gives the prompt back is a
+    BootError naming the command, the board off; not a pexpect traceback."""
+    from boardlab.strategy import BootError
+    with scripted_board(tmp_path, *TQM_24, fault="setenv-hangs") as (_, strategy, pidfile, _):
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        assert re.search(r"U-Boot command 'setenv \w+ [^']*' did not come back to the prompt "
+                         r"'=> ' within 10 s", str(failed.value)), str(failed.value)
+        assert not failed.value.kernel_fault and not pidfile.exists()
+
+
+def test_an_error_of_this_machine_is_not_blamed_on_ser2net(tmp_path, monkeypatch):
+    from boardlab.strategy import BootError, BoardStrategy
+
+    def full_disk(self, plan):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(BoardStrategy, "_to_shell", full_disk)
+    with scripted_board(tmp_path, *TQM_24) as (_, strategy, pidfile, _):
+        with pytest.raises(BootError) as failed:
+            strategy.transition("shell")
+        assert "No space left on device" in str(failed.value)
+        assert "ser2net" not in str(failed.value)
