@@ -210,13 +210,15 @@ class BoardStrategy(BootFailures, Strategy):
     @step()
     def _to_uboot(self, plan):
         self._power_off()
+        # this boot's record first: whatever fails from here is logged as this boot's,
+        # never over the last (good) boot's log
+        self.boot_count += 1
+        self.last_boot = BootRecord(self.board.name, plan.kernel, plan.root, ramdisk=plan.ramdisk)
         self.target.activate(self.console)
         if hasattr(self.console, "reconnect"):   # ser2net may have restarted since the last boot
             self.console.reconnect()
         self._flush_console()
         self._stamps.clear()
-        self.boot_count += 1
-        self.last_boot = BootRecord(self.board.name, plan.kernel, plan.root, ramdisk=plan.ramdisk)
         t_on = time.monotonic()
         self._stamps.mark("power on", t_on)
         self.status = Status.unknown   # from here, only a power-off makes it known again

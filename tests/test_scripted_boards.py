@@ -228,3 +228,23 @@ def test_an_error_of_this_machine_is_not_blamed_on_ser2net(tmp_path, monkeypatch
             strategy.transition("shell")
         assert "No space left on device" in str(failed.value)
         assert "ser2net" not in str(failed.value)
+
+
+def test_a_console_that_fails_to_connect_never_rewrites_the_last_boots_log(tmp_path, monkeypatch):
+    """Scripted console (a test fixture): a good boot, then ser2net refuses the next
+    connection. The good boot's log stays 'ok'; the failure has a log of its own."""
+    from boardlab.strategy import BootError
+    from boardlab.serialdriver import TimestampingSerialDriver
+    with scripted_board(tmp_path, *TQM_24) as (_, strategy, pidfile, _):
+        strategy.transition("shell")
+        good = strategy.last_boot.log_path
+        assert "outcome ok" in open(good).readline()
+
+        def refused(self):
+            raise ConnectionRefusedError(111, "Connection refused")
+        monkeypatch.setattr(TimestampingSerialDriver, "reconnect", refused)
+        with pytest.raises(BootError, match="Is ser2net running"):
+            strategy.reboot()
+        assert "outcome ok" in open(good).readline()
+        assert strategy.last_boot.log_path != good
+        assert "FAILED" in open(strategy.last_boot.log_path).readline()
