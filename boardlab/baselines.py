@@ -17,10 +17,11 @@ from pathlib import Path
 import yaml
 
 from .catalogue import METRICS, for_harness
-from .clocks import OTHER_CLOCK, OTHER_HOST  # noqa: F401 - the verdicts of clocks.judgeable
+from . import clocks
 from .errors import BoardlabError
 from .facts import PROJECT_ROOT
 
+OTHER_HOST, OTHER_CLOCK = clocks.OTHER_HOST, clocks.OTHER_CLOCK   # clocks.judgeable's verdicts
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 

@@ -14,6 +14,7 @@ import yaml
 from . import labhost, pdu
 from .lava import devices as lava_devices
 from .facts import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost, lab_host_of, lab_hosts, load_board
+from .labfacts import check_listed, lab_boards
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
@@ -113,7 +114,7 @@ def places_config(lab: LabHost, boards: list) -> str:
 
 
 def lab_host_files(lab: LabHost) -> dict[Path, str]:
-    boards = [load_board(b) for b in lab.boards]
+    boards = lab_boards(lab)
     d = PLACES_DIR / lab.name
     files = {d / "exporter.yaml": exporter_config(lab, boards),
              d / "places.yaml": places_config(lab, boards)}
@@ -133,6 +134,7 @@ def generated_files() -> dict[Path, str]:
     files = {}
     for facts in sorted(BOARDS_DIR.glob("*.yaml")):
         board = load_board(facts)
+        check_listed(board)
         files[LAB_DIR / f"{board.name}.yaml"] = render_env(board)
         files[LAB_DIR / "remote" / f"{board.name}.yaml"] = render_env(board, remote=True)
     for lab in lab_hosts():

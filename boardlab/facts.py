@@ -10,11 +10,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .factchecks import check_board, check_lab_host
 from .typedyaml import FactsError, build, load_yaml, one_of, template
 
 __all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "LabHost", "MkImage", "Network",
            "Nfs", "Power", "PowerSwitch", "PduDaemon", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
-           "board_path", "bootargs", "lab_host_of", "lab_hosts", "load_board", "load_lab_host"]
+           "board_path", "bootargs", "lab_host_of", "lab_hosts", "load_board",
+           "load_lab_host"]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BOARDS_DIR = PROJECT_ROOT / "boards"
@@ -240,6 +242,7 @@ def load_board(name_or_path) -> Board:
     """Load and check a board's facts (by name, e.g. 'qemu-arm', or path)."""
     path = board_path(name_or_path)
     board = dataclasses.replace(build(Board, load_yaml(path), path), path=str(path))
+    check_board(board, path)
     for mode in board.root.bootargs:
         if mode not in ROOT_MODES:
             raise FactsError(f"{path}: field 'root.bootargs.{mode}': unknown root mode "
@@ -264,11 +267,7 @@ def load_lab_host(name_or_path="vlab") -> LabHost:
     p = Path(name_or_path)
     path = p if p.suffix in (".yaml", ".yml") else PLACES_DIR / str(name_or_path) / "lab-host.yaml"
     lab = dataclasses.replace(build(LabHost, load_yaml(path), path), path=str(path))
-    if lab.kind == "virtual":
-        missing = [f for f in VIRTUAL_LAB_FIELDS if getattr(lab, f) is None]
-        if missing:
-            raise FactsError(f"{path}: missing field '{missing[0]}' (a virtual lab host has "
-                             f"{', '.join(VIRTUAL_LAB_FIELDS)})")
+    check_lab_host(lab, path, VIRTUAL_LAB_FIELDS)
     return lab
 
 

@@ -132,5 +132,11 @@ def load_yaml(path: Path):
             return yaml.safe_load(f)
     except FileNotFoundError:
         raise FactsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise FactsError(f"{path}: a directory, not a facts file") from None
+    except UnicodeDecodeError as e:
+        raise FactsError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
+    except OSError as e:
+        raise FactsError(f"{path}: cannot be read: {e.strerror or e}") from None
     except yaml.YAMLError as e:
         raise FactsError(f"{path}: not valid YAML: {e}") from None

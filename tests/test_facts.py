@@ -206,6 +206,7 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     new.update(name="tqm866m", cpu="MPC866", ram_mb=32)
     new["console"]["ser2net_port"] = 5009
     new["power"]["index"] = 8
+    new["network"]["ip"] = "192.168.20.14"
     (tmp_path / "boards/tqm866m.yaml").write_text(yaml.safe_dump(new))
     host = tmp_path / "places/labhost1/lab-host.yaml"
     host.write_text(host.read_text().replace("boards: [tqm860l,", "boards: [tqm866m, tqm860l,"))
@@ -277,3 +278,106 @@ def test_every_error_boardlab_explains_has_one_base():
     assert len(errors) >= 12
     assert all(issubclass(c, BoardlabError) for c in errors), [c for c in errors
                                                                if not issubclass(c, BoardlabError)]
+
+
+@pytest.fixture
+def project_copy(tmp_path, monkeypatch):
+    """boards/, lab/, places/ and jobs/ copied, and `boardlab gen` pointed at the copy."""
+    import shutil
+
+    from boardlab import facts, lava
+    from boardlab.lava import devices
+    for d in ("boards", "lab", "places", "jobs"):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    for mod in (facts, envgen, lava):
+        monkeypatch.setattr(mod, "BOARDS_DIR", tmp_path / "boards", raising=False)
+        monkeypatch.setattr(mod, "PLACES_DIR", tmp_path / "places", raising=False)
+    monkeypatch.setattr(envgen, "LAB_DIR", tmp_path / "lab")
+    monkeypatch.setattr(devices, "BOARDS_DIR", tmp_path / "boards")
+    monkeypatch.setattr(devices, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
+    monkeypatch.setattr(devices, "DEVICES_DIR", tmp_path / "jobs/devices")
+    return tmp_path
+
+
+def _edit(path, change):
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def _snapshot(root):
+    return {p: p.read_bytes() for d in ("lab", "places", "jobs") for p in (root / d).rglob("*")
+            if p.is_file()}
+
+
+def _set(dotted, value):
+    def change(data):
+        *parents, last = dotted.split(".")
+        node = data
+        for p in parents:
+            node = node[p]
+        node[last] = value
+    return change
+
+
+BAD_FACTS = [
+    ("tqm860l", _set("network.ip", "*"), "field 'network.ip' must be one IPv4 address"),
+    ("tqm860l", _set("network.ip", "192.168.20.0/24"), "field 'network.ip' must be one IPv4 address"),
+    ("tqm860l", _set("network.ip", "tqm860l.lab"), "field 'network.ip' must be one IPv4 address"),
+    ("tqm860l", _set("network.server_ip", "labhost1"), "field 'network.server_ip' must be one IPv4"),
+    ("tqm860l", _set("console.ser2net_port", 70000), "field 'console.ser2net_port' must be 1..65535"),
+    ("tqm860l", _set("console.ser2net_port", 0), "field 'console.ser2net_port' must be 1..65535"),
+    ("tqm860l", _set("console.baud", 0), "field 'console.baud' must be a positive rate"),
+    ("tqm860l", _set("console.baud", -9600), "field 'console.baud' must be a positive rate"),
+    ("tqm860l", _set("console.serial_adapter", None), "field 'console.serial_adapter' is needed"),
+    ("tqm860l", _set("nfs.export", "/"), "field 'nfs.export' must be an absolute directory below /"),
+    ("tqm860l", _set("nfs.export", "/srv/nfs/tqm 860l"), "field 'nfs.export' must be an absolute"),
+    ("tqm860l", _set("nfs.export", "/srv/../etc"), "field 'nfs.export' must be an absolute"),
+    ("sandpoint", _set("console.ser2net_port", 5001), "boards tqm860l and sandpoint of lab host labhost1 have the same ser2net port"),
+    ("sandpoint", _set("network.ip", "192.168.20.11"), "have the same IP address"),
+    ("qemu-ppc", _set("power.index", 1), "boards qemu-arm and qemu-ppc of lab host vlab have the same power outlet"),
+    ("sandpoint", _set("lab_host", "vlab"), "does not list sandpoint"),
+]
+
+
+@pytest.mark.parametrize("board, change, message", BAD_FACTS, ids=[m[2][:40] + f"-{i}" for i, m in enumerate(BAD_FACTS)])
+def test_bad_board_facts_do_not_pass_gen(project_copy, capsys, board, change, message):
+    """Each: exit 2, one line naming file and field, no file written."""
+    from boardlab.cli import main
+    path = project_copy / "boards" / f"{board}.yaml"
+    if "ser2net port" in message:
+        tqm = yaml.safe_load((project_copy / "boards/tqm860l.yaml").read_text())
+        change = _set("console.ser2net_port", tqm["console"]["ser2net_port"])
+    _edit(path, change)
+    before = _snapshot(project_copy)
+    assert main(["gen"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert _snapshot(project_copy) == before
+
+
+def test_a_lab_host_and_its_boards_must_agree(project_copy, capsys):
+    from boardlab.cli import main
+    host = project_copy / "places/labhost1/lab-host.yaml"
+    host.write_text(host.read_text().replace("boards: [tqm860l,", "boards: [tqm860l, qemu-arm,"))
+    assert main(["gen"]) == 2
+    assert "lists 'qemu-arm', but" in capsys.readouterr().err and "says lab_host: vlab"
+    host.write_text(host.read_text().replace("qemu-arm,", "tqm999,"))
+    assert main(["gen"]) == 2
+    err = capsys.readouterr().err
+    assert f"{host}: field 'boards' names 'tqm999'" in err, err
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"name: \xff\xfe tqm\n", "not UTF-8 text"),
+    (None, "a directory, not a facts file"),
+])
+def test_an_unreadable_facts_file_is_a_message(tmp_path, content, message):
+    path = tmp_path / "tqm860l.yaml"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(FactsError, match=message):
+        load_board(path)

@@ -43,6 +43,20 @@ def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path
     return found[0].resolve()
 
 
+def _measure_endpoints(b: Bisect, tree: Path):
+    """The good and the bad revision, measured first: bad must be regressed against good."""
+    for rev, role in ((b.good, "good"), (b.bad, "bad")):
+        git(tree, "checkout", "-q", "--detach", rev)
+        step = run_revision(b, rev, role)
+        if step.answer == "stop":
+            raise LabFault(f"{role} revision {rev[:12]}: {step.why}; fix the lab and run again")
+        if role == "good" and not step.samples:
+            raise BisectError(f"the good revision {b.good} could not be measured: {step.why}")
+        if role == "bad" and step.answer != "bad":
+            raise BisectError(f"{b.metric} did not regress between {b.good} and {b.bad}: "
+                              f"{step.verdict or 'not measured'} ({step.why}); nothing to bisect")
+
+
 def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root="",
           repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
@@ -67,16 +81,7 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
         lab, was_up = _virtual_lab(board)
     started = False
     try:
-        for rev, role in ((good, "good"), (bad, "bad")):
-            git(tree, "checkout", "-q", "--detach", rev)
-            step = run_revision(b, rev, role)
-            if step.answer == "stop":
-                raise LabFault(f"{role} revision {rev[:12]}: {step.why}; fix the lab and run again")
-            if role == "good" and not step.samples:
-                raise BisectError(f"the good revision {good} could not be measured: {step.why}")
-            if role == "bad" and step.answer != "bad":
-                raise BisectError(f"{metric} did not regress between {good} and {bad}: "
-                                  f"{step.verdict or 'not measured'} ({step.why}); nothing to bisect")
+        _measure_endpoints(b, tree)
         git(tree, "checkout", "-q", origin)
         git(tree, "bisect", "start", bad, good, "--")
         started = True

@@ -17,7 +17,7 @@ from ..facts import load_board
 from ..kbuild import KernelBuildError, build_tree
 from ..log import progress
 from ..results import RunResults
-from . import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, LabFault, MetricMissing,
+from . import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing,
                Step, git)
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
