@@ -83,6 +83,10 @@ HARNESSES = ("lava",)
 
 
 def baseline_path(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None) -> Path:
+    """kernels/<kernel>/<board>.yaml; a name that would lead out of root is refused."""
+    for what, name in (("kernel", kernel), ("board", board), ("harness", harness or "x")):
+        if not name or name.startswith("/") or ".." in name.split("/") or "\0" in name:
+            raise BaselineError(f"{what} name {name!r}: a baseline's path must stay under {root}")
     return root / kernel / (f"{board}.{harness}.yaml" if harness else f"{board}.yaml")
 
 

@@ -31,11 +31,36 @@ class KernelUnderTest:
     nfs_loader: bool            # boots an NFS root through the loader ramdisk
 
 
-def resolve_kernel(board: Board, spec: str | None = None) -> KernelUnderTest:
-    spec = spec or board.images.default_kernel
+# what U-Boot's command line or the shell would read as more than a file name
+_UNSAFE = re.compile(r"[\s;$`'\"\\]|[\x00-\x1f\x7f]")
+
+
+def check_file_name(what: str, name: str, board: Board, tftp_prefix: str | None = None) -> str:
+    """A name that reaches U-Boot's command line and the TFTP server: not empty, no
+    whitespace, ';', '$', quotes or control characters, no '..'. With tftp_prefix (a
+    tftp:<file> of the selection) it must lie in the board's TFTP directory."""
+    if not name:
+        raise PlanError(f"board {board.name}: the {what} name is empty")
+    if _UNSAFE.search(name):
+        raise PlanError(f"board {board.name}: {what} {name!r}: a name for U-Boot and TFTP may "
+                        f"not hold whitespace, ';', '$', quotes or control characters")
+    if ".." in name.split("/") or name.startswith("/"):
+        raise PlanError(f"board {board.name}: {what} {name!r}: '..' or an absolute path "
+                        f"would leave the board's TFTP directory")
+    if tftp_prefix and not name.startswith(tftp_prefix):
+        raise PlanError(f"board {board.name}: {what} {name!r} is outside the board's TFTP "
+                        f"directory: name it {tftp_prefix}<file> ({board.tftp.dir} on the lab host)")
+    return name
+
+
+def resolve_kernel(board: Board, spec: str | None = None, tftp_prefix: str | None = None) -> KernelUnderTest:
+    spec = board.images.default_kernel if spec is None else spec
+    if not spec.strip():
+        raise PlanError(f"board {board.name}: the kernel name is empty")
     images = board.images
     if spec.startswith(TFTP_PREFIX):
-        file = spec[len(TFTP_PREFIX):]
+        file = check_file_name("kernel", spec[len(TFTP_PREFIX):], board,
+                               board.tftp.prefix if tftp_prefix is None else tftp_prefix)
         # the board's own uImage, already on the server: named (and baselined) as its kernel
         known = [n for n, k in images.kernels.items() if k.uimage == os.path.basename(file)]
         return KernelUnderTest(spec, known[0] if known else file, None, file, False)
@@ -43,7 +68,8 @@ def resolve_kernel(board: Board, spec: str | None = None) -> KernelUnderTest:
         k = images.kernels[spec]
         return KernelUnderTest(spec, spec, Path(images.dir) / k.uimage, None, k.nfs_loader)
     local = Path(spec)
-    if local.exists():   # a uImage of one's own: booted like the board's default kernel
+    if local.is_file():   # a uImage of one's own: booted like the board's default kernel
+        check_file_name("kernel", local.name, board)
         return KernelUnderTest(spec, local.name, local, None,
                                images.kernels[images.default_kernel].nfs_loader)
     raise PlanError(f"kernel {spec!r}: neither a kernel of board {board.name} "
@@ -141,9 +167,9 @@ def _ramdisk(board: Board, spec: str | None, tftp_prefix: str):
     if not rd:
         return None
     if rd.startswith(TFTP_PREFIX):
-        return rd[len(TFTP_PREFIX):], None
+        return check_file_name("ramdisk", rd[len(TFTP_PREFIX):], board, tftp_prefix), None
     path = Path(rd) if os.sep in rd else Path(board.images.dir) / rd
-    return tftp_prefix + path.name, path
+    return tftp_prefix + check_file_name("ramdisk", path.name, board), path
 
 
 def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
@@ -152,7 +178,7 @@ def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
     ramdisk (default: the facts' images.ramdisk), tftp_prefix: how U-Boot names a file
     staged in the board's TFTP directory (default: the facts' tftp.prefix)."""
     prefix = board.tftp.prefix if tftp_prefix is None else tftp_prefix
-    k = resolve_kernel(board, kernel)
+    k = resolve_kernel(board, kernel, prefix)
     root = resolve_root(board, root)
     stage = []
     kfile = k.tftp_name

@@ -1,4 +1,5 @@
 """The boot plan: what a boot stages, sends and waits for, from the facts alone (no board)."""
+import re
 from pathlib import Path
 
 import pytest
@@ -37,10 +38,42 @@ def test_an_nfs_root_with_a_loader_ramdisk(qemu_arm):
 
 
 def test_a_kernel_on_the_tftp_server_is_not_staged(qemu_arm):
-    plan = bootplan.plan_boot(qemu_arm, "tftp:qemu-arm/other.uImage", ramdisk="tftp:rd.img")
+    plan = bootplan.plan_boot(qemu_arm, "tftp:qemu-arm/other.uImage", ramdisk="tftp:qemu-arm/rd.img")
     assert plan.stage == ()
     assert plan.kernel.local is None and plan.kernel.name == "qemu-arm/other.uImage"
-    assert plan.loads[1].file == "rd.img"
+    assert plan.loads[1].file == "qemu-arm/rd.img"
+
+
+@pytest.mark.parametrize("kernel, ramdisk, says", [
+    ("tftp:qemu-arm/my kernel", None, "may not hold whitespace"),
+    ("tftp:qemu-arm/k;reset", None, "may not hold whitespace, ';'"),
+    ("tftp:qemu-arm/${bootcmd}", None, "may not hold whitespace, ';', '$'"),
+    ("tftp:qemu-arm/../tqm860l/uImage-2.4.25", None, "'..' or an absolute path"),
+    ("tftp:/etc/passwd", None, "'..' or an absolute path"),
+    ("tftp:tqm860l/uImage-2.4.25", None, "outside the board's TFTP directory: name it qemu-arm/<file>"),
+    ("tftp:", None, "the kernel name is empty"),
+    ("", None, "the kernel name is empty"),
+    (None, "tftp:qemu-arm/rd;reset", "ramdisk 'qemu-arm/rd;reset'"),
+    (None, "tftp:../rd", "'..' or an absolute path"),
+    (None, "/tmp/my ramdisk.img", "ramdisk 'my ramdisk.img'"),
+])
+def test_names_that_reach_uboot_and_tftp_are_refused_before_power_on(qemu_arm, kernel, ramdisk, says):
+    with pytest.raises(bootplan.PlanError, match=re.escape(says)):
+        bootplan.plan_boot(qemu_arm, kernel, "ramdisk", ramdisk)
+
+
+def test_a_uimage_whose_file_name_uboot_cannot_take_is_refused(qemu_arm, tmp_path):
+    own = tmp_path / "my;uImage"
+    own.write_bytes(b"x")
+    with pytest.raises(bootplan.PlanError, match="my;uImage"):
+        bootplan.plan_boot(qemu_arm, str(own))
+
+
+@pytest.mark.parametrize("kernel", ["../../etc", "/etc", "a/../../b", ""])
+def test_a_baseline_path_stays_under_kernels(kernel):
+    from boardlab import baselines as bl
+    with pytest.raises(bl.BaselineError, match="must stay under"):
+        bl.baseline_path(kernel, "qemu-arm")
 
 
 def test_a_uimage_file_is_staged_under_the_providers_prefix(qemu_arm, tmp_path):
