@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +47,16 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
     header = (f"boardlab boot log: board {rec.board}, kernel {rec.kernel.name}, root {rec.root}, "
               f"outcome {outcome}",
               f"written {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(con.format_log(rec.lines, header=header))
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(con.format_log(rec.lines, header=header))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return str(path)
 
 

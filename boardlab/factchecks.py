@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from urllib.parse import urlsplit
 
 from .typedyaml import FactsError
 
@@ -25,8 +26,29 @@ def check_export_path(path, where: str, value: str):
                          f"without whitespace or '..', got {value!r}")
 
 
+def check_power_host(path, model: str, host: str):
+    """The PDU's address goes into shell commands (LAVA's, pdudaemon's) and generated
+    files: a URL (rest, simplerest) or a host name (gude), nothing a shell would read,
+    and no credentials (those stay in a root-only file on the lab host, e.g. curl's
+    netrc, never in a facts file that is copied everywhere)."""
+    if model in ("rest", "simplerest"):
+        parts = urlsplit(host.replace("{index}", "0").replace("{value}", "0"))
+        ok = parts.scheme in ("http", "https") and parts.hostname and not re.search(r"[\s;$`'\"\\|&<>]", host)
+        if "@" in parts.netloc:
+            raise FactsError(f"{path}: field 'power.host' holds credentials ({parts.netloc}): "
+                             f"keep them in a root-only file on the lab host (curl's netrc), "
+                             f"not in the facts")
+    else:
+        ok = re.fullmatch(r"[A-Za-z0-9.-]+(:\d+)?", host) is not None
+    if not ok:
+        raise FactsError(f"{path}: field 'power.host' must be "
+                         f"{'an http(s) URL' if model in ('rest', 'simplerest') else 'a host name or address'} "
+                         f"without spaces or shell characters, got {host!r}")
+
+
 def check_board(board, path):
     """The fields whose type alone lets a bad value through."""
+    check_power_host(path, board.power.model, board.power.host)
     net = board.network
     for where, value in (("network.ip", net.ip), ("network.server_ip", net.server_ip),
                          ("network.netmask", net.netmask)):

@@ -24,13 +24,15 @@ def switch_commands(board: Board, index: str | int | None = None) -> dict[int, s
     index: the outlet (default the board's; '%s' for pdudaemon's localcmdline)."""
     pw = board.power
     index = pw.index if index is None else index
+    q = shlex.quote   # the facts' host is checked on load; quoted all the same
     if pw.model == "rest":
         url = pw.host.format(index=index)
-        return {v: f"curl -fsS -X PUT -d {v} {url}" for v in (0, 1)}
+        return {v: f"curl -fsS -X PUT -d {v} {q(url)}" for v in (0, 1)}
     if pw.model == "simplerest":
-        return {v: f"curl -fsS {pw.host.format(index=index, value=v)}" for v in (0, 1)}
+        return {v: f"curl -fsS {q(pw.host.format(index=index, value=v))}" for v in (0, 1)}
     if pw.model == "gude":
-        return {v: f"curl -fsS 'http://{pw.host}:80/switch.html?cmd=1&p={index}&s={v}'" for v in (0, 1)}
+        return {v: f"curl -fsS {q(f'http://{pw.host}:80/switch.html?cmd=1&p={index}&s={v}')}"
+                for v in (0, 1)}
     raise FactsError(f"{board.path}: power.model {pw.model!r} has no switch command "
                      f"(known: rest, simplerest, gude; add one in boardlab/pdu.py)")
 

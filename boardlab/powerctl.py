@@ -3,7 +3,9 @@
 labgrid's power drivers wait as long as the switch makes them (its rest model calls
 requests without a timeout: a switch that accepts the connection and never answers
 holds the run forever). The call runs in a worker thread; past the deadline the run
-goes on without it and says which switch did not answer."""
+goes on without it and says which switch did not answer. Calls to one board's power are
+in order: a call that timed out may still arrive at the switch, so the next one waits
+for it (a late 'on' must never land after a later 'off')."""
 from __future__ import annotations
 
 import threading
@@ -11,6 +13,7 @@ import threading
 from .errors import BoardlabError
 
 POWER_TIMEOUT_S = 10.0
+_pending: dict[str, threading.Thread] = {}   # board -> a power call that outlived its deadline
 
 
 class PowerError(BoardlabError):
@@ -33,6 +36,14 @@ def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
     """power.on() or power.off(), at most `timeout` seconds; PowerError otherwise."""
     action = "on" if on else "off"
     outcome = {}
+    late = _pending.get(board.name)
+    if late is not None:
+        late.join(timeout)
+        if late.is_alive():
+            raise PowerError(f"power {action} of {board.name}: not sent, the earlier "
+                             f"'{late.name}' to {switch_name(power, board)} has still not "
+                             f"returned; the board's state is unknown")
+        del _pending[board.name]
 
     def call():
         try:
@@ -44,6 +55,7 @@ def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
+        _pending[board.name] = worker
         raise PowerError(f"power {action} of {board.name}: {switch_name(power, board)} did not "
                          f"answer within {timeout:.0f} s")
     if "error" in outcome:

@@ -337,6 +337,11 @@ BAD_FACTS = [
     ("sandpoint", _set("network.ip", "192.168.20.11"), "have the same IP address"),
     ("qemu-ppc", _set("power.index", 1), "boards qemu-arm and qemu-ppc of lab host vlab have the same power outlet"),
     ("sandpoint", _set("lab_host", "vlab"), "does not list sandpoint"),
+    ("qemu-arm", _set("power.host", "http://admin:secret@127.0.0.1:8101/outlet/{index}/value"),
+     "field 'power.host' holds credentials"),
+    ("qemu-arm", _set("power.host", "http://127.0.0.1:8101/outlet/{index}/value; reboot"),
+     "field 'power.host' must be an http(s) URL"),
+    ("tqm860l", _set("power.host", "pdu1.lab$(reboot)"), "field 'power.host' must be a host name"),
 ]
 
 

@@ -2,9 +2,12 @@
 from the kernel's baseline, a power switch that never answers, one run per board, the
 run directory checked before any boot. The same faults on boards: test_scripted_boards
 (the old U-Boot and 2.4) and test_vlab_faults (the virtual board)."""
+import os
 import re
+import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +110,82 @@ def test_a_power_switch_that_fails_or_hangs_is_named_in_seconds(mode, says):
         powerctl.switch(_Switch(mode), True, board, timeout=1.0)
     assert time.monotonic() - t0 < 2.0
     assert says in str(failed.value) and "qemu-arm" in str(failed.value)
+    if mode == "hang":   # the hung call may still reach the switch: nothing overtakes it
+        with pytest.raises(powerctl.PowerError, match="not sent, the earlier 'power-on-qemu-arm'"):
+            powerctl.switch(_Switch("ok"), False, board, timeout=0.2)
+        powerctl._pending.clear()
     powerctl.switch(_Switch("ok"), False, board, timeout=1.0)
+
+
+def test_a_late_power_on_never_lands_after_a_later_off():
+    """'on' timed out but reaches the switch late; the 'off' that follows waits for it,
+    so the board ends off."""
+    board = load_board("qemu-ppc")
+    order = []
+
+    class Slow:
+        def on(self):
+            time.sleep(0.6)
+            order.append("on")
+
+        def off(self):
+            order.append("off")
+    with pytest.raises(powerctl.PowerError, match="did not answer"):
+        powerctl.switch(Slow(), True, board, timeout=0.1)
+    powerctl.switch(Slow(), False, board, timeout=2.0)
+    assert order == ["on", "off"]
+
+
+def test_the_lock_is_no_write_through_a_symlink(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    (locks / "qemu-arm.lock").symlink_to(victim)
+    with pytest.raises(BoardBusy, match="it is a symbolic link"):
+        BoardLock("qemu-arm", locks).acquire()
+    (locks / "qemu-arm.lock").unlink()
+    os.link(victim, locks / "qemu-arm.lock")           # a hard link: not a plain lock file
+    with pytest.raises(BoardBusy, match="not a plain file"):
+        BoardLock("qemu-arm", locks).acquire()
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_second_user_gets_a_message_not_a_traceback():
+    """Root's run holds the board; user nobody's run is told who has it. Once free,
+    nobody's run takes it through root's lock file."""
+    import subprocess
+    import tempfile
+    from paths import ROOT
+    locks = Path(tempfile.mkdtemp(prefix="boardlab-locks-"))
+    os.chmod(locks, 0o1777)
+    held = BoardLock("qemu-arm", locks)
+    held.acquire()
+    # nobody cannot read this checkout: the two modules the lock needs, copied for it
+    pkg = Path(tempfile.mkdtemp(prefix="boardlab-pkg-"))
+    (pkg / "boardlab").mkdir()
+    (pkg / "boardlab" / "__init__.py").write_text("")
+    for name in ("boardlock.py", "errors.py"):
+        shutil.copy(ROOT / "boardlab" / name, pkg / "boardlab" / name)
+    os.chmod(pkg, 0o755)
+    probe = ("import sys; sys.path.insert(0, %r)\n"
+             "from boardlab.boardlock import BoardLock, BoardBusy\n"
+             "try:\n    BoardLock('qemu-arm', __import__('pathlib').Path(%r)).acquire(); print('took it')\n"
+             "except BoardBusy as e:\n    print(e)\n") % (str(pkg), str(locks))
+
+    def as_nobody():
+        return subprocess.run(["/usr/bin/python3", "-c", probe], capture_output=True, text=True,
+                              user=65534, group=65534, cwd="/", timeout=30)
+    try:
+        busy = as_nobody()
+        assert busy.returncode == 0 and "board qemu-arm is in use by pid" in busy.stdout, busy
+        held.release()
+        free = as_nobody()
+        assert free.returncode == 0 and free.stdout.strip() == "took it", free
+    finally:
+        held.release()
+        shutil.rmtree(locks, ignore_errors=True)
+        shutil.rmtree(pkg, ignore_errors=True)
 
 
 def test_one_run_per_board_and_the_holder_is_named(tmp_path):

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -203,9 +204,15 @@ def nfsroot_tarball(out: Path) -> Path:
     tarball = out / NFSROOT_TARBALL
     tree = out / "nfsroot"
     if not tarball.exists() or tarball.stat().st_mtime < tree.stat().st_mtime:
-        tmp = tarball.with_suffix(".tmp")
-        run(["tar", "-C", str(tree), "--numeric-owner", "-cJf", str(tmp), "."])
-        tmp.replace(tarball)
+        fd, name = tempfile.mkstemp(dir=out, prefix=f".{NFSROOT_TARBALL}.")
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            run(["tar", "-C", str(tree), "--numeric-owner", "-cJf", str(tmp), "."])
+            os.chmod(tmp, 0o644)
+            tmp.replace(tarball)
+        finally:
+            tmp.unlink(missing_ok=True)
         progress(f"  {tarball.name}: {tarball.stat().st_size} bytes")
     return tarball
 
