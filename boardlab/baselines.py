@@ -18,7 +18,7 @@ import yaml
 
 from .catalogue import METRICS, for_harness
 from . import clocks
-from .errors import BoardlabError
+from .errors import InputError
 from .facts import PROJECT_ROOT
 
 OTHER_HOST, OTHER_CLOCK = clocks.OTHER_HOST, clocks.OTHER_CLOCK   # clocks.judgeable's verdicts
@@ -29,7 +29,7 @@ NEW = "new"
 
 
 
-class BaselineError(BoardlabError):
+class BaselineError(InputError):
     """A baseline file that cannot be used: names the file and the field."""
 
 
@@ -145,13 +145,17 @@ def load(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None 
 
 
 def load_stored(spec: str) -> tuple[str, str, dict[str, Baseline]]:
-    """'baseline:<board>:<kernel>' -> (board, kernel, its baselines); FileNotFoundError
+    """'baseline:<board>:<kernel>' -> (board, kernel, its baselines); BaselineError
     naming the file when there are none."""
-    _, board, kernel = spec.split(":", 2)
+    parts = spec.split(":", 2)
+    if len(parts) != 3 or not all(parts[1:]):
+        raise BaselineError(f"{spec!r}: a stored side is baseline:<board>:<kernel> "
+                            f"(e.g. baseline:tqm860l:2.4.25)")
+    _, board, kernel = parts
     base = load(kernel, board)
     if not base:
-        raise FileNotFoundError(f"no baselines for board {board}, kernel {kernel} "
-                                f"({baseline_path(kernel, board)})")
+        raise BaselineError(f"no baselines for board {board}, kernel {kernel} "
+                            f"({baseline_path(kernel, board)})")
     return board, kernel, base
 
 

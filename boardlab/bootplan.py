@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import console as con
-from .errors import BoardlabError
+from .errors import InputError
 from .facts import Board, bootargs
 
 TFTP_PREFIX = "tftp:"       # a kernel or ramdisk already on the TFTP server
 
 
-class PlanError(BoardlabError):
+class PlanError(InputError):
     """The selection cannot be booted on this board (unknown kernel, root mode, ...)."""
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .errors import BoardlabError
+from .errors import InputError
 
 HOST, GUEST, NONE = "host", "guest", "none"   # timed by: boardlab.clocks resolves 'guest'
 
@@ -135,7 +135,7 @@ def for_harness(spec: MetricSpec, harness: str | None) -> MetricSpec:
     return replace(spec, floor_abs=max(spec.floor_abs, wider)) if wider else spec
 
 
-class UnknownMetric(BoardlabError, KeyError):
+class UnknownMetric(InputError, KeyError):
     pass
 
 

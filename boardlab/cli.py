@@ -5,9 +5,7 @@ import argparse
 import os
 import sys
 
-from .baselines import BaselineError
-from .errors import BoardlabError
-from .facts import FactsError
+from .errors import BoardlabError, InputError
 from .lava import cli as lava_cli
 
 
@@ -47,9 +45,9 @@ def cmd_gen(args):
 
 def cmd_boot(args):
     """Boot a board to a shell once and print its milestones (a smoke test by hand)."""
-    from labgrid import Environment
+    from .session import open_env
     from .strategy import BootError
-    env = Environment(args.env)
+    env = open_env(args.env)
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     strategy.select(kernel=args.kernel, root=args.root)
@@ -83,9 +81,9 @@ def cmd_report(args):
             Path(args.run) / "report.html" if Path(args.run).is_dir() else Path("report.html"))
         html_page(args.run, args.run2, out)
         print(f"\nHTML report: {out}")
-    except (FileNotFoundError, ValueError) as e:
+    except ValueError as e:   # the study table of a run with none of the study's boards
         print(f"boardlab report: {e}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 
@@ -98,11 +96,7 @@ def cmd_baselines(args):
         if not args.runs:
             print("boardlab baselines update: name one or more run directories", file=sys.stderr)
             return 2
-        try:
-            docs = [load_run(r) for r in args.runs]
-        except FileNotFoundError as e:
-            print(f"boardlab baselines update: {e}", file=sys.stderr)
-            return 1
+        docs = [load_run(r) for r in args.runs]   # BadRun: exit 2 before anything is written
         harnesses = {d["meta"].get("source") for d in docs}   # lava runs: LAVA's own file
         if len(harnesses) > 1:
             print(f"boardlab baselines update: runs of different harnesses "
@@ -265,15 +259,15 @@ def _bisect_parser(sub):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    verb = f" {args.verb}" if getattr(args, "verb", None) else ""
     try:
         return args.func(args)
+    except InputError as e:   # bad input or usage: said before anything was written or powered
+        print(f"boardlab {args.cmd}{verb}: {e}", file=sys.stderr)
+        return 2
     except getattr(args, "errors", ()) as e:   # a command's own errors: it failed
-        verb = f" {args.verb}" if getattr(args, "verb", None) else ""
         print(f"boardlab {args.cmd}{verb}: {e}", file=sys.stderr)
         return 1
-    except (FactsError, BaselineError) as e:
-        print(f"boardlab: {e}", file=sys.stderr)
-        return 2
     except BoardlabError as e:   # a busy board, an unwritable run directory, a failed boot
         print(f"boardlab {args.cmd}: {e}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import baselines as bl
-from . import catalogue, clocks, measure
+from . import bootplan, catalogue, clocks, measure
 from . import verdict as vd
 from .log import progress
 from .facts import BOARDS_DIR, load_board
@@ -172,6 +172,9 @@ def compare(env_path: str, specs: list[str], *, families=measure.FAMILIES, repea
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
     board_name = _one_board(env_path, sides)
     board = load_board(board_name) if board_name else None
+    for side in sides:   # a mistyped run directory or file: said before the board is taken
+        if side.kernel and board is not None:
+            bootplan.resolve_kernel(board, side.kernel)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):

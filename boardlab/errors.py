@@ -4,3 +4,9 @@ catch every error that names its cause in boardlab's terms with one except claus
 
 class BoardlabError(Exception):
     """An error boardlab explains: its message names the file, field, board or service."""
+
+
+class InputError(BoardlabError):
+    """Bad input or usage: a file, field, name or argument a command cannot take. The
+    command line says it in one line and exits 2, before anything is written or any
+    board is powered."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import baselines as bl
 from . import catalogue, clocks
 from . import verdict as vd
-from .errors import BoardlabError
+from .errors import BoardlabError, InputError
 from .facts import Board, load_board
 
 
@@ -215,11 +215,35 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
     return written
 
 
+class BadRun(InputError):
+    """A run directory or results.json that cannot be read as one."""
+
+
 def load_run(path) -> dict:
+    """A run's results.json (the directory, or the file itself); BadRun naming the file
+    when it is missing, empty, truncated or not a run's results."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
     try:
-        return json.loads(p.read_text())
+        text = p.read_text()
     except FileNotFoundError:
-        raise FileNotFoundError(f"{p}: no results.json (is it a run directory?)") from None
+        raise BadRun(f"{p}: no results.json (is it a run directory?)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadRun(f"{p}: cannot be read: {e}") from None
+    if not text.strip():
+        raise BadRun(f"{p}: empty (the run was cut off before its first metric?)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadRun(f"{p}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg} "
+                     f"(truncated?)") from None
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) \
+            or not isinstance(data.get("metrics"), list):
+        raise BadRun(f"{p}: not a run's results (no 'meta' mapping and 'metrics' list)")
+    for i, m in enumerate(data["metrics"]):
+        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit")
+                   if not isinstance(m, dict) or k not in m]
+        if missing:
+            raise BadRun(f"{p}: field 'metrics[{i}]' lacks {', '.join(missing)}")
+    return data

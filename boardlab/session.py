@@ -6,11 +6,25 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from .errors import InputError
+
+
+def open_env(env_path):
+    """A labgrid environment file; InputError naming it when it is missing or invalid."""
+    from labgrid import Environment
+    from labgrid.exceptions import NoConfigFoundError
+    try:
+        return Environment(str(env_path))
+    except NoConfigFoundError:
+        raise InputError(f"{env_path}: no such labgrid environment file") from None
+    except Exception as e:  # noqa: BLE001 - labgrid's InvalidConfigError, YAML errors
+        raise InputError(f"{env_path}: not a usable labgrid environment: "
+                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
 
 @contextlib.contextmanager
 def board_session(env_path, log_dir: Path, virtual_lab: str | None = None):
     """-> (strategy, shell): shell() is the environment's ShellDriver."""
-    from labgrid import Environment
     lab = was_up = None
     if virtual_lab:
         from .vlab.host import VirtualLab
@@ -18,7 +32,7 @@ def board_session(env_path, log_dir: Path, virtual_lab: str | None = None):
         was_up = lab.is_up()
         if not was_up:
             lab.up()
-    env = Environment(str(env_path))
+    env = open_env(env_path)
     try:
         target = env.get_target("main")
         strategy = target.get_driver("Strategy")

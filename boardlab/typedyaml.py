@@ -12,10 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from .errors import BoardlabError
+from .errors import InputError
 
 
-class FactsError(BoardlabError):
+class FactsError(InputError):
     """A facts file is missing, unreadable or has a bad field."""
 
 

@@ -282,7 +282,8 @@ def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
 
 
 def test_report_of_a_missing_run_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no results.json"):
+    from boardlab.results import BadRun
+    with pytest.raises(BadRun, match="no results.json"):
         report.markdown(str(tmp_path / "nope"))
 
 

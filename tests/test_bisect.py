@@ -159,11 +159,11 @@ def test_a_tree_that_cannot_be_bisected_is_refused_naming_why(small_repo, tmp_pa
 def test_the_command_names_bad_input_before_building(small_repo, tmp_path, capsys):
     args = ["bisect", "--tree", str(small_repo), "--good", "HEAD~2", "--bad", "HEAD",
             "--out", str(tmp_path / "run")]
-    assert boardlab_main(args + ["--metric", "boot_time.nonsense"]) == 1
+    assert boardlab_main(args + ["--metric", "boot_time.nonsense"]) == 2
     assert "not in the catalogue" in capsys.readouterr().err
-    assert boardlab_main(args + ["--metric", "build.real_s"]) == 1
+    assert boardlab_main(args + ["--metric", "build.real_s"]) == 2
     assert "incremental build's time says nothing" in capsys.readouterr().err
-    assert boardlab_main(args + ["--metric", "build.vmlinux_text_bytes", "--config", "/nonexistent"]) == 1
+    assert boardlab_main(args + ["--metric", "build.vmlinux_text_bytes", "--config", "/nonexistent"]) == 2
     assert "/nonexistent not found" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 

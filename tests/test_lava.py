@@ -606,7 +606,7 @@ def test_each_lava_verb_takes_only_its_own_arguments(tmp_path, capsys):
     assert cli.main(["lava", "render", "--board", "qemu-arm", "--out", str(tmp_path / "r"),
                      "--suites", "boot-time", "--testdefs-url", URL]) == 0
     assert (tmp_path / "r/job.yaml").exists() and (tmp_path / "r/device.yaml").exists()
-    assert cli.main(["lava", "render", "--kernel", "4.4", "--testdefs-url", URL]) == 1
+    assert cli.main(["lava", "render", "--kernel", "4.4", "--testdefs-url", URL]) == 2
     assert "boardlab lava render: " in capsys.readouterr().err
     assert cli.main(["lava", "submit", "--dry-run", "--out", str(tmp_path / "s"),
                      "--testdefs-url", URL]) == 0

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import catalogue
-from ..errors import BoardlabError
+from ..errors import BoardlabError, InputError
 from ..results import atomic_write
 from ..vlab.images import CACHE_DIR
 
@@ -42,6 +42,10 @@ STATE = "bisect.json"
 
 class BisectError(BoardlabError):
     pass
+
+
+class BisectInputError(BisectError, InputError):
+    """A tree, revision, metric, config or environment the bisect cannot take (exit 2)."""
 
 
 class MetricMissing(BisectError):
@@ -123,20 +127,20 @@ def check_tree(tree: Path, good: str, bad: str) -> tuple[str, str, str]:
     """The tree can be bisected as it is -> (where it stands, to go back to; good and bad
     as commit ids, resolved once: a name like HEAD~2 moves with every checkout)."""
     if not (tree / ".git").exists():
-        raise BisectError(f"{tree}: not a git work tree (--tree names a kernel source checkout)")
+        raise BisectInputError(f"{tree}: not a git work tree (--tree names a kernel source checkout)")
     if (tree / ".git" / "BISECT_START").exists():
-        raise BisectError(f"{tree}: a bisect is already in progress there "
+        raise BisectInputError(f"{tree}: a bisect is already in progress there "
                           f"(`git -C {tree} bisect reset` ends it)")
     dirty = git(tree, "status", "--porcelain", "--untracked-files=no")
     if dirty:
-        raise BisectError(f"{tree}: uncommitted changes ({dirty.splitlines()[0].strip()} ...): "
+        raise BisectInputError(f"{tree}: uncommitted changes ({dirty.splitlines()[0].strip()} ...): "
                           f"commit or stash them first; a bisect checks out other revisions")
     for rev in (good, bad):
         if subprocess.run(["git", "-C", str(tree), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
                           capture_output=True).returncode != 0:
-            raise BisectError(f"{tree}: no revision {rev!r}")
+            raise BisectInputError(f"{tree}: no revision {rev!r}")
     if subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", good, bad]).returncode:
-        raise BisectError(f"{tree}: the good revision {good} is not an ancestor of the bad one {bad}")
+        raise BisectInputError(f"{tree}: the good revision {good} is not an ancestor of the bad one {bad}")
     origin = git(tree, "symbolic-ref", "-q", "--short", "HEAD", check=False) or git(tree, "rev-parse", "HEAD")
     return origin, git(tree, "rev-parse", f"{good}^{{commit}}"), git(tree, "rev-parse", f"{bad}^{{commit}}")
 

@@ -12,7 +12,7 @@ from ..errors import BoardlabError
 from ..facts import PROJECT_ROOT, load_board, load_lab_host
 from ..log import progress
 from ..results import prepare_run_dir
-from . import Bisect, BisectError, LabFault, check_tree, git
+from . import Bisect, BisectError, BisectInputError, LabFault, check_tree, git
 from .step import run_revision
 
 def _virtual_lab(board_name: str):
@@ -37,7 +37,7 @@ def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path
     preferred = kernels / "virt-nfs" / f"{board}.config"
     found = [preferred] if preferred.exists() else sorted(kernels.glob(f"*/{board}.config"))
     if len(found) != 1:
-        raise BisectError(f"board {board}: {'no' if not found else 'more than one'} kernel config "
+        raise BisectInputError(f"board {board}: {'no' if not found else 'more than one'} kernel config "
                           f"under {kernels} ({', '.join(str(f) for f in found) or f'*/{board}.config'}); "
                           f"name one with --config")
     return found[0].resolve()
@@ -62,15 +62,15 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
     spec = catalogue.spec(metric)   # an unknown metric is an error before anything is built
     if spec.suite == "build" and not spec.exact:
-        raise BisectError(f"{metric}: an incremental build's time says nothing of the revision; "
+        raise BisectInputError(f"{metric}: an incremental build's time says nothing of the revision; "
                           f"bisect a size (build.*_bytes) or a metric measured on the board")
     tree = Path(tree).resolve()
     config = Path(config).resolve() if config else default_config(board)
     if not config.exists():
-        raise BisectError(f"kernel config fragment {config} not found (--config)")
+        raise BisectInputError(f"kernel config fragment {config} not found (--config)")
     env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
     if not env.exists():
-        raise BisectError(f"labgrid environment {env} not found (--env)")
+        raise BisectInputError(f"labgrid environment {env} not found (--env)")
     origin, good, bad = check_tree(tree, good, bad)
     run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
     b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,

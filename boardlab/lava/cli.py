@@ -23,7 +23,9 @@ def _testdefs_url(args, work) -> str:
 
 def _render(board, args, work, measured_on=None):
     """The job of --board/--kernel/--root/--suites. measured_on: the host id of the machine
-    that runs it, when known (lava-run here): only then are host-bound metrics gated."""
+    that runs it, when known (lava-run here): only then are host-bound metrics gated. The
+    request is checked before the test definitions' tarball is written."""
+    lava.check_request(board, args.kernel, args.suites.split(","), args.root)
     return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
                            quick=args.quick, jitter_duration=args.jitter_duration,
                            testdefs_url=_testdefs_url(args, work), image_base=args.image_base,
@@ -50,6 +52,9 @@ def cmd_render(args):
 
 
 def cmd_validate(args):
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        raise lava.LavaInputError(f"{missing[0]}: no such file")
     files = [(("device" if f.endswith("device.yaml") else "job"), Path(f)) for f in args.files]
     errors = lava.validate(files)
     print(f"{len(files) - len(errors)} of {len(files)} valid (LAVA's own schemas)")
@@ -108,7 +113,7 @@ def cmd_results(args):
         out = Path(args.run_dir) if args.run_dir else src
         return _results(src / "job.log", board, kernel, out, f"lava-run:{src.name}")
     if not args.job.isdigit():
-        raise lava.LavaError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
+        raise lava.LavaInputError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
     out = Path(args.run_dir or f"results/lava-job-{args.job}")
     out.mkdir(parents=True, exist_ok=True)
     info = yaml.safe_load(lava.lavacli(args.identity, "jobs", "show", args.job, "--yaml")) or {}
@@ -135,7 +140,7 @@ def _scheduled(args) -> dict:
     else:
         jobs = lava.schedule_jobs(sched, args.when)
     if not jobs:
-        raise lava.LavaError(f"{sched_path}: no job runs {args.when!r}")
+        raise lava.LavaInputError(f"{sched_path}: no job runs {args.when!r}")
     return jobs
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import BoardlabError
+from ..errors import BoardlabError, InputError
 from ..facts import PROJECT_ROOT, Board
 
 JOBS_DIR = PROJECT_ROOT / "jobs"
@@ -46,6 +46,10 @@ RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbenc
 
 class LavaError(BoardlabError):
     """A LAVA job that cannot be rendered, run or read: names the cause."""
+
+
+class LavaInputError(LavaError, InputError):
+    """A LAVA request the board cannot take, or a file that is not there (exit 2)."""
 
 
 def device_type_name(board: Board) -> str:

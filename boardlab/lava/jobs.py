@@ -14,7 +14,7 @@ from .. import baselines as bl
 from .. import clocks
 from ..facts import NFSROOT_TARBALL, Board
 from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE, RETRY_SLACK_S,
-                     SMALL_BOARD_MB, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError,
+                     SMALL_BOARD_MB, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError, LavaInputError,
                      device_type_name)
 
 def normalise_suites(suites) -> list[str]:
@@ -120,6 +120,27 @@ def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdef
     return definitions, test_minutes
 
 
+def check_request(board: Board, kernel: str | None, suites, root: str | None) -> tuple:
+    """(kernel, root, suites) of a job request, with the board's defaults; LavaInputError
+    naming the board's file for what it cannot run. Nothing is written before it."""
+    kernel = kernel or board.images.default_kernel
+    root = root or board.root.default
+    try:
+        suites = normalise_suites(suites)
+    except LavaError as e:
+        raise LavaInputError(str(e)) from None
+    if kernel not in board.images.kernels:
+        raise LavaInputError(f"{board.path}: no kernel {kernel!r} in images.kernels "
+                             f"(has: {', '.join(board.images.kernels)})")
+    if root not in board.root.bootargs:
+        raise LavaInputError(f"{board.path}: no root mode {root!r} in root.bootargs "
+                             f"(has: {', '.join(board.root.bootargs)})")
+    if "memory" in suites and root != "ramdisk":
+        raise LavaInputError("suite memory is measured on the ramdisk root, as in the study "
+                             f"(board {board.name} was asked for root {root})")
+    return kernel, root, suites
+
+
 def render_job(board: Board, kernel: str | None = None, suites=DEFAULT_SUITES, root: str | None = None,
                *, quick: bool = False, jitter_duration: int | None = None,
                testdefs_url: str, image_base: str | None = None,
@@ -128,19 +149,8 @@ def render_job(board: Board, kernel: str | None = None, suites=DEFAULT_SUITES, r
     """A LAVA job definition (as data) for a board, a kernel, a root mode and suites.
     measured_on: the host id (clocks.this_host) of the machine that will run the job, when
     known (lava-run here); only then do host-bound metrics get a limit in the job."""
-    kernel = kernel or board.images.default_kernel
-    root = root or board.root.default
-    suites = normalise_suites(suites)
-    kinfo = board.images.kernels.get(kernel)
-    if kinfo is None:
-        raise LavaError(f"{board.path}: no kernel {kernel!r} in images.kernels "
-                        f"(has: {', '.join(board.images.kernels)})")
-    if root not in board.root.bootargs:
-        raise LavaError(f"{board.path}: no root mode {root!r} in root.bootargs "
-                        f"(has: {', '.join(board.root.bootargs)})")
-    if "memory" in suites and root != "ramdisk":
-        raise LavaError("suite memory is measured on the ramdisk root, as in the study "
-                        f"(board {board.name} was asked for root {root})")
+    kernel, root, suites = check_request(board, kernel, suites, root)
+    kinfo = board.images.kernels[kernel]
     deploy, boot = _deploy(board, kinfo, root, image_base), _boot(board, root)
     definitions, test_minutes = _tests(
         board, kernel, suites, quick=quick, jitter_duration=jitter_duration,

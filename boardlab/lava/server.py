@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from ..facts import PROJECT_ROOT
-from .common import SCHEDULE, LavaError
+from .common import SCHEDULE, LavaError, LavaInputError
 
 def lavacli(identity: str | None, *args, check=True) -> str:
     cmd = ["lavacli"] + (["-i", identity] if identity else []) + list(args)
@@ -25,15 +25,15 @@ def load_schedule(path: Path = SCHEDULE) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as e:
-        raise LavaError(f"{path}: {e}") from None
+        raise LavaInputError(f"{path}: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
-        raise LavaError(f"{path}: needs a 'jobs' mapping of name -> {{board, kernel, suites, when}}")
+        raise LavaInputError(f"{path}: needs a 'jobs' mapping of name -> {{board, kernel, suites, when}}")
     for name, spec in data["jobs"].items():
         for key in ("board", "when"):
             if key not in (spec or {}):
-                raise LavaError(f"{path}: jobs.{name}.{key} is missing")
+                raise LavaInputError(f"{path}: jobs.{name}.{key} is missing")
         if spec["when"] not in data.get("when", {}):
-            raise LavaError(f"{path}: jobs.{name}.when is {spec['when']!r}; defined: "
+            raise LavaInputError(f"{path}: jobs.{name}.when is {spec['when']!r}; defined: "
                             f"{', '.join(data.get('when', {}))}")
     return data
 
