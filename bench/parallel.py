@@ -15,9 +15,21 @@ alone bounds it.)
 
     .venv/bin/python bench/parallel.py [--rounds 3]
 
+TFTP stalls (a board's `tftpboot` ending in "Retry count exceeded" beside the other
+board) are counted in every round; `--stall-rounds N` runs N two-board rounds only (both
+jobs started at once), for each tftpd retransmit setting of `--retransmit` (ms, or
+`client`: tftpd-hpa's default, the board's own timeout option), the settings alternating
+in blocks of `--block` rounds so host drift hits all. Printed per setting: rounds, jobs,
+stalls, other failures, and U-Boot's TFTP timeouts ('T' in its progress line) per
+transfer: the near misses a stall is made of.
+
+    .venv/bin/python bench/parallel.py --stall-rounds 20 --retransmit client,100
+
 Brings the virtual lab up if it is not (and down again at the end)."""
 import argparse
+import dataclasses
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -44,15 +56,45 @@ def job(board, run_dir):
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def finish(board, proc):
-    """Wait for a job. A failed verdict is printed, not fatal: the job ran its course and
-    its time counts (a job that could not boot stops the bench)."""
+STALL = re.compile(r"Retry count exceeded|no answer from the TFTP server")
+STALLS = []   # (board, the job's last words) of every stalled job
+
+
+def finish(board, proc, stop_on_failure=True) -> str:
+    """Wait for a job: 'ok', 'stall' (a TFTP transfer gave up) or 'failed'. A failed
+    verdict is printed, not fatal: the job ran its course and its time counts. A stall is
+    counted; any other failure stops the bench unless stop_on_failure is off."""
     out, _ = proc.communicate(timeout=1200)
     if proc.returncode == 1 and "regressed against the baseline" in out:
         print(f"  ({board}: a verdict failed: "
               + next(ln.strip() for ln in out.splitlines() if " regressed; " in ln) + ")", flush=True)
+    elif proc.returncode != 0 and STALL.search(out):
+        STALLS.append((board, next(ln.strip() for ln in out.splitlines() if STALL.search(ln))))
+        print(f"  ({board}: TFTP stall: {STALLS[-1][1][:160]})", flush=True)
+        return "stall"
     elif proc.returncode != 0:
-        raise SystemExit(f"{board}: the job failed ({proc.returncode}):\n{out[-3000:]}")
+        if stop_on_failure:
+            raise SystemExit(f"{board}: the job failed ({proc.returncode}):\n{out[-3000:]}")
+        print(f"  ({board}: the job failed ({proc.returncode}): {out.strip().splitlines()[-1][:160]})")
+        return "failed"
+    return "ok"
+
+
+def tftp_timeouts(run_dir: Path) -> tuple[int, int]:
+    """(transfers, U-Boot TFTP timeouts) in a job's console logs: each 'T' in the
+    progress lines U-Boot prints between 'Loading:' and the transfer's end."""
+    transfers = timeouts = 0
+    for log in Path(run_dir).rglob("console/*.log"):
+        loading = False
+        for line in log.read_text(errors="replace").splitlines():
+            text = line.split("| ", 1)[1] if "| " in line else ""
+            if text.startswith("Loading:"):
+                transfers, loading = transfers + 1, True
+            elif loading and not re.fullmatch(r"[\s#T]*", text):
+                loading = False
+            if loading:
+                timeouts += len(re.findall(r"(?<![A-Za-z])T(?![A-Za-z])", text))
+    return transfers, timeouts
 
 
 def alone(work) -> dict:
@@ -91,10 +133,70 @@ def beside(work) -> tuple[dict, float]:
     return {b: statistics.mean(ts) for b, ts in done.items()}, max(first_done.values())
 
 
+def set_retransmit(vlab, setting: str):
+    """Restart the lab's tftpd with a retransmit setting: 'client' (tftpd-hpa's default:
+    the board's timeout option) or milliseconds."""
+    ms = None if setting == "client" else int(setting)
+    vlab.lab = dataclasses.replace(vlab.lab, tftp_retransmit_ms=ms)
+    vlab.stop_service("tftpd")
+    vlab.start_service("tftpd")
+
+
+def stall_rounds(vlab, work: Path, rounds: int, settings: list[str], block: int) -> dict:
+    """Two-board rounds (both jobs started at once), the tftpd settings alternating in
+    blocks: {setting: counts}."""
+    counts = {s: {"rounds": 0, "jobs": 0, "stall": 0, "failed": 0, "transfers": 0, "T": 0}
+              for s in settings}
+    # settings alternate in blocks: client x5, 100 x5, client x5, ... until each has its rounds
+    schedule = [s for k in range(0, rounds, block) for s in settings
+                for _ in range(min(block, rounds - k))]
+    current = None
+    for i, setting in enumerate(schedule):
+        if setting != current:
+            set_retransmit(vlab, setting)
+            current = setting
+        c = counts[setting]
+        c["rounds"] += 1
+        t0 = time.monotonic()
+        procs = {b: job(b, work / f"{i:03d}-{setting}-{b}") for b in BOARDS}
+        outcome = {b: finish(b, p, stop_on_failure=False) for b, p in procs.items()}
+        for b in BOARDS:
+            n, t = tftp_timeouts(work / f"{i:03d}-{setting}-{b}")
+            c["jobs"] += 1
+            c[outcome[b]] = c.get(outcome[b], 0) + 1
+            c["transfers"] += n
+            c["T"] += t
+        print(f"round {i + 1} (retransmit {setting}): "
+              + ", ".join(f"{b} {outcome[b]}" for b in BOARDS)
+              + f"; {time.monotonic() - t0:.0f} s; so far {c['stall']} stalls, {c['T']} timeouts "
+                f"in {c['transfers']} transfers", flush=True)
+    return counts
+
+
+def print_stalls(counts: dict, host: dict):
+    print(f"\nhost {host['id']} ({os.cpu_count()} cores); TFTP timeouts are U-Boot's, counted on "
+          f"the board's clock (guest-deterministic); a round: both boards' jobs at once "
+          f"({' '.join(SUITES + JOB_OPTIONS)})")
+    print(f"{'tftpd retransmit':<18}{'rounds':>7}{'jobs':>6}{'stalls':>8}{'failed':>8}"
+          f"{'transfers':>11}{'timeouts':>10}{'per transfer':>14}")
+    for s, c in counts.items():
+        per = c["T"] / c["transfers"] if c["transfers"] else 0.0
+        label = "client (5 s)" if s == "client" else f"{s} ms"
+        print(f"{label:<18}{c['rounds']:>7}{c['jobs']:>6}{c['stall']:>8}{c['failed']:>8}"
+              f"{c['transfers']:>11}{c['T']:>10}{per:>14.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--stall-rounds", type=int, default=0,
+                    help="two-board rounds per tftpd setting, counting TFTP stalls only")
+    ap.add_argument("--retransmit", default="client,100",
+                    help="tftpd settings for --stall-rounds: 'client' and/or ms (default client,100)")
+    ap.add_argument("--block", type=int, default=5, help="rounds of one setting in a row")
     args = ap.parse_args()
+    if args.stall_rounds:
+        return main_stalls(args)
     host = clocks.this_host()
     vlab = VirtualLab("vlab")
     was_up = vlab.is_up()
@@ -132,6 +234,24 @@ def main():
           f"({seq / span:.2f} x; capped at {seq / max(statistics.median(r[0][x] for r in rounds) for x in BOARDS):.2f} x by the longer job)")
     print(f"throughput, two boards / one (median of rounds): "
           f"{statistics.median(r[3] for r in rounds):.2f} x (goal >= 1.6 x)")
+    print(f"TFTP stalls: {len(STALLS)}" + "".join(f"\n  {b}: {why}" for b, why in STALLS))
+
+
+def main_stalls(args):
+    host = clocks.this_host()
+    vlab = VirtualLab("vlab")
+    was_up = vlab.is_up()
+    if not was_up:
+        vlab.up()
+    settings = [s.strip() for s in args.retransmit.split(",")]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            counts = stall_rounds(vlab, Path(tmp), args.stall_rounds, settings, args.block)
+    finally:
+        set_retransmit(vlab, str(VirtualLab("vlab").lab.tftp_retransmit_ms or "client"))
+        if not was_up:
+            vlab.down()
+    print_stalls(counts, host)
 
 
 if __name__ == "__main__":

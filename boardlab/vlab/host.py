@@ -61,6 +61,17 @@ def _remove_stale_rpcbind_socket():
         os.unlink(RPCBIND_SOCK)
 
 
+def tftpd_retransmit_args(lab) -> list[str]:
+    """tftpd-hpa's retransmit in real time, not what the board asks: U-Boot sends its
+    timeout (5 s) as an option, tftpd-hpa takes it as its own retransmit time, and a
+    board on the deterministic clock counts its 10 retries of 5 s in guest time, which
+    runs several times faster than real time. One lost data packet then outlasts U-Boot's
+    whole retry budget before tftpd-hpa sends it again ("Retry count exceeded")."""
+    if not lab.tftp_retransmit_ms:
+        return []
+    return ["--refuse", "timeout", "--retransmit", str(int(lab.tftp_retransmit_ms) * 1000)]
+
+
 class VirtualLab:
     def __init__(self, lab_name="vlab"):
         self.lab = load_lab_host(lab_name)
@@ -158,7 +169,7 @@ class VirtualLab:
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
-                              "--verbose", lab.tftp_root], self.ns,
+                              "--verbose", *tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
                     lambda: self._listening("udp", 69)))
         out.append(("rpcbind", ["rpcbind", "-f"], self.ns,
                     lambda: self._listening("tcp", 111)))
