@@ -215,9 +215,7 @@ class LabHost:
     kind: str = one_of(("virtual", "real"), "virtual")
     exporter_name: str | None = None
     lava_worker: bool = True    # it also exports LAVA's NFS root directory
-    # tftpd-hpa's retransmit (ms) with the client's timeout option refused; None: tftpd's
-    # own, as the client asks (a real board). A virtual board's U-Boot counts its timeout
-    # on the guest clock, which icount runs faster than real time (docs/powerpc.md)
+    # tftpd's retransmit in ms, the client's timeout refused (vlab.host.tftpd_retransmit_args)
     tftp_retransmit_ms: int | None = None
     pdudaemon: PduDaemon | None = None
     # the virtual lab host's LAN and power switch
