@@ -386,3 +386,16 @@ def test_an_unreadable_facts_file_is_a_message(tmp_path, content, message):
         path.write_bytes(content)
     with pytest.raises(FactsError, match=message):
         load_board(path)
+
+
+def test_the_virtual_labs_tftpd_retransmits_in_real_time():
+    """A board on the deterministic clock counts U-Boot's TFTP timeout in guest time (7 x
+    real time here): tftpd must not take the board's 5 s as its retransmit, or one lost
+    data packet costs U-Boot ~5 of its 10 retries (docs/powerpc.md). A real lab host's
+    boards run on real time: tftpd-hpa's own behaviour stays."""
+    from boardlab.vlab.host import VirtualLab, tftpd_retransmit_args
+    vlab = load_lab_host("vlab")
+    assert vlab.tftp_retransmit_ms == 100
+    tftpd = next(cmd for name, cmd, _, _ in VirtualLab("vlab").services() if name == "tftpd")
+    assert tftpd[-5:-1] == ["--refuse", "timeout", "--retransmit", "100000"]
+    assert tftpd_retransmit_args(load_lab_host("labhost1")) == []
