@@ -68,10 +68,11 @@ def _check_baselines(strategy, request):
     """A malformed baseline of the kernel under test is an error before the board is
     booted, not after its measurements."""
     from boardlab import baselines
+    from boardlab.strategy import BootError
     root = Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR)
-    try:
+    try:   # the selection's plan first: a kernel or ramdisk name U-Boot cannot take
         baselines.load(strategy.kernel_under_test.name, strategy.board.name, root)
-    except baselines.BaselineError as e:
+    except (baselines.BaselineError, BootError) as e:
         pytest.exit(f"boardlab: {e} (nothing was booted)", returncode=4)
 
 

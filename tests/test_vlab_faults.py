@@ -102,8 +102,9 @@ def test_a_second_run_on_a_busy_board_is_refused_naming_the_first(qemu):
 
 
 def test_bad_input_is_an_error_before_the_board_is_booted(vlab, tmp_path):
-    """A malformed baseline of the kernel under test and an unwritable run directory:
-    pytest stops before any boot, naming the file; the board stays off."""
+    """A malformed baseline of the kernel under test, an unwritable run directory, a
+    kernel or ramdisk name U-Boot cannot take: pytest stops before any boot, naming the
+    file or name; the board stays off."""
     bad = tmp_path / "kernels" / "armmp"
     bad.mkdir(parents=True)
     (bad / "qemu-arm.yaml").write_text("board: qemu-arm\nmetrics:\n  boot_time.login: {value: fast}\n")
@@ -111,7 +112,9 @@ def test_bad_input_is_an_error_before_the_board_is_booted(vlab, tmp_path):
     for extra, says in (
             (["--baselines-dir", str(tmp_path / "kernels")],
              f"{bad / 'qemu-arm.yaml'}: metrics.boot_time.login.value must be a number"),
-            (["--run-dir", str(tmp_path / "a-file" / "run")], "a-file/run: not writable")):
+            (["--run-dir", str(tmp_path / "a-file" / "run")], "a-file/run: not writable"),
+            (["--kernel", "tftp:qemu-arm/a;reset"], "may not hold whitespace, ';'"),
+            (["--ramdisk", "tftp:../rootfs.uImage"], "'..' or an absolute path")):
         run = tmp_path / "run"
         r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
                             "testsuites/test_boot_time.py", "-q", "-p", "no:cacheprovider",
