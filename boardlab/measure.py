@@ -4,9 +4,8 @@ what `boardlab compare` and the benches take per boot. The same commands as the 
 TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
-from . import parsers, target_load
+from . import parsers, target_load, workloads
 
-QUICK = "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
 FAMILIES = ("boot_time", "memory", "lmbench", "jitter")
 FAMILY_PACKAGE = {"lmbench": "lmbench", "jitter": "rt-tests"}   # what a family runs on the board
 
@@ -46,7 +45,7 @@ def memory(shell, rec) -> dict:
 
 
 def _lm(shell, cmd) -> str:
-    out, _, rc = shell.run(f"{QUICK}{cmd} 2>&1", timeout=900)
+    out, _, rc = shell.run(f"{workloads.lmbench_env()}{cmd} 2>&1", timeout=900)
     if rc != 0:
         raise RuntimeError(f"{cmd} failed ({rc}): {out[-3:]}")
     return "\n".join(out)
@@ -78,8 +77,8 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     """The jitter suite's cyclictest under its load, `seconds` long -> (figures, histogram)."""
     shell.run_check(target_load.install_command())
     out, _, _ = shell.run(target_load.under_load(
-        f"cyclictest -m -p 80 -i 1000 -l {seconds * 1000} -h 20000 --json=/tmp/c.json -q "
-        f">/dev/null 2>&1"), timeout=seconds * 20 + 60)
+        workloads.cyclictest(seconds, "--json=/tmp/c.json -q >/dev/null 2>&1")),
+        timeout=seconds * 20 + 60)
     if out[-1] != "rc=0":
         raise RuntimeError(f"cyclictest failed: {out[-3:]}")
     t = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/c.json")))["thread"]["0"]

@@ -3,22 +3,21 @@ a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; pl
 latency over time and of the histogram (log counts) go to the run directory."""
 import pytest
 
-from boardlab import parsers, plots, target_load
+from boardlab import parsers, plots, target_load, workloads
 
 pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab
 
-INTERVAL_US = 1000
-HIST_US = 20000          # histogram range: a QEMU board's worst case is in milliseconds
+INTERVAL_US = workloads.CYCLICTEST_INTERVAL_US
 SLICES = 200             # points of the latency-over-time figure
 
 
 def cyclictest_run(shell, duration, per_slice):
     """One cyclictest run under load -> (cyclictest's JSON thread 0, the latency series)."""
-    loops = duration * 1_000_000 // INTERVAL_US
+    loops = workloads.cyclictest_loops(duration)
     try:
         out, _, rc = shell.run(target_load.under_load(
-            f"cyclictest -m -p 80 -i {INTERVAL_US} -l {loops} -h {HIST_US} --json=/tmp/cyc.json "
-            f"-v > /tmp/cyc.v 2>/dev/null"), timeout=duration * 3 + 60)
+            workloads.cyclictest(duration, "--json=/tmp/cyc.json -v > /tmp/cyc.v 2>/dev/null")),
+            timeout=duration * 3 + 60)
     finally:   # stopped already, unless the run was interrupted
         shell.run(f". {target_load.ON_BOARD} && load_stop", timeout=30)
     assert out[-1] == "rc=0", f"cyclictest failed: {out}"

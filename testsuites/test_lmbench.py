@@ -1,19 +1,16 @@
 """lmbench, the results the study reports. lmbench writes its results to stderr (the
 console carries both). Quick mode (--quick) shortens lmbench's timing loops
-(ENOUGH=100000 TIMING_O=0 LOOP_O=0: 1-5 s a program instead of 30 s under emulation)."""
+(boardlab.workloads.LMBENCH_QUICK: 1-5 s a program instead of 30 s under emulation)."""
 import pytest
 
-from boardlab import parsers
+from boardlab import parsers, workloads
 
 pytestmark = pytest.mark.workload   # its runs leave sockets, files and slab behind
-
-SMALL_BOARD_MB = 32     # the TQM860L's 16 MB ran out in the study
-
 
 @pytest.fixture
 def lm(shell, quick, require_package):
     require_package("lmbench")
-    env = "ENOUGH=100000 TIMING_O=0 LOOP_O=0 " if quick else ""
+    env = workloads.lmbench_env(quick)
 
     def run(cmd, timeout=600):
         out, _, rc = shell.run(f"{env}{cmd} 2>&1", timeout=timeout)
@@ -25,7 +22,7 @@ def lm(shell, quick, require_package):
 
 @pytest.fixture
 def not_small(board_facts):
-    if board_facts.ram_mb < SMALL_BOARD_MB:
+    if workloads.small_board(board_facts.ram_mb):
         pytest.skip(f"{board_facts.name} has {board_facts.ram_mb} MB RAM: this lmbench "
                     f"test ran out of memory there in the study")
 

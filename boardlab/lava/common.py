@@ -35,7 +35,6 @@ LAVA_SEARCH_WINDOW = 4000
 SPAWN_MAXREAD = 2000
 BOOT_ATTEMPTS = 2       # LAVA's failure_retry on the boot: see render_job
 RETRY_SLACK_S = 10      # per attempt: power cycle, connection, LAVA's pause between tries
-SMALL_BOARD_MB = 32     # lmbench's context switch and bandwidth runs need more (the study)
 # LAVA's own baselines where its figures differ (memory: its overlay is in the ramdisk)
 HARNESS = "lava"
 # results.json suite names (the pytest suites' gate.record(suite, ...))

@@ -11,10 +11,10 @@ from pathlib import Path
 import yaml
 
 from .. import baselines as bl
-from .. import clocks
+from .. import clocks, workloads
 from ..facts import NFSROOT_TARBALL, Board
 from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE, RETRY_SLACK_S,
-                     SMALL_BOARD_MB, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError, LavaInputError,
+                     SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError, LavaInputError,
                      device_type_name)
 
 def normalise_suites(suites) -> list[str]:
@@ -103,8 +103,10 @@ def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdef
            gate_overrides, baselines_root, measured_on) -> tuple[list, int]:
     """The test definitions of the suites, each gated by its baselines, and their minutes."""
     params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
-                                        "SMALL": "true" if board.ram_mb < SMALL_BOARD_MB else "false"},
-              "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60))}}
+                                        "SMALL": "true" if workloads.small_board(board.ram_mb) else "false"},
+              "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60)),
+                         "INTERVAL": str(workloads.CYCLICTEST_INTERVAL_US),
+                         "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}}
     minutes = {"memory": 5, "lmbench": 10 if quick else 40,
                "jitter": 2 + 3 * int(params["jitter"]["DURATION"]) // 60}
     definitions, test_minutes = [], 0

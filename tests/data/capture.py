@@ -8,9 +8,11 @@ from pathlib import Path
 
 from labgrid import Environment
 
+from boardlab import workloads
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "captured"
-QUICK = "ENOUGH=100000 TIMING_O=0 LOOP_O=0"
+QUICK = workloads.lmbench_env().strip()
 
 COMMANDS = {
     "free": "free",

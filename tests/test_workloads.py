@@ -1,0 +1,79 @@
+"""Each measurement defined once (boardlab.workloads): the suites, measure.py and the
+LAVA jobs take it from there; the LAVA test definitions' shell is held to it here, so a
+setting changed on one side fails this test instead of drifting."""
+import re
+import shlex
+
+import yaml
+
+from boardlab import lava, workloads
+from boardlab.facts import load_board
+from paths import ROOT
+
+TESTDEFS = ROOT / "jobs" / "testdefs"
+
+
+def _cyclictest_options(cmd: str) -> dict:
+    words = shlex.split(cmd)
+    opts, i = {}, 1
+    while i < len(words):
+        w = words[i]
+        if w in ("-p", "-i", "-l", "-h"):
+            opts[w] = words[i + 1]
+            i += 2
+            continue
+        if w == "-m":
+            opts[w] = True
+        i += 1
+    return opts
+
+
+def test_lmbench_quick_mode_is_the_same_in_the_suite_and_in_lava():
+    sh = (TESTDEFS / "lmbench" / "lmbench.sh").read_text()
+    m = re.search(r'\[ "\$QUICK" = true \] && export (.+)', sh)
+    assert m, "lmbench.sh sets no quick-mode environment"
+    exported = dict(kv.split("=", 1) for kv in m.group(1).split())
+    assert exported == workloads.LMBENCH_QUICK
+    assert workloads.lmbench_env(True) == "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
+    assert workloads.lmbench_env(False) == ""
+    assert f"under {workloads.SMALL_BOARD_MB} MB" in sh
+
+
+def test_cyclictest_runs_with_the_same_settings_in_the_suite_and_in_lava():
+    """The jitter suite's command and the LAVA job's: priority, interval, loops and
+    histogram alike, for the same duration."""
+    sh = (TESTDEFS / "jitter" / "jitter.sh").read_text()
+    line = next(ln for ln in sh.splitlines() if ln.startswith("cyclictest "))
+    job = lava.render_job(load_board("qemu-arm"), suites=["jitter"], testdefs_url="file:///x.tgz",
+                          jitter_duration=7)
+    params = next(a["test"]["definitions"][0]["parameters"] for a in job["actions"] if "test" in a)
+    env = {"INTERVAL": params["INTERVAL"], "HISTOGRAM": params["HISTOGRAM"],
+           "loops": str(int(params["DURATION"]) * 1_000_000 // int(params["INTERVAL"]))}
+    lava_cmd = re.sub(r'"\$(\w+)"', lambda m: env[m.group(1)], line)
+    suite_cmd = workloads.cyclictest(7, "--json=/tmp/cyc.json")
+    assert _cyclictest_options(lava_cmd) == _cyclictest_options(suite_cmd) == {
+        "-m": True, "-p": "80", "-i": "1000", "-l": "7000", "-h": "20000"}
+    defaults = yaml.safe_load((TESTDEFS / "jitter" / "jitter.yaml").read_text())["params"]
+    assert (defaults["INTERVAL"], defaults["HISTOGRAM"]) == (
+        str(workloads.CYCLICTEST_INTERVAL_US), str(workloads.CYCLICTEST_HISTOGRAM_US))
+
+
+def test_a_small_board_skips_the_same_runs_everywhere():
+    tqm = load_board("tqm860l")
+    assert workloads.small_board(tqm.ram_mb) and not workloads.small_board(load_board("qemu-arm").ram_mb)
+    job = lava.render_job(tqm, "2.4.25", suites=["lmbench"], testdefs_url="file:///x.tgz")
+    params = next(a["test"]["definitions"][0]["parameters"] for a in job["actions"] if "test" in a)
+    assert params["SMALL"] == "true"
+
+
+def test_no_copy_of_a_workload_setting_is_left():
+    """The settings live in boardlab/workloads.py; a second literal copy in Python is
+    drift waiting to happen."""
+    for path in [*(ROOT / "boardlab").rglob("*.py"), *(ROOT / "testsuites").rglob("*.py"),
+                 ROOT / "tests" / "data" / "capture.py"]:
+        if path.name == "workloads.py":
+            continue
+        text = path.read_text()
+        assert "ENOUGH=100000" not in text, path
+        assert not re.search(r"cyclictest -m", text), path
+        assert not re.search(r"SMALL_BOARD_MB\s*=", text), path
