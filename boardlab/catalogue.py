@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .console import MILESTONE_LABELS
 from .errors import InputError
 
 HOST, GUEST, NONE = "host", "guest", "none"   # timed by: boardlab.clocks resolves 'guest'
@@ -53,8 +54,7 @@ class MetricSpec:
 
 
 def _boot():
-    labels = {"linux_version": "Linux version", "freeing_init": "Freeing unused kernel memory",
-              "login": "login prompt", "shell": "shell prompt"}
+    labels = {n: MILESTONE_LABELS[n] for n in ("linux_version", "freeing_init", "login", "shell")}
     out = [MetricSpec(f"boot_time.{n}", "s", "lower", HOST, 0.01, exact=False,
                       what=f"{label}, s from the load command (host arrival)")
            for n, label in labels.items()]

@@ -4,9 +4,9 @@ what `boardlab compare` and the benches take per boot. The same commands as the 
 TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
-from . import parsers, target_load, workloads
+from . import catalogue, parsers, target_load, workloads
 
-FAMILIES = ("boot_time", "memory", "lmbench", "jitter")
+FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
 FAMILY_PACKAGE = {"lmbench": "lmbench", "jitter": "rt-tests"}   # what a family runs on the board
 
 
