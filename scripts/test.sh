@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests: set up the host (idempotent), then run them all. The end-to-end
 # tests bring the virtual lab up and down themselves. Extra arguments go to pytest
-# (e.g. -m "not vlab" for the unit tests alone).
+# (e.g. -m "not vlab and not slow" for the unit tests alone: no daemon, no kernel build).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/scripts/setup-host.sh"

@@ -525,6 +525,7 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
 SCRIPTED = [("tqm860l", "2.4.25", 0.25, 5310), ("sandpoint", "2.6.11.7", 0.1, 5311)]
 
 
+@pytest.mark.vlab   # ser2net, a scripted console and lava-run of its own
 @pytest.mark.parametrize("name, kernel, scale, port", SCRIPTED, ids=[c[0] for c in SCRIPTED])
 def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kernel, scale, port,
                                                                       tmp_path):

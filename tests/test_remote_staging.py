@@ -119,6 +119,7 @@ def test_an_unreachable_lab_host_names_host_directory_and_what_is_needed(tmp_pat
         staging.stage_over_ssh(LAB_HOST, src, "/srv/tftp/x")
 
 
+@pytest.mark.vlab   # an sshd of its own
 def test_ssh_staging_copies_once(ssh_lab_host, tmp_path):
     src = tmp_path / f"uImage-{uuid.uuid4().hex[:8]}"
     src.write_bytes(os.urandom(4096))

@@ -17,6 +17,8 @@ from boardlab.facts import load_board
 from boardlab.vlab.cable import serial_line
 from paths import DATA, ROOT
 
+pytestmark = pytest.mark.vlab   # ser2net and a scripted console of its own: daemons
+
 # time scale per board: short enough for CI
 CASES = [("tqm860l", "2.4.25", "tftp:tqm860l/uImage-2.4.25", "nfs", 0.25),   # login 12.4 s
          ("sandpoint", "2.6.11.7", "tftp:sandpoint/uImage-2.6.11.7", "nfs", 0.1),
