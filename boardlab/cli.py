@@ -171,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
     v.set_defaults(func=cmd_vlab)
-    g = sub.add_parser("gen", help="regenerate lab/*.yaml from boards/*.yaml")
+    g = sub.add_parser("gen", help="write every generated file from boards/*.yaml and places/*/lab-host.yaml",
+                       description="From the board and lab-host facts: the labgrid environments "
+                                   "(lab/, lab/remote/), each lab host's exporter, places, ser2net, "
+                                   "tftpd-hpa, NFS exports and pdudaemon configs (places/<host>/), and "
+                                   "LAVA's device types and dictionaries (jobs/). The facts are checked "
+                                   "first: a bad one is one line and exit 2, nothing written.")
     g.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
     g.set_defaults(func=cmd_gen)
     b = sub.add_parser("boot", help="boot a board to a shell once and print its milestones")

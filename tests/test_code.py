@@ -90,3 +90,17 @@ def test_every_pinned_dependency_is_locked_with_hashes():
         entry = re.search(rf"^{re.escape(name.lower())}=={re.escape(version)} \\\n\s+--hash=sha256:",
                           lock.replace("_", "-").lower(), re.M)
         assert entry, f"{name}=={version} is not in requirements.lock: run scripts/lock-deps.sh"
+
+
+def test_the_readme_names_every_module():
+    """README's layout is where a newcomer looks for a module: it names each one."""
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("In `boardlab/`"):readme.index("## Benchmarks")]
+    missing = []
+    for p in (ROOT / "boardlab").rglob("*.py"):
+        if p.name == "__init__.py":
+            continue
+        name = p.name if p.parent.name == "boardlab" else p.stem
+        if f"`{name}`" not in layout and f"`{p.stem}`" not in layout:
+            missing.append(_rel(p))
+    assert not missing, f"README's layout does not name: {missing}"

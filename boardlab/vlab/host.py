@@ -2,9 +2,10 @@
 
 up: builds the boards' images (cached), makes the lab LAN (a network namespace with a
 bridge and a tap per board), and starts, each only if not already running:
-a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa and the NFS server
-(rpcbind + nfs-ganesha: user space, as this kernel has no nfsd) inside the
-LAN on their standard ports, and the power switch (127.0.0.1, HTTP).
+a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa (retransmitting in
+real time: tftpd_retransmit_args) and the NFS server (rpcbind + nfs-ganesha: user space,
+as this kernel has no nfsd) inside the LAN on their standard ports, and the power switch
+(127.0.0.1, HTTP; it starts QEMU on the board's clock).
 down: powers the boards off and stops exactly what up started, by PID, then removes
 the LAN. status: each service and each board's power."""
 from __future__ import annotations

@@ -1,9 +1,11 @@
 # Reports one metric to LAVA with its verdict against the stored baseline.
 # GATE (a test definition parameter, rendered by `boardlab lava render` from
 # kernels/<kernel>/<board>.yaml) holds "NAME:DIRECTION:LIMIT" entries separated by
-# spaces; LIMIT already includes the tolerance and the baseline's own noise.
+# spaces, one per exact metric (boardlab.catalogue): LIMIT is the baseline's median plus
+# its floor. A noisy metric has no limit one figure could check (skip here; `boardlab
+# lava results` judges it from its samples), nor has a host-bound one measured elsewhere.
 #   report NAME VALUE UNITS   ->  lava-test-case NAME --result pass|fail|skip ...
-# skip: no baseline for NAME yet. fail without a measurement: VALUE could not be parsed.
+# skip: no limit for NAME. fail without a measurement: VALUE could not be parsed.
 verdict() {  # NAME VALUE
     echo "$GATE" | tr ' ' '\n' | awk -F: -v n="$1" -v v="$2" '
         $1 == n { found = 1
