@@ -2,10 +2,11 @@
 testsuites/`): which kernel and root to boot, where the run's results and console
 logs go, and the board at shell state (booted once per kernel, then reused)."""
 import os
-import statistics
 from pathlib import Path
 
 import pytest
+
+from boardlab.gate import Gate
 
 
 def pytest_addoption(parser):
@@ -153,61 +154,26 @@ def results(run_dir, request):
             print(f"\nbaselines written: {path}")
 
 
-class Gate:
-    """Records a test's metrics (boardlab.catalogue names) with their samples against the
-    baselines of (board, kernel); check() fails the test naming every metric that
-    regressed, with both sides and why. sample() takes more samples while a noisy metric's
-    verdict is unknown, up to --max-repeats."""
-
-    def __init__(self, results, strategy, nodeid, repeats=1, max_repeats=5):
-        self.results, self.strategy, self.nodeid = results, strategy, nodeid
-        self.repeats, self.max_repeats = repeats, max_repeats
-        self.recorded = {}
-
-    def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None):
-        boot = self.strategy.last_boot
-        m = self.results.record(self.strategy.board.name, kernel or self.strategy.kernel_under_test.name,
-                                suite, name, value, unit, direction, samples, test=self.nodeid,
-                                qemu_clock=boot.qemu_clock if boot else None)
-        self.recorded[(m.kernel, m.key)] = m
-        return m
-
-    def sample(self, suite, measure, at_least=1):
-        """Record the figures measure() returns ({name: value}) from at_least(, --repeats)
-        calls, then more while one of them is 'unknown', up to --max-repeats calls."""
-        from boardlab import verdict
-        samples = {}
-        want = max(at_least, self.repeats)
-        while True:
-            for name, value in measure().items():
-                samples.setdefault(name, []).append(float(value))
-            n = max(len(v) for v in samples.values())
-            if n < want:
-                continue
-            ms = [self.record(suite, name, statistics.median(v), samples=v)
-                  for name, v in samples.items()]
-            if n >= self.max_repeats or all(m.verdict != verdict.UNKNOWN for m in ms):
-                return ms
+class SuiteGate(Gate):
+    """boardlab.gate.Gate for a test: check() fails the test on a regression."""
 
     def check(self):
-        from boardlab import verdict
-        failed = [m for m in self.recorded.values() if m.verdict == verdict.REGRESSED]
-        if failed:
-            pytest.fail("regressed against the baseline:\n" + "\n".join("  " + m.describe() for m in failed),
-                        pytrace=False)
+        why = self.regressed()
+        if why:
+            pytest.fail(why, pytrace=False)
 
 
 @pytest.fixture
 def gate(results, board, request):
-    return Gate(results, board, request.node.nodeid, request.config.getoption("--repeats"),
-                request.config.getoption("--max-repeats"))
+    return SuiteGate(results, board, request.node.nodeid, request.config.getoption("--repeats"),
+                      request.config.getoption("--max-repeats"))
 
 
 @pytest.fixture
 def offline_gate(results, unpowered_strategy, request):
     """A gate for figures measured without the board (the kernel build): the board's
     console and power switch are never touched, so it runs on any host."""
-    return Gate(results, unpowered_strategy, request.node.nodeid)
+    return SuiteGate(results, unpowered_strategy, request.node.nodeid)
 
 
 @pytest.fixture(scope="session")

@@ -95,7 +95,9 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
     with board_session(env_path, log_dir) as (strategy, shell):
         board = strategy.board
         rounds = 0
-        while True:
+
+        def one_round():   # each booting side once, in turn: host drift hits both
+            nonlocal rounds
             rounds += 1
             for side in booting:
                 t0 = time.monotonic()
@@ -111,13 +113,15 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                                                            board, side.clock)
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s")
-            if rounds < repeats:
-                continue
+
+        def decided():
             open_keys = unknown(judge(sides[0], sides[1], this_host, board))
-            if not open_keys or rounds >= max_repeats:
-                return rounds
-            progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}"
-                     f"{' ...' if len(open_keys) > 5 else ''}: another round")
+            if open_keys and rounds < max_repeats:
+                progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}"
+                         f"{' ...' if len(open_keys) > 5 else ''}: another round")
+            return not open_keys
+
+        return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
 
 
 def markdown(a: Side, b: Side, rows) -> str:

@@ -151,6 +151,15 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
                       (len(a), len(b)))
 
 
-def repeats_wanted(cmp: Comparison, have: int, cap: int) -> int:
-    """How many samples a side to try next after 'unknown' (double, up to the cap)."""
-    return min(cap, max(5, 2 * have)) if cmp.outcome == UNKNOWN else have
+def sample_until_decided(take, decided, at_least: int, at_most: int) -> int:
+    """The one "sample until decided" loop of the lab (the suites' gate, compare, a
+    bisect step): take() one more sample (a boot, a run, a round of both sides) until
+    there are at_least and decided() says no verdict is unknown any more, or at_most
+    were taken. decided() is asked after every sample from at_least on, also the last.
+    Returns how many were taken."""
+    n = 0
+    while True:
+        take()
+        n += 1
+        if n >= at_least and (decided() or n >= at_most):
+            return n

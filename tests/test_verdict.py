@@ -59,5 +59,33 @@ def test_too_few_samples_is_unknown_and_asks_for_more():
     p99 = catalogue.spec("jitter.p99_us")
     c = verdict.compare([200, 180, 230], [260, 300, 280], p99)
     assert c.outcome == verdict.UNKNOWN and "cannot reach p <" in c.why
-    assert verdict.repeats_wanted(c, 3, cap=10) == 6
-    assert verdict.repeats_wanted(c, 8, cap=10) == 10
+
+
+def test_one_loop_samples_until_decided():
+    """At least at_least samples; then until decided() or at_most; decided() is asked
+    after every sample from at_least on, the last one too."""
+    taken, asked = [], []
+
+    def take():
+        taken.append(len(taken))
+
+    def decided_after(k):
+        def decided():
+            asked.append(len(taken))
+            return len(taken) >= k
+        return decided
+    assert verdict.sample_until_decided(take, decided_after(0), 3, 10) == 3 and asked == [3]
+    taken.clear(); asked.clear()
+    assert verdict.sample_until_decided(take, decided_after(6), 3, 10) == 6 and asked == [3, 4, 5, 6]
+    taken.clear(); asked.clear()
+    assert verdict.sample_until_decided(take, decided_after(99), 1, 4) == 4 and asked == [1, 2, 3, 4]
+
+
+def test_the_gate_compare_and_bisect_share_the_loop():
+    """No second 'sample until decided' loop: each caller hands the one its take and
+    decided."""
+    from paths import ROOT
+    for path in ("boardlab/gate.py", "boardlab/compare.py", "boardlab/bisect/step.py"):
+        text = (ROOT / path).read_text()
+        assert "sample_until_decided(" in text and "while True" not in text, path
+    assert "def sample" not in (ROOT / "conftest.py").read_text()

@@ -75,11 +75,13 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
     from ..session import board_session
     with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
-        while not _enough(b, step, against):
+
+        def one_boot():
             figures = _measure_boot(b, strategy, shell, step)
             step.samples.append(float(figures[b.metric]))
             progress(f"  {step.rev[:12]}: sample {len(step.samples)}: {b.metric} = "
                      f"{step.samples[-1]:g} {b.spec.unit}")
+        vd.sample_until_decided(one_boot, lambda: _enough(b, step, against), 1, b.max_repeats)
     results.record(b.board, kernel, b.spec.suite, b.spec.name, statistics.median(step.samples),
                    samples=step.samples, qemu_clock=strategy.last_boot.qemu_clock)
 

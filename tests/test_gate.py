@@ -1,0 +1,45 @@
+"""The gate a suite records through: figures judged against the stored baselines as
+they are recorded, a noisy metric sampled until decided (the one loop), a regression
+said with both sides."""
+from types import SimpleNamespace
+
+from boardlab.gate import Gate
+from boardlab.results import RunResults
+from test_baselines import write_baseline
+
+
+def _strategy():
+    return SimpleNamespace(board=SimpleNamespace(name="qemu-arm"), last_boot=None,
+                           kernel_under_test=SimpleNamespace(name="armmp"))
+
+
+def test_a_noisy_metric_is_sampled_until_decided(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "jitter.p99_us": {"value": 100, "unit": "us", "samples": [100, 101, 99, 100, 102]}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"p99_us": [100, 104, 98, 101, 99, 100, 102, 97][len(calls) - 1]}
+    gate = Gate(res, _strategy(), "t::x", repeats=1, max_repeats=8)
+    (m,) = gate.sample("jitter", measure, at_least=1)
+    assert m.verdict == "same" and len(m.samples) == len(calls) == 1   # decided at once
+    assert gate.regressed() is None
+    calls.clear()
+
+    def wild():   # never decidable: more samples, up to --max-repeats
+        calls.append(1)
+        return {"p99_us": 60 if len(calls) % 2 else 150}
+    (m,) = gate.sample("jitter", wild, at_least=1)
+    assert m.verdict == "unknown" and len(calls) == 8 and len(m.samples) == 8
+
+
+def test_a_regression_names_both_sides(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher"}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    gate = Gate(res, _strategy(), "t::y")
+    gate.record("memory", "mem_eat_kb", 80000)
+    why = gate.regressed()
+    assert why.startswith("regressed against the baseline:") and "88832" in why
