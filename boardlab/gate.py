@@ -17,7 +17,7 @@ class Gate:
 
     def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None):
         boot = self.strategy.last_boot
-        m = self.results.record(self.strategy.board.name, kernel or self.strategy.kernel_under_test.name,
+        m = self.results.record(self.strategy.board, kernel or self.strategy.kernel_under_test.name,
                                 suite, name, value, unit, direction, samples, test=self.nodeid,
                                 qemu_clock=boot.qemu_clock if boot else None)
         self.recorded[(m.kernel, m.key)] = m

@@ -128,7 +128,12 @@ class RunResults:
                                                        self.harness)
         return self._baselines[(board, kernel)]
 
-    def board_facts(self, board: str) -> Board:
+    def board_facts(self, board) -> Board:
+        """The facts of a board: the Board a caller passed (the strategy's own, loaded
+        once), else loaded by name."""
+        if isinstance(board, Board):
+            self._boards[board.name] = board
+            return board
         if board not in self._boards:
             self._boards[board] = load_board(board)
         return self._boards[board]
@@ -142,7 +147,8 @@ class RunResults:
         if unit not in (None, spec.unit) or direction not in (None, spec.direction):
             raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
                                    f"but the catalogue says {spec.unit!r} ({spec.direction})")
-        facts = self.board_facts(board)
+        facts = self.board_facts(board)   # board: a Board (its facts as loaded) or a name
+        board = facts.name
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
         m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
                    [float(s) for s in samples] or [float(value)], test=test, clock=clock,
@@ -179,13 +185,17 @@ class RunResults:
 
     def update_baselines(self) -> list[Path]:
         """Write the run's metrics as baselines (only when asked: --update-baselines)."""
-        return update_baselines([self.metrics], self.baselines_root, harness=self.harness)
+        return update_baselines([self.metrics], self.baselines_root, harness=self.harness,
+                                facts=self._boards)
 
 
-def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None) -> list[Path]:
+def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None,
+                     facts: dict | None = None) -> list[Path]:
     """Baselines from one or more runs (lists of Metric): per metric all samples pooled
     (over runs, they carry the run-to-run noise the verdict must not take for a change),
     their median and spread."""
+    def facts_of(name):   # the facts the runs were measured with, else the checkout's
+        return (facts or {}).get(name) or load_board(name)
     pooled = {}
     for metrics in runs:
         for m in metrics:
@@ -202,7 +212,7 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
         new = {}
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
-            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, load_board(board), key):
+            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, facts_of(board), key):
                 raise bl.BaselineError(
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
                     f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "

@@ -3,13 +3,14 @@ they are recorded, a noisy metric sampled until decided (the one loop), a regres
 said with both sides."""
 from types import SimpleNamespace
 
+from boardlab.facts import load_board
 from boardlab.gate import Gate
 from boardlab.results import RunResults
 from test_baselines import write_baseline
 
 
 def _strategy():
-    return SimpleNamespace(board=SimpleNamespace(name="qemu-arm"), last_boot=None,
+    return SimpleNamespace(board=load_board("qemu-arm"), last_boot=None,
                            kernel_under_test=SimpleNamespace(name="armmp"))
 
 
@@ -26,6 +27,7 @@ def test_a_noisy_metric_is_sampled_until_decided(tmp_path):
     (m,) = gate.sample("jitter", measure, at_least=1)
     assert m.verdict == "same" and len(m.samples) == len(calls) == 1   # decided at once
     assert gate.regressed() is None
+    assert res.board_facts("qemu-arm") is gate.strategy.board   # the strategy's facts, not reloaded
     calls.clear()
 
     def wild():   # never decidable: more samples, up to --max-repeats
