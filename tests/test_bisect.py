@@ -218,3 +218,16 @@ def test_a_board_bisects_with_its_own_kernel_config_by_default(tmp_path):
     assert default_config("tqm860l") == ROOT / "kernels/6.1/tqm860l.config"
     with pytest.raises(BisectError, match="board smdk24a0: no kernel config .*--config"):
         default_config("smdk24a0")
+
+
+def test_a_second_bisect_of_the_same_tree_is_refused(small_repo, tmp_path, capsys):
+    """Two bisects on one tree would reset each other's `git bisect` (seen when two test
+    runs shared the kernel tree in /var/cache/boardlab): the second is refused."""
+    from boardlab.bisect import tree_lock
+    with tree_lock(small_repo):
+        code = boardlab_main(["bisect", "--tree", str(small_repo), "--good", "HEAD~2", "--bad",
+                              "HEAD", "--metric", "build.vmlinux_dec_bytes", "--config",
+                              str(small_repo / "f"), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"another bisect is running there (pid {os.getpid()})" in err, err
+    assert not (tmp_path / "run").exists()

@@ -22,8 +22,11 @@ staging) answers nothing about the revision: the bisect stops there and says so,
 than skipping every revision of an outage or naming a commit for it."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -145,3 +148,25 @@ def check_tree(tree: Path, good: str, bad: str) -> tuple[str, str, str]:
     return origin, git(tree, "rev-parse", f"{good}^{{commit}}"), git(tree, "rev-parse", f"{bad}^{{commit}}")
 
 
+@contextlib.contextmanager
+def tree_lock(tree: Path):
+    """Hold the tree for one bisect (an flock on .git/boardlab-bisect.lock, gone with its
+    process): a second bisect of the same tree is refused, naming the first, instead of
+    resetting the first one's `git bisect` under it."""
+    path = Path(tree) / ".git" / "boardlab-bisect.lock"
+    if not path.parent.is_dir():
+        yield   # not a git work tree: check_tree says so
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            raise BisectInputError(f"{tree}: another bisect is running there ({holder}); "
+                                   f"wait for it or bisect a copy of the tree") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)

@@ -12,7 +12,7 @@ from ..errors import BoardlabError
 from ..facts import PROJECT_ROOT, load_board, load_lab_host
 from ..log import progress
 from ..results import prepare_run_dir
-from . import Bisect, BisectError, BisectInputError, LabFault, check_tree, git
+from . import Bisect, BisectError, BisectInputError, LabFault, check_tree, git, tree_lock
 from .step import run_revision
 
 def _virtual_lab(board_name: str):
@@ -71,14 +71,21 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
     if not env.exists():
         raise BisectInputError(f"labgrid environment {env} not found (--env)")
-    origin, good, bad = check_tree(tree, good, bad)
-    run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
-    b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
-               repeats, max_repeats, failed_boot)
-    b.save()
+    with tree_lock(tree):   # one bisect per tree: two would move each other's checkout
+        origin, good, bad = check_tree(tree, good, bad)
+        run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
+        b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
+                   repeats, max_repeats, failed_boot)
+        b.save()
+        return _bisect(b, tree, origin)
+
+
+def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
+    """Measure the endpoints, `git bisect run` the steps, leave the tree as found."""
+    good, bad, run_dir = b.good, b.bad, Path(b.run_dir)
     lab, was_up = (None, True)
     if b.needs_boot:
-        lab, was_up = _virtual_lab(board)
+        lab, was_up = _virtual_lab(b.board)
     started = False
     try:
         _measure_endpoints(b, tree)
