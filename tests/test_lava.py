@@ -394,6 +394,7 @@ def test_lava_run_on_the_virtual_board(vlab, tmp_path):
 
 
 @pytest.mark.vlab
+@pytest.mark.slow
 def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
     """LAVA's own NFS deploy: it extracts the root tarball under its directory, which the
     lab host exports; the board mounts it (through the loader ramdisk) and the test shell
@@ -454,6 +455,7 @@ def test_lava_retries_a_stalled_boot_within_the_boot_action(vlab, tmp_path):
 
 
 @pytest.mark.vlab
+@pytest.mark.slow
 def test_lava_lmbench_reports_every_metric_of_the_pytest_suite(vlab, tmp_path):
     board = load_board("qemu-arm")
     rc, entries, res = run_job(board, tmp_path, ["lmbench"], lab=vlab.lab)
@@ -488,6 +490,7 @@ def test_a_baseline_violation_fails_the_lava_test_case(vlab, tmp_path):
 
 @pytest.mark.vlab
 @pytest.mark.lava_server
+@pytest.mark.slow
 def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     """PostgreSQL + lava-server + lava-scheduler + lava-worker on 127.0.0.1, the lab
     host's two virtual boards registered from jobs/: a scheduled job for each, submitted
