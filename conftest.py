@@ -1,12 +1,14 @@
 """Options and fixtures shared by testsuites/ (run with `pytest --lg-env lab/<board>.yaml
 testsuites/`): which kernel and root to boot, where the run's results and console
 logs go, and the board at shell state (booted once per kernel, then reused)."""
+import functools
 import os
 from pathlib import Path
 
 import pytest
 
-from boardlab.gate import Gate
+from boardlab.judge import baselines
+from boardlab.judge.gate import Gate
 
 
 def pytest_addoption(parser):
@@ -45,7 +47,7 @@ def pytest_addoption(parser):
 def run_dir(request):
     """The run's directory, checked writable before any board is booted; the default
     is a new one (two runs started in the same second get two)."""
-    from boardlab.results import RunDirError, prepare_run_dir
+    from boardlab.judge.results import RunDirError, prepare_run_dir
     try:
         return prepare_run_dir(request.config.getoption("--run-dir"))
     except RunDirError as e:
@@ -60,6 +62,9 @@ def board(strategy, run_dir, request):
                     root=request.config.getoption("--root") or "",
                     ramdisk=request.config.getoption("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
+    strategy.milestones_due = functools.partial(
+        baselines.milestones_due,
+        root=Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR))
     _check_baselines(strategy, request)
     yield strategy
     strategy.transition("off")
@@ -68,8 +73,7 @@ def board(strategy, run_dir, request):
 def _check_baselines(strategy, request):
     """A malformed baseline of the kernel under test is an error before the board is
     booted, not after its measurements."""
-    from boardlab import baselines
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     root = Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR)
     try:   # the selection's plan first: a kernel or ramdisk name U-Boot cannot take
         baselines.load(strategy.kernel_under_test.name, strategy.board.name, root)
@@ -86,7 +90,7 @@ def unpowered_strategy(target):
 
 @pytest.fixture(scope="session")
 def board_facts(unpowered_strategy):
-    """The board's facts (boardlab.facts.Board), as its environment names them."""
+    """The board's facts (boardlab.facts.board.Board), as its environment names them."""
     return unpowered_strategy.board
 
 
@@ -123,8 +127,8 @@ def require_package(shell, board_facts):
     """require_package('lmbench'): skip, with the reason, where the board's image was
     built without that package (a cross-built image lists what it lacks in
     /etc/boardlab-userland; other boards have every package their suites use)."""
-    from boardlab import measure
-    missing = measure.missing_packages(shell)
+    from boardlab.measure import sample
+    missing = sample.missing_packages(shell)
 
     def require(pkg):
         if pkg in missing:
@@ -145,8 +149,8 @@ def fresh_shell(board, shell, disturbed_boots):
 @pytest.fixture(scope="session")
 def results(run_dir, request):
     """The run's results.json; with --update-baselines, written as baselines at the end."""
-    from boardlab.baselines import KERNELS_DIR
-    from boardlab.results import RunResults
+    from boardlab.judge.baselines import KERNELS_DIR
+    from boardlab.judge.results import RunResults
     res = RunResults(run_dir, Path(request.config.getoption("--baselines-dir") or KERNELS_DIR))
     yield res
     if request.config.getoption("--update-baselines") and res.metrics:
@@ -155,7 +159,7 @@ def results(run_dir, request):
 
 
 class SuiteGate(Gate):
-    """boardlab.gate.Gate for a test: check() fails the test on a regression."""
+    """boardlab.judge.gate.Gate for a test: check() fails the test on a regression."""
 
     def check(self):
         why = self.regressed()

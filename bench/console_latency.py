@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.net import free_port  # noqa: E402
-from boardlab.vlab.cable import serial_line  # noqa: E402
+from boardlab.net import free_port
+from boardlab.vlab.cable import serial_line
 
 
 def one_round(tmp: Path, chardelay: bool, lines: int, baud: int, length: int) -> list[float]:

@@ -14,7 +14,7 @@ own tree:
            suite's load; a dd loop did not move p99, a second copy of the suite's own load
            cannot be stopped by its load_stop)
 A comparison draws 5 boots a side without replacement (A/A: two disjoint draws from the
-unchanged pool) and judges every metric of the family with boardlab.verdict; a family
+unchanged pool) and judges every metric of the family with boardlab.judge.verdict; a family
 raises a false alarm when any of its metrics is 'regressed' or 'improved', and detects
 a change when its target metric is 'regressed'. Draws from pools are resamplings, said
 so in the output: the pools bound how independent the trials are.
@@ -39,11 +39,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import catalogue, measure  # noqa: E402
-from boardlab import verdict as vd  # noqa: E402
-from boardlab.facts import load_board  # noqa: E402
-from boardlab.vlab import images  # noqa: E402
-from boardlab.session import board_session  # noqa: E402
+from boardlab.measure import catalogue, sample
+from boardlab.judge import verdict as vd
+from boardlab.facts.board import load_board
+from boardlab.vlab import images
+from boardlab.boot.session import board_session
+from boardlab.judge import baselines
+from boardlab.vlab.host import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
           "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us"}
@@ -75,7 +77,7 @@ def pool(strategy, shell_driver, ramdisk: str, families, n: int, label: str, jit
     out = []
     for i in range(n):
         t0 = time.monotonic()
-        figures, _ = measure.one_sample(strategy, shell_driver, families, jitter_s)
+        figures, _ = sample.one_sample(strategy, shell_driver, families, jitter_s)
         out.append(figures)
         print(f"  {label} {i + 1}/{n}: {time.monotonic() - t0:.0f} s", flush=True)
     return out
@@ -176,11 +178,12 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     t_start = time.monotonic()
     try:
-        with board_session(ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-power-{board.name}",
-                           virtual_lab="vlab") as (strategy, shell):
+        with kept_up("vlab"), board_session(
+                ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-power-{board.name}",
+                milestones_due=baselines.milestones_due) as (strategy, shell):
             strategy.select(kernel="", root="ramdisk", ramdisk="")
             strategy.transition("shell")
-            families, lacking = measure.measurable(shell(), args.families.split(","))
+            families, lacking = sample.measurable(shell(), args.families.split(","))
             for fam, why in lacking.items():
                 print(f"{board.name}: no {fam} figures: {why}", flush=True)
             print(f"unchanged board: {args.pool} boots ({', '.join(families)})", flush=True)

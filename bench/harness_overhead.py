@@ -20,8 +20,8 @@ import serial
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.facts import bootargs, load_board  # noqa: E402
-from boardlab.vlab.host import VirtualLab  # noqa: E402
+from boardlab.facts.board import bootargs, load_board
+from boardlab.vlab.host import VirtualLab
 
 
 def power(board, value):

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import lava  # noqa: E402
-from boardlab.facts import load_board  # noqa: E402
-from boardlab.vlab.host import VirtualLab  # noqa: E402
+from boardlab import lava
+from boardlab.facts.board import load_board
+from boardlab.vlab.host import VirtualLab
 
 
 def strategy_run(log_dir):

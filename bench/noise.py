@@ -28,12 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import measure, parsers  # noqa: E402
-from boardlab.session import board_session  # noqa: E402
-from boardlab.vlab.host import VirtualLab  # noqa: E402
+from boardlab.measure import parsers, sample
+from boardlab.boot.session import board_session
+from boardlab.judge import baselines
+from boardlab.vlab.host import kept_up
+from boardlab.vlab.host import VirtualLab
 
 def _keyed(figures: dict) -> dict:
-    """boardlab.measure's 'suite.name' keys as (family, name); boot_time reads 'boot'."""
+    """boardlab.measure.sample's 'suite.name' keys as (family, name); boot_time reads 'boot'."""
     out = {}
     for key, v in figures.items():
         suite, name = key.split(".", 1)
@@ -44,7 +46,7 @@ def _keyed(figures: dict) -> dict:
 def one_boot(strategy, shell_driver, jitter_s, families) -> dict:
     rec = strategy.reboot()
     sh = shell_driver()
-    figures = {**measure.boot(rec), **measure.memory(sh, rec)}
+    figures = {**sample.boot(rec), **sample.memory(sh, rec)}
     out, _, _ = sh.run("dmesg -n 1; mem_eat > /tmp/m.log 2>&1; tail -n 3 /tmp/m.log", timeout=300)
     figures["memory.mem_eat_kb"] = parsers.parse_mem_eat("\n".join(out))["kb"]
     if "lmbench" in families or "jitter" in families:
@@ -52,9 +54,9 @@ def one_boot(strategy, shell_driver, jitter_s, families) -> dict:
         strategy.transition("shell")
         sh = shell_driver()
     if "lmbench" in families:
-        figures.update(measure.lmbench(sh))
+        figures.update(sample.lmbench(sh))
     if "jitter" in families:
-        figures.update(measure.jitter(sh, jitter_s)[0])
+        figures.update(sample.jitter(sh, jitter_s)[0])
     return _keyed(figures)
 
 
@@ -87,11 +89,12 @@ def main():
     samples = {cond: {} for cond in conditions}
     host_s = {cond: [] for cond in conditions}
     lab = VirtualLab("vlab")
-    with board_session(ROOT / f"lab/{args.board}.yaml", ROOT / f"results/bench-noise-{args.board}",
-                       virtual_lab="vlab") as (strategy, shell):
+    with kept_up("vlab"), board_session(
+                ROOT / f"lab/{args.board}.yaml", ROOT / f"results/bench-noise-{args.board}",
+                milestones_due=baselines.milestones_due) as (strategy, shell):
         strategy.select(kernel="", root="", ramdisk="")
         strategy.transition("shell")
-        families, lacking = measure.measurable(shell(), measure.FAMILIES)
+        families, lacking = sample.measurable(shell(), sample.FAMILIES)
         for fam, why in lacking.items():
             print(f"{args.board}: no {fam} figures: {why}", flush=True)
         try:

@@ -40,8 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import clocks  # noqa: E402
-from boardlab.vlab.host import VirtualLab  # noqa: E402
+from boardlab.measure import clocks
+from boardlab.vlab.host import VirtualLab
 
 BOARDS = ("qemu-arm", "qemu-ppc")
 SUITES = ("testsuites/test_boot_time.py", "testsuites/test_mem_eat.py")

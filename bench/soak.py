@@ -18,9 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab import clocks  # noqa: E402
-from boardlab.errors import BoardlabError  # noqa: E402
-from boardlab.session import board_session  # noqa: E402
+from boardlab.measure import clocks
+from boardlab.errors import BoardlabError
+from boardlab.boot.session import board_session
+from boardlab.judge import baselines
+from boardlab.vlab.host import kept_up
 
 
 def spread(name: str, unit: str, values: list) -> str:
@@ -40,8 +42,9 @@ def main():
     args = ap.parse_args()
     shell_s, guest_s, cycle_s, failures = [], [], [], []
     clock = None
-    with board_session(ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-soak",
-                       virtual_lab="vlab") as (strategy, shell):
+    with kept_up("vlab"), board_session(
+                ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-soak",
+                milestones_due=baselines.milestones_due) as (strategy, shell):
         strategy.select(kernel=args.kernel, root=args.root)
         for i in range(1, args.cycles + 1):
             t0 = time.monotonic()

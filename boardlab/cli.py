@@ -5,13 +5,13 @@ import argparse
 import os
 import sys
 
-from .errors import BoardlabError, InputError
-from .lava import cli as lava_cli
+from boardlab.errors import BoardlabError, InputError
+from boardlab.lava import cli as lava_cli
 
 
 def cmd_vlab(args):
-    from .vlab.host import LabError, VirtualLab, format_status, status_json
-    from .vlab.images import ImageBuildError, build_images
+    from boardlab.vlab.host import LabError, VirtualLab, format_status, status_json
+    from boardlab.vlab.images import ImageBuildError, build_images
     try:
         lab = VirtualLab(args.lab)
         if args.action == "up":
@@ -36,7 +36,7 @@ def cmd_vlab(args):
 
 
 def cmd_gen(args):
-    from .envgen import write_all
+    from boardlab.envgen import write_all
     stale = write_all(check=args.check)
     for p in stale:
         print(f"{'stale' if args.check else 'wrote'}: {p}")
@@ -45,11 +45,13 @@ def cmd_gen(args):
 
 def cmd_boot(args):
     """Boot a board to a shell once and print its milestones (a smoke test by hand)."""
-    from .session import open_env
-    from .strategy import BootError
+    from boardlab.boot.session import open_env
+    from boardlab.boot.strategy import BootError
+    from boardlab.judge import baselines
     env = open_env(args.env)
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
+    strategy.milestones_due = baselines.milestones_due
     strategy.select(kernel=args.kernel, root=args.root)
     try:
         strategy.transition("shell")
@@ -70,10 +72,10 @@ def cmd_boot(args):
 
 def cmd_report(args):
     from pathlib import Path
-    from .report import html_page, markdown
+    from boardlab.judge.report import html_page, markdown
     try:
         if args.study:
-            from . import study_table
+            from boardlab.judge import study_table
             print(study_table.markdown(args.run), end="")
             return 0
         print(markdown(args.run, args.run2), end="")
@@ -89,10 +91,10 @@ def cmd_report(args):
 
 def cmd_baselines(args):
     if args.action == "seed-reference":
-        from .reference import seed
+        from boardlab.judge.reference import seed
         written = seed()
     else:
-        from .results import Metric, load_run, update_baselines
+        from boardlab.judge.results import Metric, load_run, update_baselines
         if not args.runs:
             print("boardlab baselines update: name one or more run directories", file=sys.stderr)
             return 2
@@ -106,8 +108,8 @@ def cmd_baselines(args):
         harness = harnesses.pop()
         runs = [[Metric(**m) for m in d["metrics"]] for d in docs]
         if args.keep_host_bound:
-            from .clocks import host_bound
-            from .facts import load_board
+            from boardlab.measure.clocks import host_bound
+            from boardlab.facts.board import load_board
             runs = [[m for m in run if not host_bound(m.clock, load_board(m.board), m.key)] for run in runs]
         written = update_baselines(runs, harness=harness)
     for p in written:
@@ -117,12 +119,13 @@ def cmd_baselines(args):
 
 def cmd_compare(args):
     from pathlib import Path
-    from . import compare, measure
+    from boardlab.judge import compare
+    from boardlab.measure import sample
     families = tuple(f.strip() for f in args.families.split(","))
-    bad = [f for f in families if f not in measure.FAMILIES]
+    bad = [f for f in families if f not in sample.FAMILIES]
     if bad:
         print(f"boardlab compare: unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
-              f"(known: {', '.join(measure.FAMILIES)})", file=sys.stderr)
+              f"(known: {', '.join(sample.FAMILIES)})", file=sys.stderr)
         return 2
     env = args.env or f"lab/{args.board}.yaml"
     try:
@@ -139,7 +142,7 @@ def cmd_compare(args):
 
 
 def cmd_bisect(args):
-    from .bisect import run
+    from boardlab.bisect import run
     b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
                   config=args.config, root=args.root or "", repeats=args.repeats,
                   max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out)
@@ -149,7 +152,7 @@ def cmd_bisect(args):
 
 
 def cmd_places(args):
-    from .places import PlacesError, sync
+    from boardlab.facts.places import PlacesError, sync
     try:
         done = sync(args.lab, args.coordinator)
     except PlacesError as e:
@@ -232,8 +235,8 @@ def _report_parser(sub):
 
 
 def _bisect_parser(sub):
-    from .bisect import BisectError
-    from .kbuild import KernelBuildError
+    from boardlab.bisect import BisectError
+    from boardlab.build.kbuild import KernelBuildError
     bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric "
                                        "regressed, measured on the board (git bisect run)")
     bi.add_argument("--tree", required=True, help="the kernel source, a git work tree")

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import yaml
 
-from . import labhost, pdu
-from .lava import devices as lava_devices
-from .facts import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost, lab_host_of, lab_hosts, load_board
-from .labfacts import check_listed, lab_boards
+from boardlab.facts import labhost, pdu
+from boardlab.lava import devices as lava_devices
+from boardlab.facts.board import (BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost,
+                                  lab_host_of, lab_hosts, load_board)
+from boardlab.facts.labfacts import check_listed, lab_boards
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
@@ -75,7 +76,7 @@ def labgrid_env(board: Board, remote: bool = False) -> dict:
         "BoardStrategy": {"facts": str(facts_rel)},   # last: it binds the drivers above
     }
     return {"targets": {"main": {"resources": resources, "drivers": drivers}},
-            "imports": ["boardlab.strategy"]}
+            "imports": ["boardlab.boot.strategy"]}
 
 
 def _yaml(data) -> str:

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from boardlab.judge import baselines
 from paths import ROOT
 
 
@@ -39,6 +40,7 @@ def qemu(qemu_target, tmp_path):
     """The virtual board's strategy, defaults selected, console logs in tmp_path.
     Left powered off if the test failed, so the next test starts clean."""
     strategy = qemu_target.get_driver("Strategy")
+    strategy.milestones_due = baselines.milestones_due
     strategy.select(kernel="", root="", ramdisk="")
     strategy.uboot_timeout = strategy.boot_timeout = 0.0
     strategy.log_dir = str(tmp_path)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from boardlab import session
+from boardlab.boot import session
 from boardlab.cli import main
 
 
@@ -14,7 +14,7 @@ def no_board(monkeypatch):
     def taken(*a, **k):
         raise AssertionError("a board was taken before the input was checked")
     monkeypatch.setattr(session, "board_session", taken)
-    from boardlab import compare
+    from boardlab.judge import compare
     monkeypatch.setattr(compare, "board_session", taken)
 
 
@@ -35,7 +35,7 @@ def _bad_runs(tmp_path):
 
 
 def test_report_and_baselines_update_name_a_broken_results_file(tmp_path, capsys, monkeypatch):
-    from boardlab import baselines as bl
+    from boardlab.judge import baselines as bl
     written = []
     monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
     empty, trunc, alien = _bad_runs(tmp_path)

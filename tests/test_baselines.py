@@ -1,15 +1,16 @@
-"""Baselines with their samples, the verdict of a run against them (boardlab.verdict),
+"""Baselines with their samples, the verdict of a run against them (boardlab.judge.verdict),
 the results file and the study-style report."""
 import json
 
 import pytest
 import yaml
 
-from boardlab import baselines as bl
-from boardlab import clocks, reference, report
-from boardlab import catalogue
-from boardlab import verdict as vd
-from boardlab.results import RunResults
+from boardlab.judge import baselines as bl
+from boardlab.measure import clocks
+from boardlab.judge import reference, report
+from boardlab.measure import catalogue
+from boardlab.judge import verdict as vd
+from boardlab.judge.results import RunResults
 from paths import ROOT
 
 
@@ -198,7 +199,7 @@ def test_a_real_boards_boot_milestones_are_its_own_time_and_judged(tmp_path):
     ("memory.mem_eat_kb", "qemu-ppc", ("none", "h1"), ("none", "h2"), True, ""),
 ])
 def test_one_rule_says_which_figures_may_be_judged(key, board, a, b, ok, verdict):
-    from boardlab.facts import load_board
+    from boardlab.facts.board import load_board
     rule = clocks.judgeable(key, load_board(board), *a, *b)
     assert (rule.ok, rule.verdict) == (ok, verdict), rule
 
@@ -215,7 +216,7 @@ def test_no_module_decides_judgeability_on_its_own():
 
 
 def test_a_host_bound_baseline_pools_one_hosts_runs_only(tmp_path):
-    from boardlab.results import Metric, update_baselines
+    from boardlab.judge.results import Metric, update_baselines
     runs = [[Metric("qemu-arm", "armmp", "boot_time", "login", v, "s", clock="host", host=h)]
             for v, h in ((7.0, "vm-aaaaaaaaaaaa"), (7.2, "vm-bbbbbbbbbbbb"))]
     with pytest.raises(bl.BaselineError, match="measured on different hosts"):
@@ -282,13 +283,13 @@ def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
 
 
 def test_report_of_a_missing_run_is_a_clear_error(tmp_path):
-    from boardlab.results import BadRun
+    from boardlab.judge.results import BadRun
     with pytest.raises(BadRun, match="no results.json"):
         report.markdown(str(tmp_path / "nope"))
 
 
 def test_baselines_pooled_over_runs_carry_the_run_to_run_noise(tmp_path):
-    from boardlab.results import Metric, update_baselines
+    from boardlab.judge.results import Metric, update_baselines
     runs = [[Metric("qemu-arm", "armmp", "lmbench", "lat_pipe_us", v, "us")] for v in (400, 600, 500)]
     update_baselines(runs, tmp_path)
     b = bl.load("armmp", "qemu-arm", tmp_path)["lmbench.lat_pipe_us"]

@@ -8,13 +8,13 @@ import subprocess
 
 import pytest
 
-from boardlab import catalogue
+from boardlab.measure import catalogue
 from paths import ROOT
 from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, LabFault, Step, check_tree
-from boardlab.boardlock import BoardBusy
-from boardlab.bootlog import BootError
-from boardlab.powerctl import PowerError
-from boardlab.staging import StagingError
+from boardlab.boot.boardlock import BoardBusy
+from boardlab.boot.bootlog import BootError
+from boardlab.boot.powerctl import PowerError
+from boardlab.boot.staging import StagingError
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
 from boardlab.cli import main as boardlab_main
@@ -122,11 +122,11 @@ def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, mo
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import boardlab.kbuild\n"
-        "from boardlab.bootlog import BootError\n"
+        "import boardlab.build.kbuild\n"
+        "from boardlab.boot.bootlog import BootError\n"
         "def build_tree(*a, **k):\n"
         "    raise BootError('the console (ser2net 127.0.0.1 port 5101) failed: EOF')\n"
-        "boardlab.kbuild.build_tree = build_tree\n")
+        "boardlab.build.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
     head = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from boardlab import bootplan
-from boardlab.facts import load_board
+from boardlab.boot import bootplan
+from boardlab.facts.board import load_board
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_a_uimage_whose_file_name_uboot_cannot_take_is_refused(qemu_arm, tmp_pat
 
 @pytest.mark.parametrize("kernel", ["../../etc", "/etc", "a/../../b", ""])
 def test_a_baseline_path_stays_under_kernels(kernel):
-    from boardlab import baselines as bl
+    from boardlab.judge import baselines as bl
     with pytest.raises(bl.BaselineError, match="must stay under"):
         bl.baseline_path(kernel, "qemu-arm")
 

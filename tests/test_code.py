@@ -13,7 +13,7 @@ CODE = [p for d in ("boardlab", "testsuites", "bench", "scripts") for p in (ROOT
 MODULE_LINES, FUNCTION_LINES = 300, 60
 # modules allowed over MODULE_LINES, and why
 LONGER_MODULES = {
-    "boardlab/strategy.py": "the executor of a boot plan: every step needs the bound drivers",
+    "boardlab/boot/strategy.py": "the executor of a boot plan: every step needs the bound drivers",
     "boardlab/vlab/host.py": "one virtual lab host's life: up, down and status of its services",
 }
 
@@ -70,6 +70,38 @@ def test_no_import_circle():
     assert circles == []
 
 
+# the package's rooms, lowest first: a module imports its own room's and lower rooms' only
+LAYERS = [
+    ("errors", "log", "procs", "net"),  # the ground floor: no facts, no boards
+    ("facts",),      # what a board and a lab host are
+    ("measure",),    # what a figure is, what runs on the board for it, parsers
+    ("build",),      # kernels and uImages
+    ("boot",),       # a board from power-off to a shell
+    ("judge",),      # figures against baselines: verdicts, results, reports, compare
+    ("vlab",),       # the virtual lab host
+    ("lava",),       # LAVA's device types, jobs, server
+    ("bisect",),     # the automatic bisect
+    ("envgen", "cli"),  # what is generated from the facts; the command line
+]
+
+
+def _room(module: str) -> int:
+    part = module.split(".")[1]
+    return next(i for i, rooms in enumerate(LAYERS) if part in rooms)
+
+
+def test_imports_only_point_down():
+    upward = []
+    for p in (ROOT / "boardlab").rglob("*.py"):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        if name == "boardlab":
+            continue
+        for dep in _imports(p, name):
+            if dep.startswith("boardlab.") and _room(dep) > _room(name):
+                upward.append(f"{name} imports {dep}")
+    assert sorted(set(upward)) == []
+
+
 def test_facts_are_read_as_typed_fields():
     pattern = re.compile(r"\bboard\.board\[|\bboard\[\"(?:name|uboot|console|images|power|shell)\"\]")
     users = [_rel(p) for p in CODE + list((ROOT / "tests").glob("*.py")) if pattern.search(p.read_text())]
@@ -93,14 +125,23 @@ def test_every_pinned_dependency_is_locked_with_hashes():
 
 
 def test_the_readme_names_every_module():
-    """README's layout is where a newcomer looks for a module: it names each one."""
+    """README's layout is where a newcomer looks for a module: it names each one, in its
+    room's entry."""
     readme = (ROOT / "README.md").read_text()
     layout = readme[readme.index("In `boardlab/`"):readme.index("## Benchmarks")]
+    entries = {}    # room ('' for the top level's entries) -> its text
+    for entry in layout.split("\n- ")[1:]:
+        room = re.match(r"`(\w+)/`", entry)
+        key = room.group(1) if room else ""
+        entries[key] = entries.get(key, "") + entry
     missing = []
     for p in (ROOT / "boardlab").rglob("*.py"):
         if p.name == "__init__.py":
             continue
-        name = p.name if p.parent.name == "boardlab" else p.stem
-        if f"`{name}`" not in layout and f"`{p.stem}`" not in layout:
+        rel = p.relative_to(ROOT / "boardlab")
+        room, name = (rel.parts[0], f"`{p.stem}`") if len(rel.parts) > 1 else ("", f"`{p.name}`")
+        if name not in entries.get(room, ""):
             missing.append(_rel(p))
-    assert not missing, f"README's layout does not name: {missing}"
+    assert not missing, f"README's layout does not name, in its room: {missing}"
+
+

@@ -3,8 +3,9 @@ import json
 
 import pytest
 
-from boardlab import cli, compare
-from boardlab import verdict as vd
+from boardlab import cli
+from boardlab.judge import compare
+from boardlab.judge import verdict as vd
 
 
 def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
@@ -38,7 +39,7 @@ def test_two_boards_are_not_compared(tmp_path, capsys):
 def test_compare_refuses_guest_realtime_against_guest_deterministic(tmp_path):
     """lmbench on the realtime clock and on icount are other units: not judged; a size
     is a size on any clock."""
-    from boardlab.results import RunResults
+    from boardlab.judge.results import RunResults
     runs = []
     for qemu_clock, pipe in (("realtime", 310.0), ("deterministic", 229.9)):
         res = RunResults(tmp_path / qemu_clock, baselines_root=tmp_path / "none")

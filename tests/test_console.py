@@ -3,7 +3,7 @@ virtual board (tests/data: raw console chunks as read, and the boot logs written
 by the strategy for the same boots)."""
 import pytest
 
-from boardlab import console as con
+from boardlab.measure import console as con
 from paths import DATA
 
 PATTERNS = con.milestone_patterns("login: ", r"root@qemu-arm:[^ ]*# ")

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from boardlab import envgen
-from boardlab.facts import Console, FactsError, bootargs, load_board, load_lab_host
+from boardlab.facts.board import Console, FactsError, bootargs, load_board, load_lab_host
 from paths import ROOT
 
 
@@ -190,7 +190,7 @@ def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch)
     """The guide's steps on a copy of the project: facts file, lab host list, `gen`."""
     import shutil
 
-    from boardlab import facts
+    from boardlab.facts import board as facts
     from boardlab import lava
     for d in ("boards", "lab", "places", "jobs"):
         shutil.copytree(ROOT / d, tmp_path / d)
@@ -285,7 +285,8 @@ def project_copy(tmp_path, monkeypatch):
     """boards/, lab/, places/ and jobs/ copied, and `boardlab gen` pointed at the copy."""
     import shutil
 
-    from boardlab import facts, lava
+    from boardlab.facts import board as facts
+    from boardlab import lava
     from boardlab.lava import devices
     for d in ("boards", "lab", "places", "jobs"):
         shutil.copytree(ROOT / d, tmp_path / d)

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from boardlab import bootplan, bootwatch, console as con, powerctl
-from boardlab.boardlock import BoardBusy, BoardLock
-from boardlab.facts import load_board
-from boardlab.results import RunDirError, prepare_run_dir
+from boardlab.boot import bootplan, bootwatch, powerctl
+from boardlab.measure import console as con
+from boardlab.boot.boardlock import BoardBusy, BoardLock
+from boardlab.facts.board import load_board
+from boardlab.judge import baselines
+from boardlab.judge.results import RunDirError, prepare_run_dir
 
 
 @pytest.mark.parametrize("line, quoted", [
@@ -57,16 +59,16 @@ def test_a_talking_board_or_a_slow_init_is_no_hang():
 
 
 def test_expected_times_come_from_the_kernels_baseline():
-    assert bootwatch.expected_times("tqm860l", "2.4.25").times == EXPECTED
-    assert not bootwatch.expected_times("no-such-board", "2.4.25")
+    assert baselines.milestones_due("tqm860l", "2.4.25").times == EXPECTED
+    assert not baselines.milestones_due("no-such-board", "2.4.25")
 
 
 def test_a_kernel_without_a_baseline_is_held_to_the_boards_slowest_kernel():
     """A new kernel on the TQM860L silent after U-Boot's hand-over: a hang once 'Linux
     version' is long overdue by the board's other kernels (2.6.11.7's 2.6 s at the
     latest), not after the whole 122 s boot timeout."""
-    exp = bootwatch.expected_times("tqm860l", "my-6.1-uImage")
-    six = bootwatch.expected_times("tqm860l", "2.6.11.7").times
+    exp = baselines.milestones_due("tqm860l", "my-6.1-uImage")
+    six = baselines.milestones_due("tqm860l", "2.6.11.7").times
     assert exp.times["linux_version"] == max(EXPECTED["linux_version"], six["linux_version"])
     hang = bootwatch.overdue(exp, {"starting_kernel": 0.9}, PATTERNS, 30.0, 0.9, "Uncompressing")
     assert hang is not None and hang.milestone == "linux_version"
@@ -163,13 +165,12 @@ def test_a_second_user_gets_a_message_not_a_traceback():
     held.acquire()
     # nobody cannot read this checkout: the two modules the lock needs, copied for it
     pkg = Path(tempfile.mkdtemp(prefix="boardlab-pkg-"))
-    (pkg / "boardlab").mkdir()
-    (pkg / "boardlab" / "__init__.py").write_text("")
-    for name in ("boardlock.py", "errors.py"):
+    (pkg / "boardlab" / "boot").mkdir(parents=True)
+    for name in ("__init__.py", "boot/__init__.py", "boot/boardlock.py", "errors.py"):
         shutil.copy(ROOT / "boardlab" / name, pkg / "boardlab" / name)
     os.chmod(pkg, 0o755)
     probe = ("import sys; sys.path.insert(0, %r)\n"
-             "from boardlab.boardlock import BoardLock, BoardBusy\n"
+             "from boardlab.boot.boardlock import BoardLock, BoardBusy\n"
              "try:\n    BoardLock('qemu-arm', __import__('pathlib').Path(%r)).acquire(); print('took it')\n"
              "except BoardBusy as e:\n    print(e)\n") % (str(pkg), str(locks))
 

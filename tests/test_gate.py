@@ -3,9 +3,9 @@ they are recorded, a noisy metric sampled until decided (the one loop), a regres
 said with both sides."""
 from types import SimpleNamespace
 
-from boardlab.facts import load_board
-from boardlab.gate import Gate
-from boardlab.results import RunResults
+from boardlab.facts.board import load_board
+from boardlab.judge.gate import Gate
+from boardlab.judge.results import RunResults
 from test_baselines import write_baseline
 
 

@@ -3,7 +3,7 @@ import subprocess
 
 import pytest
 
-from boardlab import uimage
+from boardlab.build import uimage
 from boardlab.vlab import debs, rootfs
 
 
@@ -72,7 +72,7 @@ def test_not_a_uimage_is_a_clear_error(tmp_path):
 
 
 def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
-    from boardlab import kbuild
+    from boardlab.build import kbuild
     frag = tmp_path / "frag.config"
     frag.write_text("# comment\nCONFIG_ROOT_NFS=y\nCONFIG_IP_PNP=y\n")
     config = tmp_path / ".config"

@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boardlab import baselines as bl
-from boardlab import clocks, envgen, labhost, lava
-from boardlab.facts import BOARDS_DIR, LabHost, load_board, load_lab_host
+from boardlab.judge import baselines as bl
+from boardlab.measure import clocks
+from boardlab import envgen, lava
+from boardlab.facts import labhost
+from boardlab.facts.board import BOARDS_DIR, LabHost, load_board, load_lab_host
 from boardlab.net import free_port
 from paths import DATA, ROOT
 
@@ -212,8 +214,8 @@ def test_captured_log_gives_the_pytest_metric_names_and_units(tmp_path):
 
 
 def test_report_compares_a_lava_run_with_a_pytest_run(tmp_path):
-    from boardlab.report import markdown
-    from boardlab.results import RunResults
+    from boardlab.judge.report import markdown
+    from boardlab.judge.results import RunResults
     board = load_board("qemu-arm")
     lava.results_from_log(lava.read_log(CAPTURED.read_text()), board, "armmp",
                           tmp_path / "lava-run", "captured")
@@ -360,8 +362,8 @@ def judged_where_it_can_be(board, entries, res):
     baseline is another machine's is skipped by LAVA and 'other host' in results.json; so
     is a noisy metric (catalogue), which one figure cannot decide (no limit in GATE);
     every other one passes, on the board and in the pulled results alike."""
-    from boardlab import catalogue
-    from boardlab import verdict as vd
+    from boardlab.measure import catalogue
+    from boardlab.judge import verdict as vd
     bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board, m.key)
              and m.verdict == bl.OTHER_HOST}
     bound |= {m.name for m in res.metrics if not catalogue.spec(m.key).exact}
@@ -539,7 +541,7 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     the TFTP deploy, telnet to ser2net on a cable pty. Only the wiring is the test's."""
     import sys
 
-    from boardlab import console as con
+    from boardlab.measure import console as con
     from boardlab.vlab.cable import serial_line
     board = load_board(name)
     images = tmp_path / "images"

@@ -2,7 +2,7 @@
 tests/data/capture.py) and on the 2005 study's own lines."""
 import pytest
 
-from boardlab import parsers as p
+from boardlab.measure import parsers as p
 from paths import DATA
 
 CAP = DATA / "captured"
@@ -117,7 +117,7 @@ def test_the_load_script_reaches_the_board_whole(tmp_path, monkeypatch):
     parses; the command under load reports its own exit status last."""
     import subprocess
 
-    from boardlab import target_load
+    from boardlab.measure import target_load
     monkeypatch.setattr(target_load, "ON_BOARD", str(tmp_path / "load.sh"))
     cmd = target_load.install_command()
     assert len(cmd) < 900       # busybox's line editor: 1024 characters with labgrid's markers
@@ -141,7 +141,7 @@ def test_userland_manifest_of_a_cross_built_image():
 
 
 def test_benches_leave_out_the_families_a_board_image_lacks():
-    from boardlab import measure
+    from boardlab.measure import sample
 
     class Shell:   # what `cat /etc/boardlab-userland` prints on qemu-ppc, or on an image without one
         def __init__(self, out, rc):
@@ -151,8 +151,8 @@ def test_benches_leave_out_the_families_a_board_image_lacks():
             return self.out, [], self.rc
     ppc = Shell(["busybox: 1:1.35.0-4+deb12u1", "lmbench: missing: sources 404",
                  "rt-tests: missing: sources 404"], 0)
-    fams, why = measure.measurable(ppc, measure.FAMILIES)
+    fams, why = sample.measurable(ppc, sample.FAMILIES)
     assert fams == ["boot_time", "memory"]
     assert why == {"lmbench": "its image has no lmbench: sources 404",
                    "jitter": "its image has no rt-tests: sources 404"}
-    assert measure.measurable(Shell([], 1), measure.FAMILIES) == (list(measure.FAMILIES), {})
+    assert sample.measurable(Shell([], 1), sample.FAMILIES) == (list(sample.FAMILIES), {})

@@ -12,8 +12,8 @@ import urllib.request
 import pytest
 import yaml
 
-from boardlab import pdu
-from boardlab.facts import PduDaemon, load_board, load_lab_host
+from boardlab.facts import pdu
+from boardlab.facts.board import PduDaemon, load_board, load_lab_host
 from boardlab.net import free_port, tcp_open
 from paths import ROOT
 

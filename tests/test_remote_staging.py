@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boardlab import envgen, staging
-from boardlab.facts import load_board
+from boardlab import envgen
+from boardlab.boot import staging
+from boardlab.facts.board import load_board
 from boardlab.net import free_port, tcp_open, wait_for
 from paths import ROOT
 

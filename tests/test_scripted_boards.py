@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from boardlab import envgen
-from boardlab.facts import load_board
+from boardlab.facts.board import load_board
+from boardlab.judge import baselines
 from boardlab.vlab.cable import serial_line
 from paths import DATA, ROOT
 
@@ -65,7 +66,9 @@ def scripted_board(tmp_path, name, spec, root, scale, boot_log, fault=None, fact
             envfile.write_text(yaml.safe_dump(data, sort_keys=False))
             env = Environment(str(envfile))
             target = env.get_target("main")
-            yield target, target.get_driver("Strategy"), pidfile, emitted_log
+            strategy = target.get_driver("Strategy")
+            strategy.milestones_due = baselines.milestones_due
+            yield target, strategy, pidfile, emitted_log
         finally:
             if env is not None:
                 env.cleanup()
@@ -76,7 +79,7 @@ def scripted_board(tmp_path, name, spec, root, scale, boot_log, fault=None, fact
 @pytest.mark.parametrize("name, kernel, spec, root, scale", CASES, ids=[c[0] for c in CASES])
 def test_board_env_boots_a_scripted_console_and_times_the_milestones(name, kernel, spec, root,
                                                                      scale, tmp_path):
-    from boardlab import console as con
+    from boardlab.measure import console as con
     board = load_board(name)
     boot_log = DATA / "scripted" / f"{name}-{kernel}.boot.log"
     with scripted_board(tmp_path, name, spec, root, scale, boot_log) as (target, strategy, _, emitted_log):
@@ -124,7 +127,7 @@ def test_an_old_boards_fault_ends_fast_with_its_cause_and_the_board_off(fault, s
                                                                        tmp_path):
     """Scripted console (a test fixture): U-Boot 1.1's endless TFTP retry, a 2.4 panic,
     a hang after U-Boot's hand-over."""
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     with scripted_board(tmp_path, *TQM_24, fault=fault) as (_, strategy, pidfile, _):
         t0 = time.monotonic()
         with pytest.raises(BootError) as failed:
@@ -142,7 +145,7 @@ def test_an_old_boards_fault_ends_fast_with_its_cause_and_the_board_off(fault, s
 
 def test_a_wrong_shell_prompt_says_what_came_instead(tmp_path):
     """The facts of old expected 'tqm860l:[^ ]*# '; ELDK prints '# '."""
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     facts = yaml.safe_load((ROOT / "boards" / "tqm860l.yaml").read_text())
     facts["shell"]["prompt"] = "tqm860l:[^ ]*# "
     facts["timeouts"]["shell_s"] = 3
@@ -161,7 +164,7 @@ def test_after_a_bad_image_the_next_kernel_boots_cleanly(tmp_path):
     """Scripted console (a test fixture): U-Boot 1.1 says 'Bad Data CRC' for one image;
     the same strategy then boots another kernel. Nothing of the failed boot may leak into
     the next (its autoboot countdown must be stopped as on any power-on)."""
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     with scripted_board(tmp_path, *TQM_24, fault="bad-crc") as (target, strategy, pidfile, _):
         strategy.select(kernel="tftp:tqm860l/uImage-corrupt")
         with pytest.raises(BootError) as failed:
@@ -195,7 +198,7 @@ def test_a_silent_kernel_without_a_baseline_is_a_hang_by_the_boards_other_kernel
     """Scripted console (a test fixture): a kernel of yours, no baseline of its own, silent
     after U-Boot's hand-over: given up once the board's slowest known 'Linux version' is
     long overdue, not after the 120 s boot timeout."""
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     spec = ("tqm860l", "tftp:tqm860l/uImage-mine", "nfs", 0.25,
             DATA / "scripted" / "tqm860l-2.4.25.boot.log")
     with scripted_board(tmp_path, *spec, fault="hang-after-uncompress") as (_, strategy, pidfile, _):
@@ -210,7 +213,7 @@ def test_a_silent_kernel_without_a_baseline_is_a_hang_by_the_boards_other_kernel
 def test_a_uboot_command_that_never_returns_is_named(tmp_path):
     """Scripted console (a test fixture): a setenv that never gives the prompt back is a
     BootError naming the command, the board off; not a pexpect traceback."""
-    from boardlab.strategy import BootError
+    from boardlab.boot.strategy import BootError
     with scripted_board(tmp_path, *TQM_24, fault="setenv-hangs") as (_, strategy, pidfile, _):
         with pytest.raises(BootError) as failed:
             strategy.transition("shell")
@@ -220,7 +223,7 @@ def test_a_uboot_command_that_never_returns_is_named(tmp_path):
 
 
 def test_an_error_of_this_machine_is_not_blamed_on_ser2net(tmp_path, monkeypatch):
-    from boardlab.strategy import BootError, BoardStrategy
+    from boardlab.boot.strategy import BootError, BoardStrategy
 
     def full_disk(self, plan):
         raise OSError(28, "No space left on device")
@@ -235,8 +238,8 @@ def test_an_error_of_this_machine_is_not_blamed_on_ser2net(tmp_path, monkeypatch
 def test_a_console_that_fails_to_connect_never_rewrites_the_last_boots_log(tmp_path, monkeypatch):
     """Scripted console (a test fixture): a good boot, then ser2net refuses the next
     connection. The good boot's log stays 'ok'; the failure has a log of its own."""
-    from boardlab.strategy import BootError
-    from boardlab.serialdriver import TimestampingSerialDriver
+    from boardlab.boot.strategy import BootError
+    from boardlab.boot.serialdriver import TimestampingSerialDriver
     with scripted_board(tmp_path, *TQM_24) as (_, strategy, pidfile, _):
         strategy.transition("shell")
         good = strategy.last_boot.log_path

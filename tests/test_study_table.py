@@ -2,8 +2,9 @@
 fragment names, and `boardlab report --study` beside the study's 2.4.25 and 2.6.11.7."""
 import pytest
 
-from boardlab import kbuild, study_table
-from boardlab.results import RunResults
+from boardlab.build import kbuild
+from boardlab.judge import study_table
+from boardlab.judge.results import RunResults
 from paths import ROOT
 
 
@@ -65,7 +66,7 @@ def test_a_run_of_a_board_the_study_never_measured_is_a_clear_error(tmp_path):
 def test_the_powerpc_configs_resolve_with_the_cross_compiler(tmp_path, board, option):
     """Configure only (seconds): the base defconfig exists in Debian's 6.1 source and
     every option the fragment asks for survives; the build itself is the suite's."""
-    from boardlab.facts import load_board
+    from boardlab.facts.board import load_board
     xa = kbuild._arch(load_board(board))
     kbuild._configure(kbuild.source_tree(), tmp_path, xa, ROOT / f"kernels/6.1/{board}.config",
                       tmp_path / "log")

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from boardlab import catalogue, verdict
+from boardlab.measure import catalogue
+from boardlab.judge import verdict
 
 
 def noisy(n, mean, cv, rng):
@@ -85,7 +86,7 @@ def test_the_gate_compare_and_bisect_share_the_loop():
     """No second 'sample until decided' loop: each caller hands the one its take and
     decided."""
     from paths import ROOT
-    for path in ("boardlab/gate.py", "boardlab/compare.py", "boardlab/bisect/step.py"):
+    for path in ("boardlab/judge/gate.py", "boardlab/judge/compare.py", "boardlab/bisect/step.py"):
         text = (ROOT / path).read_text()
         assert "sample_until_decided(" in text and "while True" not in text, path
     assert "def sample" not in (ROOT / "conftest.py").read_text()

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boardlab import envgen, uimage
-from boardlab.facts import load_board
-from boardlab.strategy import BootError
+from boardlab import envgen
+from boardlab.build import uimage
+from boardlab.facts.board import load_board
+from boardlab.boot.strategy import BootError
 from boardlab.vlab import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT

@@ -10,9 +10,9 @@ import urllib.request
 
 import pytest
 
-from boardlab.boardlock import BoardBusy
-from boardlab.facts import load_board
-from boardlab.strategy import BootError, Status
+from boardlab.boot.boardlock import BoardBusy
+from boardlab.facts.board import load_board
+from boardlab.boot.strategy import BootError, Status
 from paths import ROOT
 
 BOARD = load_board("qemu-arm")

@@ -1,4 +1,4 @@
-"""Each measurement defined once (boardlab.workloads): the suites, measure.py and the
+"""Each measurement defined once (boardlab.measure.workloads): the suites, measure.py and the
 LAVA jobs take it from there; the LAVA test definitions' shell is held to it here, so a
 setting changed on one side fails this test instead of drifting."""
 import re
@@ -6,8 +6,9 @@ import shlex
 
 import yaml
 
-from boardlab import lava, workloads
-from boardlab.facts import load_board
+from boardlab import lava
+from boardlab.measure import workloads
+from boardlab.facts.board import load_board
 from paths import ROOT
 
 TESTDEFS = ROOT / "jobs" / "testdefs"
@@ -67,7 +68,7 @@ def test_a_small_board_skips_the_same_runs_everywhere():
 
 
 def test_no_copy_of_a_workload_setting_is_left():
-    """The settings live in boardlab/workloads.py; a second literal copy in Python is
+    """The settings live in boardlab/measure/workloads.py; a second literal copy in Python is
     drift waiting to happen."""
     for path in [*(ROOT / "boardlab").rglob("*.py"), *(ROOT / "testsuites").rglob("*.py"),
                  ROOT / "tests" / "data" / "capture.py"]:

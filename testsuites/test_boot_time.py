@@ -6,7 +6,7 @@ verdict is unknown; every boot's figure kept as a sample.
 
 Where the kernel stamps its log (printk times), the same milestones are also taken in
 the board's own time, `guest_*`: on a virtual board with the deterministic clock those
-count instructions and do not depend on the host (boardlab.clocks)."""
+count instructions and do not depend on the host (boardlab.measure.clocks)."""
 import pytest
 
 MILESTONES = ("linux_version", "freeing_init", "login", "shell")

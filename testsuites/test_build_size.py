@@ -9,8 +9,8 @@ runs on any host with the cross compiler; the boot test then says the board's co
 is not reachable from here."""
 import pytest
 
-from boardlab import kbuild, uimage
-from boardlab.baselines import KERNELS_DIR
+from boardlab.build import kbuild, uimage
+from boardlab.judge.baselines import KERNELS_DIR
 from boardlab.net import tcp_open
 
 pytestmark = pytest.mark.slow

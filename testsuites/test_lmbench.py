@@ -1,9 +1,9 @@
 """lmbench, the results the study reports. lmbench writes its results to stderr (the
 console carries both). Quick mode (--quick) shortens lmbench's timing loops
-(boardlab.workloads.LMBENCH_QUICK: 1-5 s a program instead of 30 s under emulation)."""
+(boardlab.measure.workloads.LMBENCH_QUICK: 1-5 s a program instead of 30 s under emulation)."""
 import pytest
 
-from boardlab import parsers, workloads
+from boardlab.measure import parsers, workloads
 
 pytestmark = pytest.mark.workload   # its runs leave sockets, files and slab behind
 

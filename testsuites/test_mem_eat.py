@@ -3,7 +3,7 @@
 application can allocate (mem_eat, until malloc fails or the OOM killer stops it)."""
 import pytest
 
-from boardlab import parsers
+from boardlab.measure import parsers
 
 
 @pytest.fixture

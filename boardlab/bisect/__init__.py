@@ -4,11 +4,11 @@ measured on the board.
 The good and the bad revision are built and measured first (the good one's samples are
 what every step is judged against; a bad revision that is not 'regressed' against the
 good one is refused: nothing to bisect). Then `git bisect run` calls this module's step
-for each revision git picks: build incrementally through ccache (boardlab.kbuild), boot
+for each revision git picks: build incrementally through ccache (boardlab.build.kbuild), boot
 the uImage on the board the real way (power, U-Boot, TFTP, the strategy), measure the
 metric (one boot when the catalogue says it is exact, --repeats boots when it is noisy,
 more while the verdict is unknown) and judge it with the lab's own comparison
-(boardlab.verdict): regressed -> bad (exit 1), same or improved -> good (0), a build or
+(boardlab.judge.verdict): regressed -> bad (exit 1), same or improved -> good (0), a build or
 boot that fails or a verdict still unknown -> skip (125). A size metric needs no boot:
 the build decides.
 
@@ -31,10 +31,10 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import catalogue
-from ..errors import BoardlabError, InputError
-from ..results import atomic_write
-from ..vlab.images import CACHE_DIR
+from boardlab.errors import BoardlabError, InputError
+from boardlab.judge.results import atomic_write
+from boardlab.measure import catalogue
+from boardlab.build.buildenv import CACHE_DIR
 
 GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
 STOP = 255                       # above 127: `git bisect run` aborts (a lab fault)

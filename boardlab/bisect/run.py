@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import catalogue
-from ..errors import BoardlabError
-from ..facts import PROJECT_ROOT, load_board, load_lab_host
-from ..log import progress
-from ..results import prepare_run_dir
-from . import Bisect, BisectError, BisectInputError, LabFault, check_tree, git, tree_lock
-from .step import run_revision
+from boardlab.measure import catalogue
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import PROJECT_ROOT, load_board, load_lab_host
+from boardlab.log import progress
+from boardlab.judge.results import prepare_run_dir
+from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
+                             tree_lock)
+from boardlab.bisect.step import run_revision
 
 def _virtual_lab(board_name: str):
     """The board's virtual lab host, brought up if it is not (None: a real board)."""
@@ -23,7 +24,7 @@ def _virtual_lab(board_name: str):
             return None, True
     except (FileNotFoundError, BoardlabError):
         return None, True
-    from ..vlab.host import VirtualLab
+    from boardlab.vlab.host import VirtualLab
     lab = VirtualLab(lab_host)
     was_up = lab.is_up()
     if not was_up:

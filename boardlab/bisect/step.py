@@ -9,16 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-from .. import measure
-from .. import verdict as vd
-from ..bootlog import BootError
-from ..errors import BoardlabError
-from ..facts import load_board
-from ..kbuild import KernelBuildError, build_tree
-from ..log import progress
-from ..results import RunResults
-from . import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing,
-               Step, git)
+from boardlab.measure import sample
+from boardlab.judge import verdict as vd
+from boardlab.boot.bootlog import BootError
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import load_board
+from boardlab.build.kbuild import KernelBuildError, build_tree
+from boardlab.log import progress
+from boardlab.judge.results import RunResults
+from boardlab.bisect import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing,
+                             Step, git)
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
     """One boot of the selected kernel: the metric's family measured on it."""
@@ -27,7 +27,7 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step):
     rec = strategy.reboot()
     step.boot_s.append(round(time.monotonic() - t0, 2))
     t1 = time.monotonic()
-    figures = measure.family(family, shell(), rec, metric=b.metric)
+    figures = sample.family(family, shell(), rec, metric=b.metric)
     step.measure_s.append(round(time.monotonic() - t1, 2))
     if b.metric not in figures:
         raise MetricMissing(f"the boot gave no {b.metric} (it measured: {', '.join(figures) or 'nothing'})")
@@ -72,8 +72,9 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
         step.samples = [float(figures[b.metric])]
         results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
         return
-    from ..session import board_session
-    with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
+    from boardlab.boot.session import board_session
+    from boardlab.judge.baselines import milestones_due
+    with board_session(Path(b.env), step_dir / "console", milestones_due) as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
 
         def one_boot():

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import yaml
 
-from .. import lava
-from ..baselines import OTHER_HOST
-from ..verdict import REGRESSED, UNKNOWN
-from ..clocks import switch_clock, this_host
-from ..facts import load_board
-from ..results import atomic_write
+from boardlab import lava
+from boardlab.judge.baselines import OTHER_HOST
+from boardlab.judge.verdict import REGRESSED, UNKNOWN
+from boardlab.measure.clocks import switch_clock, this_host
+from boardlab.facts.board import load_board
+from boardlab.judge.results import atomic_write
 
 
 def _testdefs_url(args, work) -> str:
@@ -171,7 +171,7 @@ def cmd_submit(args):
 
 
 def cmd_server(args):
-    from .localserver import LocalLavaServer, ServerError
+    from boardlab.lava.localserver import LocalLavaServer, ServerError
     srv = LocalLavaServer(Path(args.run_dir or "/run/boardlab/lava-server"), port=args.port,
                           identity=args.identity or "boardlab-vlab")
     try:

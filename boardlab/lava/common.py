@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import BoardlabError, InputError
-from ..facts import PROJECT_ROOT, Board
+from boardlab.errors import BoardlabError, InputError
+from boardlab.facts.board import PROJECT_ROOT, Board
 
 JOBS_DIR = PROJECT_ROOT / "jobs"
 DEVICE_TYPES_DIR = JOBS_DIR / "device-types"

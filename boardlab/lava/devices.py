@@ -13,10 +13,11 @@ from pathlib import Path
 
 import jinja2
 
-from .. import console, pdu
-from ..facts import BOARDS_DIR, Board, bootargs, lab_host_of, load_board
-from .common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES, SPAWN_MAXREAD,
-                     LavaError, device_type_name)
+from boardlab.measure import console
+from boardlab.facts import pdu
+from boardlab.facts.board import BOARDS_DIR, Board, bootargs, lab_host_of, load_board
+from boardlab.lava.common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES,
+                                  SPAWN_MAXREAD, LavaError, device_type_name)
 
 def _kernel_args(board: Board) -> tuple[str, str, str]:
     """Split the facts' command lines into what base-uboot composes itself (console,
@@ -87,7 +88,7 @@ def device_type_template(board: Board) -> str:
 
 def power_commands(board: Board) -> dict:
     """The device's power commands: through pdudaemon where the board's lab host runs
-    it, else straight to the PDU (boardlab.pdu)."""
+    it, else straight to the PDU (boardlab.facts.pdu)."""
     return pdu.lava_power_commands(board, lab_host_of(board))
 
 

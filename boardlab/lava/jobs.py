@@ -10,12 +10,12 @@ from pathlib import Path
 
 import yaml
 
-from .. import baselines as bl
-from .. import clocks, workloads
-from ..facts import NFSROOT_TARBALL, Board
-from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE, RETRY_SLACK_S,
-                     SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError, LavaInputError,
-                     device_type_name)
+from boardlab.judge import baselines as bl
+from boardlab.measure import clocks, workloads
+from boardlab.facts.board import NFSROOT_TARBALL, Board
+from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE,
+                                  RETRY_SLACK_S, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError,
+                                  LavaInputError, device_type_name)
 
 def normalise_suites(suites) -> list[str]:
     out = []
@@ -31,7 +31,7 @@ def normalise_suites(suites) -> list[str]:
 def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNELS_DIR,
                    measured_on: str | None = None) -> str:
     """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet): for
-    each exact metric (boardlab.catalogue) its median and floor; a noisy metric has no
+    each exact metric (boardlab.measure.catalogue) its median and floor; a noisy metric has no
     limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
     unknown until samples decide). A metric is in it only when clocks.judgeable lets its baseline judge a
     figure measured on measured_on (a host-bound one: measured there), the host the job will run on; LAVA then reports it as skip."""

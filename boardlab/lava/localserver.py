@@ -23,12 +23,12 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import BoardlabError
-from ..facts import load_board, load_lab_host
-from ..net import tcp_open
-from ..procs import running
-from . import devices
-from .run import dispatcher_config
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import load_board, load_lab_host
+from boardlab.net import tcp_open
+from boardlab.procs import running
+from boardlab.lava import devices
+from boardlab.lava.run import dispatcher_config
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import yaml
 
-from .. import labhost
-from ..facts import Board, LabHost, load_board, load_lab_host
-from .common import LavaError
-from .devices import render_device
-from .jobs import dump_job
-from .logs import _is_retry, read_log
+from boardlab.facts import labhost
+from boardlab.facts.board import Board, LabHost, load_board, load_lab_host
+from boardlab.lava.common import LavaError
+from boardlab.lava.devices import render_device
+from boardlab.lava.jobs import dump_job
+from boardlab.lava.logs import _is_retry, read_log
 
 def dispatcher_config(lab: LabHost) -> dict:
     """lava-run's dispatcher config: the lab host's address on the LAN is the TFTP server

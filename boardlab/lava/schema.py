@@ -5,7 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .common import SYSTEM_PYTHON, LavaError
+from boardlab.lava.common import SYSTEM_PYTHON, LavaError
 
 _VALIDATE = r"""
 import json, sys, yaml

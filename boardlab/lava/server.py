@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from ..facts import PROJECT_ROOT
-from .common import SCHEDULE, LavaError, LavaInputError
+from boardlab.facts.board import PROJECT_ROOT
+from boardlab.lava.common import SCHEDULE, LavaError, LavaInputError
 
 def lavacli(identity: str | None, *args, check=True) -> str:
     cmd = ["lavacli"] + (["-i", identity] if identity else []) + list(args)

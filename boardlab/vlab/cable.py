@@ -148,8 +148,8 @@ def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool 
     """A serial line of one's own (tests, benchmarks): a cable pty (a board plugs into
     workdir/uart.sock, which is yielded) behind ser2net on 127.0.0.1:port, configured as
     the lab's. Both stopped by PID after."""
-    from .. import labhost
-    from ..net import tcp_open, wait_for
+    from boardlab.facts import labhost
+    from boardlab.net import tcp_open, wait_for
     link = workdir / f"{name}.tty"
     procs = []
     try:

@@ -10,10 +10,10 @@ import threading
 import time
 from pathlib import Path
 
-from .. import kbuild
-from ..facts import PROJECT_ROOT, Board
-from ..log import progress
-from .buildenv import CACHE_DIR
+from boardlab.build import kbuild
+from boardlab.facts.board import PROJECT_ROOT, Board
+from boardlab.log import progress
+from boardlab.build.buildenv import CACHE_DIR
 
 PROGRESS_EVERY_S = 30
 

@@ -17,8 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..log import progress
-from .debs import ImageBuildError, run
+from boardlab.log import progress
+from boardlab.vlab.debs import ImageBuildError, run
 
 RECIPE = Path(__file__)
 USERLAND_MANIFEST = "etc/boardlab-userland"   # on the board: what its image has, and lacks

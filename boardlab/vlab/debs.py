@@ -4,25 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
-from ..errors import BoardlabError
-from ..log import progress
-
-
-class ImageBuildError(BoardlabError):
-    pass
-
-
-def run(cmd, **kw):
-    try:
-        return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
-    except FileNotFoundError:
-        raise ImageBuildError(f"{cmd[0]}: not installed (run scripts/setup-host.sh)") from None
-    except subprocess.CalledProcessError as e:
-        raise ImageBuildError(f"{' '.join(map(str, cmd))} failed ({e.returncode}):\n"
-                              f"{(e.stderr or e.stdout).strip()}") from None
+from boardlab.build.buildenv import ImageBuildError, run
+from boardlab.log import progress
 
 
 def resolve_packages(metas: dict) -> dict:

@@ -10,6 +10,7 @@ down: powers the boards off and stops exactly what up started, by PID, then remo
 the LAN. status: each service and each board's power."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,14 +21,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .. import labhost
-from ..clocks import clock_url, switch_clock
-from ..facts import load_board, load_lab_host
-from ..log import progress
-from ..net import tcp_open
-from ..procs import running
-from .images import build_images, sync_tree
-from ..errors import BoardlabError
+from boardlab.facts import labhost
+from boardlab.measure.clocks import clock_url, switch_clock
+from boardlab.facts.board import load_board, load_lab_host
+from boardlab.log import progress
+from boardlab.net import tcp_open
+from boardlab.procs import running
+from boardlab.vlab.images import build_images, sync_tree
+from boardlab.errors import BoardlabError
 
 
 class LabError(BoardlabError):
@@ -331,6 +332,21 @@ class VirtualLab:
     def is_up(self) -> bool:
         st = self.status()
         return st["netns"] is not None and all(st["services"].values())
+
+
+@contextlib.contextmanager
+def kept_up(name: str = "vlab"):
+    """The virtual lab host `name`, brought up if it is not, and down again at the end
+    if this brought it up (for benches and scripts)."""
+    lab = VirtualLab(name)
+    was_up = lab.is_up()
+    if not was_up:
+        lab.up()
+    try:
+        yield lab
+    finally:
+        if not was_up:
+            lab.down()
 
 
 def format_status(st: dict) -> str:

@@ -14,22 +14,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..errors import BoardlabError
-from ..facts import NFSROOT_TARBALL, Board, FactsError
-from ..log import progress
-from .buildenv import CACHE_DIR, mkimage
-from .configkernels import build_config_kernels
-from .crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
-from .debs import ImageBuildError, download, extract, resolve_packages, run
-from .rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules, overlay,
-                     tree_entries)
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
+from boardlab.log import progress
+from boardlab.build.buildenv import CACHE_DIR, mkimage
+from boardlab.vlab.configkernels import build_config_kernels
+from boardlab.vlab.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
+from boardlab.vlab.debs import ImageBuildError, download, extract, resolve_packages, run
+from boardlab.vlab.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
+                                  overlay, tree_entries)
 
 __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_tarball",
            "sync_tree", "tree_entries"]
 
 BUILDER_VERSION = "3"  # bump when the layout of the images changes
 BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.py",
-                                               "crossbuild.py", "buildenv.py")]
+                                               "crossbuild.py")] \
+    + [Path(__file__).parents[1] / "build" / "buildenv.py"]
 
 # armhf userland on the board: busybox, the measurement tools, their libraries.
 USERLAND_PACKAGES = [

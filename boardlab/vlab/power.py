@@ -8,7 +8,7 @@ real switch. Switching an outlet on starts the board's QEMU (U-Boot runs at once
 inside the lab network namespace; off stops it. GET / lists the outlets as JSON.
 
 A virtual board has one more setting a real one lacks: the clock QEMU runs it on
-(boardlab.clocks). GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
+(boardlab.measure.clocks). GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
 either: the board's facts give the default, the next power-on uses the setting."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..facts import QEMU_CLOCKS, Board, LabHost, load_board, load_lab_host
+from boardlab.facts.board import QEMU_CLOCKS, Board, LabHost, load_board, load_lab_host
 
 
 def qemu_command(board: Board, lab: LabHost, clock: str | None = None) -> list[str]:

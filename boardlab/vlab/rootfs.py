@@ -9,8 +9,8 @@ import shutil
 import stat
 from pathlib import Path
 
-from ..facts import PROJECT_ROOT, Board
-from .debs import ImageBuildError, run
+from boardlab.facts.board import PROJECT_ROOT, Board
+from boardlab.vlab.debs import ImageBuildError, run
 
 TARGET_DIR = PROJECT_ROOT / "target"
 LIB_DIRS = ["lib/arm-linux-gnueabihf", "usr/lib/arm-linux-gnueabihf", "lib", "usr/lib"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from ..console import MARK, RX, TimedLine, format_log, parse_log
+from boardlab.measure.console import MARK, RX, TimedLine, format_log, parse_log
 
 
 FAULTS = {

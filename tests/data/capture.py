@@ -8,7 +8,7 @@ from pathlib import Path
 
 from labgrid import Environment
 
-from boardlab import workloads
+from boardlab.measure import workloads
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "captured"

@@ -1,7 +1,7 @@
 # Reports one metric to LAVA with its verdict against the stored baseline.
 # GATE (a test definition parameter, rendered by `boardlab lava render` from
 # kernels/<kernel>/<board>.yaml) holds "NAME:DIRECTION:LIMIT" entries separated by
-# spaces, one per exact metric (boardlab.catalogue): LIMIT is the baseline's median plus
+# spaces, one per exact metric (boardlab.measure.catalogue): LIMIT is the baseline's median plus
 # its floor. A noisy metric has no limit one figure could check (skip here; `boardlab
 # lava results` judges it from its samples), nor has a host-bound one measured elsewhere.
 #   report NAME VALUE UNITS   ->  lava-test-case NAME --result pass|fail|skip ...

@@ -1,6 +1,6 @@
 # The jitter suite's load, as in the 2005 article: ls/find over / and hackbench, in loops.
 # The same file for LAVA (sourced by jitter.sh) and for the pytest suite (written to the
-# board by boardlab.target_load).
+# board by boardlab.measure.target_load).
 #   load_start   start both loops (their pids in /tmp/load.pids)
 #   load_stop    stop the loops and every command they started; returns only when none
 #                is left, so a leftover hackbench never loads the next test

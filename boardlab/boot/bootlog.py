@@ -1,0 +1,104 @@
+"""What one boot left behind: its record (milestones, clock, log) and the console log
+file a person reads."""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boardlab.measure import console as con
+from boardlab.boot.bootplan import KernelUnderTest
+from boardlab.errors import BoardlabError
+
+
+@dataclass
+class BootRecord:
+    """One boot: what was booted, its milestones (seconds from the load command) and
+    its timestamped console log."""
+    board: str
+    kernel: KernelUnderTest
+    root: str
+    milestones: dict = field(default_factory=dict)
+    ramdisk: str | None = None
+    power_on_to_uboot_s: float | None = None
+    log_path: str | None = None
+    lines: list = field(default_factory=list)
+    guest_milestones: dict = field(default_factory=dict)   # printk seconds (board's clock)
+    qemu_clock: str | None = None   # a virtual board's clock, as its power switch ran it
+
+
+def log_dir(configured: str = "") -> Path:
+    return Path(configured or os.environ.get("BOARDLAB_LOG_DIR") or "results/boot-logs")
+
+
+def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str:
+    """Write (or rewrite) the boot's console log; the first write takes the next free
+    number, so the logs of earlier sessions in the same place stay."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if rec.log_path:
+        path = Path(rec.log_path)
+    else:
+        safe = re.sub(r"[^\w.-]+", "_", rec.kernel.name)
+        while (path := directory / f"boot-{rec.board}-{safe}-{rec.root}-{number:03d}.log").exists():
+            number += 1
+    header = (f"boardlab boot log: board {rec.board}, kernel {rec.kernel.name}, root {rec.root}, "
+              f"outcome {outcome}",
+              f"written {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(con.format_log(rec.lines, header=header))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return str(path)
+
+
+class BootError(BoardlabError):
+    """A boot failed. The board has been powered off (the message says so, or that
+    power-off failed too); the console log is saved. `kernel_fault` says whether the
+    kernel under test failed by itself (a panic, a hang or timeout after U-Boot handed
+    over, an image bootm refused, no shell after the login prompt), as opposed to a lab
+    fault (power, console, U-Boot before the load, TFTP, staging): only the first may
+    judge a kernel (a bisect's failed boot)."""
+
+    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), kernel_fault=False):
+        self.reason = reason
+        self.kernel_fault = kernel_fault
+        self.milestone = milestone
+        self.log_path = log_path
+        self.tail = list(tail)
+        msg = reason
+        if milestone is not None:
+            msg += f"\nlast milestone reached: {milestone}"
+        if self.tail:
+            msg += "\nlast console lines:\n" + "\n".join(f"  | {t}" for t in self.tail)
+        if log_path:
+            msg += f"\nconsole log: {log_path}"
+        super().__init__(msg)
+
+
+def console_where(console) -> str:
+    """Where the console connects: 'ser2net HOST port N', or the local device."""
+    port = getattr(console, "port", None)
+    if hasattr(port, "host"):
+        return f"ser2net {port.host} port {port.port}"
+    return str(getattr(port, "port", "?"))
+
+
+def wiring(power, console, board) -> str:
+    """The power and console wiring a boot used, as the bound resources say: where to
+    look when nothing at all came from the console."""
+    pw = getattr(power, "port", None)
+    if pw is not None and hasattr(pw, "model"):
+        switch = f"the power switch ({pw.model} {pw.host.format(index=pw.index, value='')})"
+    else:
+        switch = f"the power switch ({type(power).__name__})"
+    return (f"{switch} and the serial wiring ({console_where(console)}, board console "
+            f"{board.console.device} at {board.console.baud} baud)")

@@ -1,0 +1,66 @@
+"""When a silent console means a hung board, as pure code.
+
+A boot is allowed its whole boot_s before the login prompt (an old board's init
+scripts take 50 s), but a board that has gone quiet long after its next milestone was
+due has hung. When each milestone is due (an Expected) is given to the strategy by
+whoever runs the boot (boardlab.judge.baselines.milestones_due reads it from the kernel's
+baseline: the study's 1.9 s for 2.4.25's `Linux version` on the TQM860L), so the
+strategy gives up then, not at the timeout, and says which milestone was due when.
+Without one a hang is found at the boot timeout."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from boardlab.measure import console as con
+
+SILENCE_S = 5.0        # a console quiet this long, past the due time, is a hang
+DUE_FACTOR = 3.0       # the next milestone is overdue at 3 x its baseline time ...
+DUE_MARGIN_S = 5.0     # ... plus this: host load and slower kernels stay well inside
+
+
+@dataclass(frozen=True)
+class Hang:
+    milestone: str          # the milestone that did not come
+    expected_s: float       # when the baseline has it
+    silent_s: float         # how long the console had been quiet
+    last_line: str          # what it printed last
+    basis: str = ""         # whose baseline said so
+
+    def reason(self, kernel: str) -> str:
+        label = con.MILESTONE_LABELS.get(self.milestone, self.milestone)
+        basis = self.basis or f"the baseline of kernel {kernel}"
+        return (f"hang: the console has been silent for {self.silent_s:.1f} s after "
+                f"{self.last_line!r}; {label!r} was due at {self.expected_s:.2f} s by {basis}")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """When each milestone comes (s from the load command) and by whose baseline."""
+    times: dict = field(default_factory=dict)
+    basis: str = ""
+
+    def __bool__(self):
+        return bool(self.times)
+
+
+MILESTONES = [name for name, _ in con.KERNEL_MILESTONES] + ["login", "shell"]
+
+
+def overdue(expected, reached: dict, patterns, now_s: float, last_rx_s: float | None,
+            last_line: str) -> Hang | None:
+    """A Hang when the console has been quiet for SILENCE_S and the next milestone not
+    reached is overdue; times in seconds from the load command. expected: an Expected,
+    or a plain milestone -> seconds mapping."""
+    basis = getattr(expected, "basis", "")
+    expected = getattr(expected, "times", expected)
+    silent = now_s - (last_rx_s if last_rx_s is not None else 0.0)
+    if silent < SILENCE_S:
+        return None
+    order = [name for name, _ in patterns]
+    last = con.last_milestone(reached, patterns)
+    pending = order[order.index(last) + 1:] if last else order
+    for name in pending:
+        if name in expected:
+            if now_s > DUE_FACTOR * expected[name] + DUE_MARGIN_S:
+                return Hang(name, expected[name], silent, last_line, basis)
+            return None
+    return None

@@ -1,0 +1,64 @@
+"""Power switching that gives up in seconds and names the switch.
+
+labgrid's power drivers wait as long as the switch makes them (its rest model calls
+requests without a timeout: a switch that accepts the connection and never answers
+holds the run forever). The call runs in a worker thread; past the deadline the run
+goes on without it and says which switch did not answer. Calls to one board's power are
+in order: a call that timed out may still arrive at the switch, so the next one waits
+for it (a late 'on' must never land after a later 'off')."""
+from __future__ import annotations
+
+import threading
+
+from boardlab.errors import BoardlabError
+
+POWER_TIMEOUT_S = 10.0
+_pending: dict[str, threading.Thread] = {}   # board -> a power call that outlived its deadline
+
+
+class PowerError(BoardlabError):
+    """The power switch failed or did not answer in time."""
+
+
+def switch_name(power, board) -> str:
+    """The switch as a person finds it: model and address from the bound resource."""
+    port = getattr(power, "port", None)
+    if port is not None and hasattr(port, "host"):
+        host = port.host.format(index=getattr(port, "index", ""), value="")
+        return f"{getattr(port, 'model', type(port).__name__)} switch {host} outlet {getattr(port, 'index', '?')}"
+    pdu = getattr(power, "pdu", None) or getattr(power, "hostname", None)
+    if pdu:
+        return f"{type(power).__name__} {pdu}"
+    return f"{type(power).__name__} ({board.power.url})"
+
+
+def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
+    """power.on() or power.off(), at most `timeout` seconds; PowerError otherwise."""
+    action = "on" if on else "off"
+    outcome = {}
+    late = _pending.get(board.name)
+    if late is not None:
+        late.join(timeout)
+        if late.is_alive():
+            raise PowerError(f"power {action} of {board.name}: not sent, the earlier "
+                             f"'{late.name}' to {switch_name(power, board)} has still not "
+                             f"returned; the board's state is unknown")
+        del _pending[board.name]
+
+    def call():
+        try:
+            (power.on if on else power.off)()
+        except BaseException as e:  # noqa: BLE001 - any driver's error, reported below
+            outcome["error"] = e
+
+    worker = threading.Thread(target=call, name=f"power-{action}-{board.name}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        _pending[board.name] = worker
+        raise PowerError(f"power {action} of {board.name}: {switch_name(power, board)} did not "
+                         f"answer within {timeout:.0f} s")
+    if "error" in outcome:
+        e = outcome["error"]
+        raise PowerError(f"power {action} of {board.name} failed: {switch_name(power, board)}: "
+                         f"{type(e).__name__}: {e}") from None

@@ -1,0 +1,40 @@
+"""A board from a labgrid environment for a script (benches, `boardlab compare`, a
+bisect step): the strategy and its shell, the board powered off at the end whatever
+happens."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from boardlab.errors import InputError
+
+
+def open_env(env_path):
+    """A labgrid environment file; InputError naming it when it is missing or invalid."""
+    from labgrid import Environment
+    from labgrid.exceptions import NoConfigFoundError
+    try:
+        return Environment(str(env_path))
+    except NoConfigFoundError:
+        raise InputError(f"{env_path}: no such labgrid environment file") from None
+    except Exception as e:  # noqa: BLE001 - labgrid's InvalidConfigError, YAML errors
+        raise InputError(f"{env_path}: not a usable labgrid environment: "
+                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+@contextlib.contextmanager
+def board_session(env_path, log_dir: Path, milestones_due=None):
+    """-> (strategy, shell): shell() is the environment's ShellDriver. milestones_due:
+    the strategy's (when a silent board has hung)."""
+    env = open_env(env_path)
+    try:
+        target = env.get_target("main")
+        strategy = target.get_driver("Strategy")
+        strategy.log_dir = str(log_dir)
+        strategy.milestones_due = milestones_due
+        try:
+            yield strategy, lambda: target.get_driver("ShellDriver")
+        finally:
+            strategy.transition("off")
+    finally:
+        env.cleanup()

@@ -1,0 +1,300 @@
+"""Board facts: one YAML file per board under boards/, the single source from which
+the labgrid environment, the lab-host configs and the LAVA device dictionary are
+made. Loading turns the file into frozen dataclasses (Board and its parts) and checks
+every field on the way, so a typo is reported with file and field: a missing or
+unknown key, a wrong type, a placeholder a command line or U-Boot command cannot fill."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from boardlab.facts.checks import check_board, check_lab_host
+from boardlab.facts.typedyaml import FactsError, build, load_yaml, one_of, template
+
+__all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "LabHost", "MkImage", "Network",
+           "Nfs", "Power", "PowerSwitch", "PduDaemon", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
+           "board_path", "bootargs", "lab_host_of", "lab_hosts", "load_board",
+           "load_lab_host"]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BOARDS_DIR = PROJECT_ROOT / "boards"
+PLACES_DIR = PROJECT_ROOT / "places"
+
+UBOOT_DIALECTS = ("hush", "old")   # hush: ';' and '$?' work. old: one command per line
+ROOT_MODES = ("ramdisk", "nfs")
+QEMU_CLOCKS = ("deterministic", "realtime")
+NFSROOT_TARBALL = "nfsroot.tar.xz"   # a board's NFS root as a tarball in images.dir (LAVA)
+
+
+# ---- the facts, typed ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Console:
+    device: str
+    baud: int
+    ser2net_port: int           # RFC2217 on the lab host
+    serial_adapter: str | None = None
+
+
+@dataclass(frozen=True)
+class Power:
+    model: str                  # a labgrid NetworkPowerPort model
+    index: int
+    host: str = template(("index", "value"))
+
+    @property
+    def url(self) -> str:
+        """The outlet's address, for messages and the virtual switch's GET."""
+        return self.host.format(index=self.index, value="")
+
+
+@dataclass(frozen=True)
+class Network:
+    ip: str
+    netmask: str
+    server_ip: str
+    mac: str | None = None
+
+
+@dataclass(frozen=True)
+class UBoot:
+    prompt: str
+    dialect: str = one_of(UBOOT_DIALECTS)
+    autoboot: str
+    kernel_addr: str
+    ramdisk_addr: str
+    load_command: str = template(("addr", "file"))
+    boot_command: str = template(("kernel", "ramdisk", "fdt"))
+    fdt_addr: str | None = None
+    init_commands: tuple[str, ...] = ()
+    kernel_message: str | None = None   # what U-Boot prints as it hands over (LAVA waits for it)
+    # false: bootm must place device tree and ramdisk (e500 maps 64 MiB at entry), so no
+    boot_data_in_place: bool = True     # initrd_high/fdt_high=0xffffffff from LAVA
+
+
+@dataclass(frozen=True)
+class MkImage:
+    arch: str
+    load_addr: str
+    entry: str
+
+
+@dataclass(frozen=True)
+class Tftp:
+    dir: str                    # on the lab host
+    prefix: str                 # file names as U-Boot asks for them
+
+
+@dataclass(frozen=True)
+class Nfs:
+    export: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str                   # its key in images.kernels
+    uimage: str
+    debian_package: str | None = None
+    nfs_loader: bool = False    # NIC and NFS client are modules: boots NFS via the ramdisk
+    console: str | None = None  # its name for the console, when not console.device
+    config: str | None = None   # built here from Debian's linux-source with this fragment
+
+
+@dataclass(frozen=True)
+class Images:
+    dir: str
+    default_kernel: str
+    kernels: dict[str, Kernel]
+    ramdisk: str | None = None
+    loader_modules: tuple[str, ...] = ()
+
+
+BOOTARGS_PLACEHOLDERS = ("console", "ip", "netmask", "server_ip", "nfs_export", "name")
+
+
+@dataclass(frozen=True)
+class Root:
+    default: str = one_of(ROOT_MODES)
+    bootargs: dict[str, str] = template(BOOTARGS_PLACEHOLDERS)
+
+
+@dataclass(frozen=True)
+class Shell:
+    prompt: str
+    login_prompt: str
+    username: str
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    uboot_s: float              # power-on to U-Boot prompt
+    load_s: float               # each TFTP load
+    boot_s: float               # load command to login prompt
+    shell_s: float = 20.0       # login prompt answered to shell prompt (a wrong prompt fails here)
+
+
+@dataclass(frozen=True)
+class Qemu:
+    binary: str                 # qemu-system-arm, qemu-system-ppc
+    machine: str
+    cpu: str
+    bios: str
+    tap: str
+    smp: int = 1
+    clock: str = one_of(QEMU_CLOCKS, "deterministic")
+    icount_shift: int = 4       # one instruction = 2**shift ns of guest time
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    arch: str
+    cpu: str
+    ram_mb: int
+    lab_host: str
+    console: Console
+    power: Power
+    network: Network
+    uboot: UBoot
+    mkimage: MkImage
+    tftp: Tftp
+    nfs: Nfs
+    images: Images
+    root: Root
+    shell: Shell
+    timeouts: Timeouts
+    cpu_mhz: int | float | None = None
+    qemu: Qemu | None = None
+    path: str = ""              # the facts file (not in it: set on load)
+
+    @property
+    def virtual(self) -> bool:
+        return self.qemu is not None
+
+    @property
+    def serial_host(self) -> str:
+        """Where ser2net listens, as seen on the lab host: 127.0.0.1 on every lab host
+        (a console is an unauthenticated root shell). labgrid clients elsewhere reach
+        it through the exporter's SSH proxy (labgrid-exporter --isolated, or LG_PROXY=<lab
+        host> for a local environment file); LAVA's worker runs on the lab host."""
+        return "127.0.0.1"
+
+    def kernel(self, name: str) -> Kernel:
+        try:
+            return self.images.kernels[name]
+        except KeyError:
+            raise FactsError(f"{self.path}: no kernel {name!r} in images.kernels "
+                             f"(has: {', '.join(self.images.kernels)})") from None
+
+
+@dataclass(frozen=True)
+class PowerSwitch:
+    listen: str
+    port: int
+
+
+@dataclass(frozen=True)
+class PduDaemon:
+    """pdudaemon on a real lab host: labgrid and LAVA both switch power through it, so
+    requests to a PDU queue in one place (and are retried) instead of racing."""
+    port: int = 16421
+    listen: str = "127.0.0.1"   # its HTTP listener on the lab host: it switches boards'
+                                # power without authentication, so not on the LAN
+    host: str | None = None     # where clients on the lab host reach it (default: listen)
+
+
+@dataclass(frozen=True)
+class LabHost:
+    name: str
+    address: str                # on the lab LAN, with prefix length: the TFTP and NFS server
+    tftp_root: str
+    boards: tuple[str, ...]
+    kind: str = one_of(("virtual", "real"), "virtual")
+    exporter_name: str | None = None
+    lava_worker: bool = True    # it also exports LAVA's NFS root directory
+    # tftpd's retransmit in ms, the client's timeout refused (vlab.host.tftpd_retransmit_args)
+    tftp_retransmit_ms: int | None = None
+    pdudaemon: PduDaemon | None = None
+    # the virtual lab host's LAN and power switch
+    netns: str | None = None
+    bridge: str | None = None
+    run_dir: str | None = None
+    power_switch: PowerSwitch | None = None
+    path: str = ""
+
+    @property
+    def server_ip(self) -> str:
+        return self.address.split("/")[0]
+
+
+VIRTUAL_LAB_FIELDS = ("netns", "bridge", "run_dir", "power_switch")
+
+
+def board_path(name_or_path) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or os.sep in str(name_or_path):
+        return p
+    return BOARDS_DIR / f"{name_or_path}.yaml"
+
+
+def load_board(name_or_path) -> Board:
+    """Load and check a board's facts (by name, e.g. 'qemu-arm', or path)."""
+    path = board_path(name_or_path)
+    board = dataclasses.replace(build(Board, load_yaml(path), path), path=str(path))
+    check_board(board, path)
+    for mode in board.root.bootargs:
+        if mode not in ROOT_MODES:
+            raise FactsError(f"{path}: field 'root.bootargs.{mode}': unknown root mode "
+                             f"(known: {', '.join(ROOT_MODES)})")
+    if board.images.default_kernel not in board.images.kernels:
+        raise FactsError(f"{path}: field 'images.default_kernel' names "
+                         f"{board.images.default_kernel!r}, which is not in images.kernels")
+    if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
+        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
+                         f"got {board.qemu.icount_shift}")
+    for k in board.images.kernels.values():
+        if k.config and (k.debian_package or not (PROJECT_ROOT / k.config).exists()):
+            why = "debian_package is given too" if k.debian_package else f"not in {PROJECT_ROOT}"
+            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': {k.config}: {why}")
+    if path.stem != board.name:
+        raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
+                         f"{path.name}; they must agree")
+    return board
+
+
+def load_lab_host(name_or_path="vlab") -> LabHost:
+    p = Path(name_or_path)
+    path = p if p.suffix in (".yaml", ".yml") else PLACES_DIR / str(name_or_path) / "lab-host.yaml"
+    lab = dataclasses.replace(build(LabHost, load_yaml(path), path), path=str(path))
+    check_lab_host(lab, path, VIRTUAL_LAB_FIELDS)
+    return lab
+
+
+def lab_host_of(board: Board) -> LabHost | None:
+    """The board's lab host, when its facts are in places/ (None: a lab host this
+    checkout does not describe)."""
+    path = PLACES_DIR / board.lab_host / "lab-host.yaml"
+    return load_lab_host(path) if path.exists() else None
+
+
+def lab_hosts() -> list[LabHost]:
+    return [load_lab_host(p) for p in sorted(PLACES_DIR.glob("*/lab-host.yaml"))]
+
+
+def bootargs(board: Board, root: str, kernel: str | None = None) -> str:
+    """The kernel command line for a root mode, with the board's facts filled in. A
+    kernel may name its console differently (Linux 2.4's ttyS0 for 2.6's ttyCPM0)."""
+    try:
+        template = board.root.bootargs[root]
+    except KeyError:
+        raise FactsError(f"{board.path}: no bootargs for root mode {root!r} "
+                         f"(root.bootargs has: {', '.join(board.root.bootargs)})") from None
+    k = board.images.kernels.get(kernel or "")
+    device = (k.console if k else None) or board.console.device
+    net = board.network
+    return template.format(
+        console=f"{device},{board.console.baud}", ip=net.ip, netmask=net.netmask,
+        server_ip=net.server_ip, nfs_export=board.nfs.export, name=board.name)

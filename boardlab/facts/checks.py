@@ -1,0 +1,80 @@
+"""Checks of board and lab-host facts that their types alone let through: an address that
+is a host name or a subnet, a port out of range, an export path that would export /."""
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+from boardlab.facts.typedyaml import FactsError
+
+
+def check_address(path, where: str, value: str):
+    """One IPv4 address: not a host name, a subnet or a wildcard (it goes into exports,
+    bootargs and U-Boot's ipaddr)."""
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise FactsError(f"{path}: field '{where}' must be one IPv4 address (like "
+                         f"192.168.20.11), got {value!r}") from None
+
+
+def check_export_path(path, where: str, value: str):
+    if not value.startswith("/") or value.rstrip("/") == "" or re.search(r"\s", value) \
+            or "/../" in value + "/":
+        raise FactsError(f"{path}: field '{where}' must be an absolute directory below / "
+                         f"without whitespace or '..', got {value!r}")
+
+
+def check_power_host(path, model: str, host: str):
+    """The PDU's address goes into shell commands (LAVA's, pdudaemon's) and generated
+    files: a URL (rest, simplerest) or a host name (gude), nothing a shell would read,
+    and no credentials (those stay in a root-only file on the lab host, e.g. curl's
+    netrc, never in a facts file that is copied everywhere)."""
+    if model in ("rest", "simplerest"):
+        parts = urlsplit(host.replace("{index}", "0").replace("{value}", "0"))
+        ok = parts.scheme in ("http", "https") and parts.hostname and not re.search(r"[\s;$`'\"\\|&<>]", host)
+        if "@" in parts.netloc:
+            raise FactsError(f"{path}: field 'power.host' holds credentials ({parts.netloc}): "
+                             f"keep them in a root-only file on the lab host (curl's netrc), "
+                             f"not in the facts")
+    else:
+        ok = re.fullmatch(r"[A-Za-z0-9.-]+(:\d+)?", host) is not None
+    if not ok:
+        raise FactsError(f"{path}: field 'power.host' must be "
+                         f"{'an http(s) URL' if model in ('rest', 'simplerest') else 'a host name or address'} "
+                         f"without spaces or shell characters, got {host!r}")
+
+
+def check_board(board, path):
+    """The fields whose type alone lets a bad value through."""
+    check_power_host(path, board.power.model, board.power.host)
+    net = board.network
+    for where, value in (("network.ip", net.ip), ("network.server_ip", net.server_ip),
+                         ("network.netmask", net.netmask)):
+        check_address(path, where, value)
+    if not 1 <= board.console.ser2net_port <= 65535:
+        raise FactsError(f"{path}: field 'console.ser2net_port' must be 1..65535, "
+                         f"got {board.console.ser2net_port}")
+    if board.console.baud <= 0:
+        raise FactsError(f"{path}: field 'console.baud' must be a positive rate, got "
+                         f"{board.console.baud}")
+    if board.power.index < 0:
+        raise FactsError(f"{path}: field 'power.index' must be an outlet number >= 0, got "
+                         f"{board.power.index}")
+    check_export_path(path, "nfs.export", board.nfs.export)
+    check_export_path(path, "tftp.dir", board.tftp.dir)
+
+
+def check_lab_host(lab, path, virtual_fields):
+    if lab.kind == "virtual":
+        missing = [f for f in virtual_fields if getattr(lab, f) is None]
+        if missing:
+            raise FactsError(f"{path}: missing field '{missing[0]}' (a virtual lab host has "
+                             f"{', '.join(virtual_fields)})")
+    try:
+        ipaddress.IPv4Interface(lab.address)
+    except ValueError:
+        raise FactsError(f"{path}: field 'address' must be an IPv4 address with its prefix "
+                         f"length (like 192.168.20.1/24), got {lab.address!r}") from None
+    check_export_path(path, "tftp_root", lab.tftp_root)

@@ -1,0 +1,43 @@
+"""A lab host and its boards, checked against each other: the facts of one board cannot
+say that two boards share a console port, a power outlet or an address."""
+from __future__ import annotations
+
+from boardlab.facts.board import Board, LabHost, board_path, lab_host_of, load_board
+from boardlab.facts.typedyaml import FactsError
+
+
+def lab_boards(lab: LabHost) -> list[Board]:
+    """The boards of a lab host, checked against each other and against the lab host:
+    each names this lab host, no two share a ser2net port, a power outlet or an IP, and
+    a real lab host's boards name their serial adapter."""
+    boards = []
+    for name in lab.boards:
+        if not board_path(name).exists():
+            raise FactsError(f"{lab.path}: field 'boards' names {name!r}, but there is no "
+                             f"{board_path(name)}")
+        board = load_board(name)
+        if board.lab_host != lab.name:
+            raise FactsError(f"{lab.path}: field 'boards' lists {name!r}, but {board.path} "
+                             f"says lab_host: {board.lab_host}")
+        if lab.kind == "real" and not board.console.serial_adapter:
+            raise FactsError(f"{board.path}: field 'console.serial_adapter' is needed: lab "
+                             f"host {lab.name} is a real one (ser2net serves a device)")
+        boards.append(board)
+    for what, key in (("ser2net port (console.ser2net_port)", lambda b: b.console.ser2net_port),
+                      ("power outlet (power.host, power.index)", lambda b: (b.power.host, b.power.index)),
+                      ("IP address (network.ip)", lambda b: b.network.ip)):
+        seen = {}
+        for b in boards:
+            other = seen.setdefault(key(b), b)
+            if other is not b:
+                raise FactsError(f"{b.path}: boards {other.name} and {b.name} of lab host "
+                                 f"{lab.name} have the same {what}: {key(b)!r}")
+    return boards
+
+
+def check_listed(board: Board):
+    """A board's lab host, when this checkout describes it, lists the board."""
+    lab = lab_host_of(board)
+    if lab is not None and board.name not in lab.boards:
+        raise FactsError(f"{board.path}: field 'lab_host' is {board.lab_host!r}, but "
+                         f"{lab.path} does not list {board.name} in its boards")

@@ -1,0 +1,53 @@
+"""`boardlab places sync`: create or update a lab host's places on a labgrid
+coordinator from places/<host>/places.yaml, idempotently (a second run changes
+nothing), through labgrid-client as a lab admin would type it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+from boardlab.facts.board import PLACES_DIR, FactsError, load_lab_host
+from boardlab.errors import BoardlabError
+
+
+class PlacesError(BoardlabError):
+    pass
+
+
+def client(coordinator, *args, place=None, check=True):
+    exe = shutil.which("labgrid-client") or os.path.join(os.path.dirname(sys.executable),
+                                                         "labgrid-client")
+    cmd = [exe, "-x", coordinator] + (["-p", place] if place else []) + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if check and r.returncode != 0:
+        raise PlacesError(f"{' '.join(cmd[1:])}: {(r.stderr or r.stdout).strip()}")
+    return r
+
+
+def sync(lab_name: str, coordinator: str) -> list[str]:
+    """Returns what was done, one line per change."""
+    lab = load_lab_host(lab_name)
+    path = PLACES_DIR / lab.name / "places.yaml"
+    if not path.exists():
+        raise FactsError(f"{path}: missing; run `boardlab gen`")
+    wanted = yaml.safe_load(path.read_text()) or {}
+    existing = set(client(coordinator, "places").stdout.split())
+    done = []
+    for name, spec in wanted.items():
+        if name not in existing:
+            client(coordinator, "create", place=name)
+            done.append(f"{name}: created")
+        show = client(coordinator, "show", place=name).stdout
+        for pattern in spec["matches"]:
+            if pattern not in show:
+                client(coordinator, "add-match", pattern, place=name)
+                done.append(f"{name}: match {pattern}")
+        tags = [f"{k}={v}" for k, v in spec["tags"].items() if f"{k}={v}" not in show]
+        if tags:
+            client(coordinator, "set-tags", *tags, place=name)
+            done.append(f"{name}: tags {' '.join(tags)}")
+    return done

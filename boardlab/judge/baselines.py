@@ -1,0 +1,238 @@
+"""Stored baselines: kernels/<kernel>/<board>.yaml holds, per metric, its samples (the
+figures of every repeat it was measured with), their median and spread, the unit and
+direction, and the source (the 2005 study, or measured: date, host, clock, repeats).
+
+The verdict against a baseline is boardlab.judge.verdict's (the baseline's samples are side A,
+the run's side B), with each metric's floor from boardlab.measure.catalogue; a baseline measured
+on another clock, or a host-bound one measured on another host, does not judge."""
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from boardlab.boot import bootwatch
+from boardlab.measure.catalogue import METRICS, for_harness
+from boardlab.measure import clocks
+from boardlab.errors import InputError
+from boardlab.facts.board import PROJECT_ROOT
+
+OTHER_HOST, OTHER_CLOCK = clocks.OTHER_HOST, clocks.OTHER_CLOCK   # clocks.judgeable's verdicts
+KERNELS_DIR = PROJECT_ROOT / "kernels"
+DIRECTIONS = ("lower", "higher")
+
+NEW = "new"
+
+
+
+class BaselineError(InputError):
+    """A baseline file that cannot be used: names the file and the field."""
+
+
+@dataclass
+class Baseline:
+    name: str
+    value: float                    # the median of the samples
+    unit: str
+    direction: str = "lower"
+    spread: dict | None = None      # {min, max, stdev, n}
+    source: dict | None = None
+    samples: list | None = None     # every repeat's figure (None: the study's single numbers)
+
+    def values(self) -> list[float]:
+        """Side A of a comparison: the samples, or the one stored value."""
+        return [float(x) for x in self.samples] if self.samples else [self.value]
+
+    def limit(self, harness: str | None = None) -> float | None:
+        """The worst value an exact metric may take and still be the same (its floor past
+        the median): what a LAVA test case checks by itself. None for a noisy metric, which
+        one figure cannot decide."""
+        spec = METRICS.get(self.name)
+        if spec is None or not spec.exact:
+            return None
+        floor = for_harness(spec, harness).floor(self.value)
+        return self.value + floor if self.direction == "lower" else self.value - floor
+
+    def clock(self) -> str | None:
+        """The clock the baseline was measured on (boardlab.measure.clocks), if it says."""
+        return (self.source or {}).get("clock")
+
+    def host_id(self) -> str | None:
+        """The machine the baseline was measured on (clocks.this_host id), if known."""
+        return (self.source or {}).get("host_id")
+
+    def to_dict(self) -> dict:
+        d = {"value": self.value, "unit": self.unit, "direction": self.direction}
+        if self.samples:
+            d["samples"] = [round(float(x), 6) for x in self.samples]
+        if self.spread:
+            d["spread"] = self.spread
+        if self.source:
+            d["source"] = self.source
+        return d
+
+
+# A harness whose measurement differs from the pytest suites' keeps the figures that
+# differ in a file of its own, kernels/<kernel>/<board>.<harness>.yaml; the rest come
+# from the shared file. LAVA: its ramdisk carries its test overlay, so memory differs.
+HARNESSES = ("lava",)
+
+
+def baseline_path(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None) -> Path:
+    """kernels/<kernel>/<board>.yaml; a name that would lead out of root is refused."""
+    for what, name in (("kernel", kernel), ("board", board), ("harness", harness or "x")):
+        if not name or name.startswith("/") or ".." in name.split("/") or "\0" in name:
+            raise BaselineError(f"{what} name {name!r}: a baseline's path must stay under {root}")
+    return root / kernel / (f"{board}.{harness}.yaml" if harness else f"{board}.yaml")
+
+
+def _field(path, metric, key):
+    return f"{path}: metrics.{metric}.{key}"
+
+
+def parse_baselines(data, path) -> dict[str, Baseline]:
+    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
+        raise BaselineError(f"{path}: expected a mapping with a 'metrics' mapping")
+    out = {}
+    for name, m in data["metrics"].items():
+        if not isinstance(m, dict):
+            raise BaselineError(f"{path}: metrics.{name} must be a mapping, got {m!r}")
+        if not isinstance(m.get("value"), (int, float)) or isinstance(m.get("value"), bool):
+            raise BaselineError(f"{_field(path, name, 'value')} must be a number, got {m.get('value')!r}")
+        if not isinstance(m.get("unit"), str):
+            raise BaselineError(f"{_field(path, name, 'unit')} must be a string, got {m.get('unit')!r}")
+        direction = m.get("direction", "lower")
+        if direction not in DIRECTIONS:
+            raise BaselineError(f"{_field(path, name, 'direction')} must be lower or higher, "
+                                f"got {direction!r}")
+        spread = m.get("spread")
+        if spread is not None and (not isinstance(spread, dict) or not all(
+                isinstance(v, (int, float)) for v in spread.values())):
+            raise BaselineError(f"{_field(path, name, 'spread')} must map min/max/stdev/n to "
+                                f"numbers, got {spread!r}")
+        samples = m.get("samples")
+        if samples is not None and (not isinstance(samples, list) or not samples or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in samples)):
+            raise BaselineError(f"{_field(path, name, 'samples')} must be a list of numbers, "
+                                f"got {samples!r}")
+        out[name] = Baseline(name, float(m["value"]), m["unit"], direction, spread,
+                             m.get("source"), samples)
+    return out
+
+
+def _load_file(path: Path) -> dict[str, Baseline]:
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise BaselineError(f"{path}: not valid YAML: {e}") from None
+    return parse_baselines(data, path)
+
+
+def load(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None,
+         shared: bool = True) -> dict[str, Baseline]:
+    """The baselines of (board, kernel); empty when there are none yet. With a harness,
+    its own figures over the shared ones (shared=False: its own only)."""
+    out = _load_file(baseline_path(kernel, board, root)) if shared or not harness else {}
+    if harness:
+        out.update(_load_file(baseline_path(kernel, board, root, harness)))
+    return out
+
+
+def load_stored(spec: str) -> tuple[str, str, dict[str, Baseline]]:
+    """'baseline:<board>:<kernel>' -> (board, kernel, its baselines); BaselineError
+    naming the file when there are none."""
+    parts = spec.split(":", 2)
+    if len(parts) != 3 or not all(parts[1:]):
+        raise BaselineError(f"{spec!r}: a stored side is baseline:<board>:<kernel> "
+                            f"(e.g. baseline:tqm860l:2.4.25)")
+    _, board, kernel = parts
+    base = load(kernel, board)
+    if not base:
+        raise BaselineError(f"no baselines for board {board}, kernel {kernel} "
+                            f"({baseline_path(kernel, board)})")
+    return board, kernel, base
+
+
+def spread_of(values) -> dict:
+    values = [float(v) for v in values]
+    out = {"min": min(values), "max": max(values), "n": len(values)}
+    if len(values) > 1:
+        out["stdev"] = round(statistics.stdev(values), 6)
+    return out
+
+
+def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KERNELS_DIR,
+          merge=True, harness: str | None = None) -> Path:
+    """Write baselines (atomically), keeping metrics of the file not given here."""
+    path = baseline_path(kernel, board, root, harness)
+    existing = {}
+    if merge and path.exists():
+        existing = {k: v.to_dict() for k, v in _load_file(path).items()}
+    existing.update({k: v.to_dict() for k, v in metrics.items()})
+    doc = {"board": board, "kernel": kernel, "metrics": dict(sorted(existing.items()))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".baseline-")
+    with os.fdopen(fd, "w") as f:
+        through = f", as {harness} measures them" if harness else ""
+        f.write(f"# Baselines of {board} with kernel {kernel}{through}. Written by --update-baselines;\n"
+                f"# each metric: value (median of its samples), unit, direction, samples, spread, source.\n")
+        yaml.safe_dump(doc, f, sort_keys=False, default_flow_style=None, width=100)
+    os.replace(tmp, path)
+    return path
+
+
+def measured_source(repeats: int, host_id: str | None, clock: str = "") -> dict:
+    out = {"kind": "measured", "date": time.strftime("%Y-%m-%d"), "host_id": host_id,
+           "repeats": repeats}
+    if clock:
+        out["clock"] = clock
+    return out
+
+
+def host_of(source: dict | None) -> str:
+    """Where a baseline was measured, as a person reads it."""
+    source = source or {}
+    if source.get("host_id"):
+        return source["host_id"]
+    if source.get("kind") == "study":
+        return "the study's lab (2005)"
+    if source.get("host"):
+        return f"an unidentified host named {source['host']!r} ({source.get('date', 'undated')})"
+    return "an unknown host"
+
+
+def _milestone_times(board: str, kernel: str, root: Path) -> dict:
+    try:
+        stored = load(kernel, board, root)
+    except BaselineError:
+        return {}
+    return {n: stored[f"boot_time.{n}"].value for n in bootwatch.MILESTONES
+            if f"boot_time.{n}" in stored}
+
+
+def milestones_due(board: str, kernel: str, root: Path = KERNELS_DIR) -> bootwatch.Expected:
+    """When each boot milestone is due (a strategy's milestones_due), from the kernel's
+    stored baselines (host-arrival boot_time.* figures); for a kernel with none, each
+    milestone at the latest any other kernel of the board has it; empty when the board
+    has no boot baseline at all."""
+    own = _milestone_times(board, kernel, root)
+    if own:
+        return bootwatch.Expected(own, f"the baseline of kernel {kernel}")
+    times, kernels = {}, []
+    for path in sorted(Path(root).glob(f"*/{board}.yaml")):
+        other = _milestone_times(board, path.parent.name, root)
+        if other:
+            kernels.append(path.parent.name)
+        for name, t in other.items():
+            times[name] = max(t, times.get(name, 0.0))
+    if not times:
+        return bootwatch.Expected()
+    return bootwatch.Expected(times, f"the slowest baseline of the board's other kernels "
+                                     f"({', '.join(kernels)}; {kernel} has none of its own)")

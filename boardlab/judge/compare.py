@@ -1,0 +1,191 @@
+"""`boardlab compare`: kernel A against kernel B on one board, the study's question as one
+command. A side is a kernel to boot (a kernel of the board's facts, a uImage file,
+tftp:<file>), a run directory (its results.json samples) or baseline:<board>:<kernel>
+(stored samples). Kernels to boot are booted in turn, A, B, A, B, ..., so that drift of
+the host hits both sides; after --repeats rounds, more rounds while a noisy metric's
+verdict is unknown, up to --max-repeats. Every metric is then judged by boardlab.judge.verdict
+(B against A): the table reads like the study's, with the 95 % interval of the delta."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boardlab.judge import baselines as bl
+from boardlab.boot import bootplan
+from boardlab.measure import catalogue, clocks, sample
+from boardlab.judge import verdict as vd
+from boardlab.log import progress
+from boardlab.facts.board import BOARDS_DIR, load_board
+from boardlab.judge.results import atomic_write, load_run, prepare_run_dir
+from boardlab.boot.session import board_session
+
+
+@dataclass
+class Side:
+    label: str
+    kernel: str | None = None            # to boot; None: stored samples
+    samples: dict = field(default_factory=dict)   # catalogue key -> [values]
+    boots: list = field(default_factory=list)     # each boot's milestones (s)
+    histogram: dict | None = None        # the last jitter run's
+    host: str | None = None              # where host-clock samples were taken
+    clock: str | None = None             # the virtual board's clock on the boots
+    clocks: dict = field(default_factory=dict)    # catalogue key -> its clock (boardlab.measure.clocks)
+    board: str | None = None             # whose figures (stored sides); None: the env's board
+
+    def add(self, figures: dict):
+        for key, value in figures.items():
+            self.samples.setdefault(key, []).append(float(value))
+
+
+def stored_side(spec: str) -> Side | None:
+    """A side that needs no boot: baseline:<board>:<kernel>, or a run directory."""
+    if spec.startswith("baseline:"):
+        board, kernel, base = bl.load_stored(spec)
+        side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board,
+                    clocks={k: b.clock() for k, b in base.items()})
+        hosts = {b.host_id() or bl.host_of(b.source) for b in base.values()}
+        side.host = hosts.pop() if len(hosts) == 1 else "several hosts"
+        return side
+    path = Path(spec)
+    if path.is_dir() and (path / "results.json").exists():
+        data = load_run(path)
+        boards = {m["board"] for m in data["metrics"]}
+        side = Side(f"{path.name}", host=data["meta"].get("host"),
+                    board=boards.pop() if len(boards) == 1 else None)
+        for m in data["metrics"]:
+            side.samples[f"{m['suite']}.{m['name']}"] = m.get("samples") or [m["value"]]
+            side.clocks[f"{m['suite']}.{m['name']}"] = m.get("clock")
+        return side
+    return None
+
+
+@dataclass
+class Row:
+    spec: catalogue.MetricSpec
+    cmp: vd.Comparison | None
+    note: str = ""            # why there is no comparison
+
+
+def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
+    """Every metric both sides have, judged where clocks.judgeable lets them be (board:
+    the facts of the sides' board)."""
+    rows = []
+    for key in sorted(set(a.samples) & set(b.samples), key=lambda k: (
+            catalogue.FAMILIES.index(k.split(".")[0]) if k.split(".")[0] in catalogue.FAMILIES
+            else 99, k)):
+        spec = catalogue.spec(key)
+        rule = clocks.judgeable(key, board, a.clocks.get(key), a.host or this_host,
+                                b.clocks.get(key), b.host or this_host)
+        if not rule.ok:
+            rows.append(Row(spec, None, rule.why))
+            continue
+        rows.append(Row(spec, vd.compare(a.samples[key], b.samples[key], spec)))
+    return rows
+
+
+def unknown(rows) -> list[str]:
+    return [r.spec.key for r in rows if r.cmp is not None and r.cmp.outcome == vd.UNKNOWN]
+
+
+def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repeats: int,
+              jitter_s: int, log_dir: Path, this_host: str | None):
+    """Boot the sides that name a kernel in turn until decided or max_repeats rounds."""
+    booting = [s for s in sides if s.kernel]
+    with board_session(env_path, log_dir, bl.milestones_due) as (strategy, shell):
+        board = strategy.board
+        rounds = 0
+
+        def one_round():   # each booting side once, in turn: host drift hits both
+            nonlocal rounds
+            rounds += 1
+            for side in booting:
+                t0 = time.monotonic()
+                strategy.select(kernel=side.kernel, root="ramdisk", ramdisk="")
+                figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
+                side.add(figures)
+                side.boots.append(extras["boot"].milestones)
+                side.histogram = extras.get("histogram", side.histogram)
+                side.clock, side.host = extras["boot"].qemu_clock, this_host
+                for key in figures:
+                    suite, name = key.split(".", 1)
+                    side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
+                                                           board, side.clock)
+                progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
+                         f"{extras['boot'].milestones.get('login', 0):.2f} s")
+
+        def decided():
+            open_keys = unknown(judge(sides[0], sides[1], this_host, board))
+            if open_keys and rounds < max_repeats:
+                progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}"
+                         f"{' ...' if len(open_keys) > 5 else ''}: another round")
+            return not open_keys
+
+        return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
+
+
+def markdown(a: Side, b: Side, rows) -> str:
+    out = [f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
+           "|---|---|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        if r.cmp is None:
+            out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
+            continue
+        c = r.cmp
+        ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.ci_pct else "exact"
+        out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
+                   f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
+    return "\n".join(out) + "\n"
+
+
+def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
+    """compare.md, compare.json, and the HTML page with its plots."""
+    from boardlab.judge.compare_page import html_page
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": out_dir / "compare.md", "json": out_dir / "compare.json",
+             "html": out_dir / "compare.html"}
+    atomic_write(files["markdown"], markdown(a, b, rows))
+    doc = {"meta": meta, "sides": [{"label": s.label, "kernel": s.kernel, "host": s.host,
+                                    "clock": s.clock, "samples": s.samples, "boots": s.boots}
+                                   for s in (a, b)],
+           "rows": [{"metric": r.spec.key, "note": r.note,
+                     **(r.cmp.to_dict() if r.cmp else {})} for r in rows]}
+    atomic_write(files["json"], json.dumps(doc, indent=1) + "\n")
+    html_page(files["html"], a, b, rows, meta)
+    return files
+
+
+def _one_board(env_path: str, sides: list[Side]) -> str | None:
+    """Two kernels on one board: figures of two boards say nothing about a kernel.
+    Returns the board's name (None: neither the sides nor the environment say)."""
+    env_board = Path(env_path).stem if (BOARDS_DIR / f"{Path(env_path).stem}.yaml").exists() else None
+    boards = [(s.label, s.board or (env_board if s.kernel else None)) for s in sides]
+    if len({b for _, b in boards if b}) > 1:
+        raise ValueError("compare judges two kernels on one board, but the sides are of "
+                         + " and ".join(f"{label}: board {b}" for label, b in boards)
+                         + "; compare each board's kernels on their own")
+    named = {b for _, b in boards if b}
+    return named.pop() if named else env_board
+
+
+def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
+            max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None) -> tuple:
+    if len(specs) != 2:
+        raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
+    this_host = clocks.this_host()["id"]
+    sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
+    board_name = _one_board(env_path, sides)
+    board = load_board(board_name) if board_name else None
+    for side in sides:   # a mistyped run directory or file: said before the board is taken
+        if side.kernel and board is not None:
+            bootplan.resolve_kernel(board, side.kernel)
+    out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
+    rounds = 0
+    if any(s.kernel for s in sides):
+        rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
+                           out_dir / "console", this_host)
+    rows = judge(sides[0], sides[1], this_host, board)
+    meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host,
+            "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return sides, rows, write(out_dir, sides[0], sides[1], rows, meta)

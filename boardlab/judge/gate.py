@@ -1,0 +1,49 @@
+"""The bridge from a suite to a verdict: a test records its metrics (catalogue names) with
+their samples, each judged against the stored baselines of (board, kernel) as it is
+recorded (boardlab.judge.results); a noisy metric is sampled until decided. conftest's `gate`
+fixture hands one to each test and fails the test on regressed()."""
+from __future__ import annotations
+
+import statistics
+
+from boardlab.judge import verdict
+
+
+class Gate:
+    def __init__(self, results, strategy, nodeid, repeats=1, max_repeats=5):
+        self.results, self.strategy, self.nodeid = results, strategy, nodeid
+        self.repeats, self.max_repeats = repeats, max_repeats
+        self.recorded = {}
+
+    def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None):
+        boot = self.strategy.last_boot
+        m = self.results.record(self.strategy.board, kernel or self.strategy.kernel_under_test.name,
+                                suite, name, value, unit, direction, samples, test=self.nodeid,
+                                qemu_clock=boot.qemu_clock if boot else None)
+        self.recorded[(m.kernel, m.key)] = m
+        return m
+
+    def sample(self, suite, measure, at_least=1):
+        """Record the figures measure() returns ({name: value}) from at_least(, --repeats)
+        calls, then more while one of them is 'unknown', up to --max-repeats calls."""
+        samples, recorded = {}, []
+
+        def take():
+            for name, value in measure().items():
+                samples.setdefault(name, []).append(float(value))
+
+        def decided():
+            recorded[:] = [self.record(suite, name, statistics.median(v), samples=v)
+                           for name, v in samples.items()]
+            return all(m.verdict != verdict.UNKNOWN for m in recorded)
+
+        verdict.sample_until_decided(take, decided, max(at_least, self.repeats),
+                                     max(self.max_repeats, at_least, self.repeats))
+        return recorded
+
+    def regressed(self) -> str | None:
+        """Every metric that regressed, with both sides and why; None when none did."""
+        failed = [m for m in self.recorded.values() if m.verdict == verdict.REGRESSED]
+        if not failed:
+            return None
+        return "regressed against the baseline:\n" + "\n".join("  " + m.describe() for m in failed)

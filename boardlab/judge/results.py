@@ -1,0 +1,259 @@
+"""Results of a run: results/<run-id>/results.json, one entry per metric with its
+samples, clock, host, baseline and verdict (boardlab.judge.verdict: same, regressed, improved,
+unknown, and why). Rewritten atomically after every metric, so an interrupted run keeps
+the results of everything measured before the interruption."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from boardlab.judge import baselines as bl
+from boardlab.measure import catalogue, clocks
+from boardlab.judge import verdict as vd
+from boardlab.errors import BoardlabError, InputError
+from boardlab.facts.board import Board, load_board
+
+
+@dataclass
+class Metric:
+    board: str
+    kernel: str
+    suite: str
+    name: str
+    value: float
+    unit: str
+    direction: str = "lower"
+    samples: list = field(default_factory=list)
+    baseline: dict | None = None
+    limit: float | None = None
+    verdict: str = bl.NEW
+    test: str = ""
+    clock: str = ""                 # boardlab.measure.clocks: host, guest-realtime, ...
+    host: str | None = None         # this run's host (clocks.this_host id); None: unknown
+    comparison: dict | None = None  # verdict.Comparison against the baseline's samples
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}.{self.name}"
+
+    def describe(self) -> str:
+        base = self.baseline
+        if not base:
+            return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
+        if self.verdict == bl.OTHER_CLOCK:
+            return (f"{self.key} = {self.value:g} {self.unit}: other clock, not judged "
+                    f"(measured on the {self.clock} clock; baseline {base['value']:g} "
+                    f"{base['unit']} on the {base['source']['clock']} clock)")
+        if self.verdict == bl.OTHER_HOST:
+            return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
+                    f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
+                    f"{bl.host_of(base.get('source'))}, this run on {self.host or 'an unknown host'})")
+        c = self.comparison or {}
+        return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
+                f"{base['value']:g} {base['unit']}, delta {c.get('delta_pct', 0):+.2f} % "
+                f"({c.get('why', '')})")
+
+
+class RunDirError(BoardlabError):
+    """The run's directory cannot be made or written."""
+
+
+def prepare_run_dir(path=None, prefix: str = "") -> Path:
+    """The run directory with its console/ made and writing tried; by default a new
+    results/<prefix><date>-<time>[-N] (never one another run has)."""
+    if path:
+        run = Path(path)
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run = Path("results") / f"{prefix}{stamp}"
+        n = 1
+        while True:
+            try:
+                run.parent.mkdir(parents=True, exist_ok=True)
+                run.mkdir()
+                break
+            except FileExistsError:
+                n += 1
+                run = Path("results") / f"{prefix}{stamp}-{n}"
+            except OSError as e:
+                raise RunDirError(f"results directory {run.parent}: cannot create it: {e}") from None
+    try:
+        (run / "console").mkdir(parents=True, exist_ok=True)
+        probe = run / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise RunDirError(f"run directory {run}: not writable ({e.strerror or e}): the run would "
+                          f"lose its results; nothing was booted") from None
+    return run
+
+
+def atomic_write(path: Path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class RunResults:
+    def __init__(self, run_dir: Path, baselines_root: Path = bl.KERNELS_DIR,
+                 host: dict | None = None, harness: str | None = None):
+        """host: where the figures are measured (default: this machine, clocks.this_host);
+        {"id": None, ...} when that is not known (a LAVA server's worker). harness: whose
+        baselines judge (baselines.HARNESSES; default the pytest suites')."""
+        self.harness = harness
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / "results.json"
+        self.baselines_root = baselines_root
+        self.metrics: list[Metric] = []
+        host = host if host is not None else clocks.this_host()
+        self.meta = {"run_id": self.run_dir.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                     "host": host["id"], "host_info": host}
+        self._baselines = {}
+        self._boards = {}
+        if self.path.exists():   # a resumed run keeps what it had
+            data = json.loads(self.path.read_text())
+            self.meta.update(data.get("meta", {}))
+            self.metrics = [Metric(**m) for m in data.get("metrics", [])]
+
+    def baselines(self, board, kernel) -> dict:
+        if (board, kernel) not in self._baselines:
+            self._baselines[(board, kernel)] = bl.load(kernel, board, self.baselines_root,
+                                                       self.harness)
+        return self._baselines[(board, kernel)]
+
+    def board_facts(self, board) -> Board:
+        """The facts of a board: the Board a caller passed (the strategy's own, loaded
+        once), else loaded by name."""
+        if isinstance(board, Board):
+            self._boards[board.name] = board
+            return board
+        if board not in self._boards:
+            self._boards[board] = load_board(board)
+        return self._boards[board]
+
+    def record(self, board, kernel, suite, name, value, unit=None, direction=None, samples=(),
+               test="", qemu_clock=None) -> Metric:
+        """A metric of the catalogue (its unit and direction; a caller that names them must
+        agree) with its samples, judged against the baseline's samples. qemu_clock: the
+        clock a virtual board ran on (its power switch says; default the board's facts)."""
+        spec = catalogue.spec(f"{suite}.{name}")
+        if unit not in (None, spec.unit) or direction not in (None, spec.direction):
+            raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
+                                   f"but the catalogue says {spec.unit!r} ({spec.direction})")
+        facts = self.board_facts(board)   # board: a Board (its facts as loaded) or a name
+        board = facts.name
+        clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
+        m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
+                   [float(s) for s in samples] or [float(value)], test=test, clock=clock,
+                   host=self.meta["host"])
+        base = self.baselines(board, kernel).get(m.key)
+        if base is not None:
+            if base.unit != spec.unit:
+                raise bl.BaselineError(f"{bl.baseline_path(kernel, board, self.baselines_root)}: "
+                                       f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
+                                       f"says {spec.unit!r}")
+            m.baseline = base.to_dict()
+            rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host)
+            if not rule.ok:
+                m.verdict = rule.verdict   # other units, or another machine's timing
+            else:
+                cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
+                if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
+                    # the host's speed drifts between sessions (+8 % for all 5 boots of two
+                    # runs minutes apart): a stored baseline cannot tell that from a change
+                    cmp.outcome = vd.UNKNOWN
+                    cmp.why += ("; but a host-bound figure drifts between sessions: judged "
+                                "paired, boots interleaved, by `boardlab compare`")
+                m.verdict, m.comparison = cmp.outcome, cmp.to_dict()
+                limit = base.limit(self.harness)
+                m.limit = round(limit, 6) if limit is not None else None
+        self.metrics = [x for x in self.metrics
+                        if (x.board, x.kernel, x.key) != (board, kernel, m.key)] + [m]
+        self.save()
+        return m
+
+    def save(self):
+        doc = {"meta": self.meta, "metrics": [asdict(m) for m in self.metrics]}
+        atomic_write(self.path, json.dumps(doc, indent=1) + "\n")
+
+    def update_baselines(self) -> list[Path]:
+        """Write the run's metrics as baselines (only when asked: --update-baselines)."""
+        return update_baselines([self.metrics], self.baselines_root, harness=self.harness,
+                                facts=self._boards)
+
+
+def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None,
+                     facts: dict | None = None) -> list[Path]:
+    """Baselines from one or more runs (lists of Metric): per metric all samples pooled
+    (over runs, they carry the run-to-run noise the verdict must not take for a change),
+    their median and spread."""
+    def facts_of(name):   # the facts the runs were measured with, else the checkout's
+        return (facts or {}).get(name) or load_board(name)
+    pooled = {}
+    for metrics in runs:
+        for m in metrics:
+            entry = pooled.setdefault((m.board, m.kernel, m.key),
+                                      {"m": m, "samples": [], "runs": 0, "hosts": set()})
+            entry["samples"] += m.samples or [m.value]
+            entry["runs"] += 1
+            entry["hosts"].add(m.host)
+    by_target = {}
+    for (board, kernel, key), e in pooled.items():
+        by_target.setdefault((board, kernel), {})[key] = e
+    written = []
+    for (board, kernel), entries in sorted(by_target.items()):
+        new = {}
+        for key, e in entries.items():
+            m, samples = e["m"], e["samples"]
+            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, facts_of(board), key):
+                raise bl.BaselineError(
+                    f"{board} {kernel} {key}: the runs were measured on different hosts "
+                    f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "
+                    f"figure's baseline comes from one host")
+            source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
+            source["runs"] = e["runs"]
+            new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
+                                   bl.spread_of(samples), source, list(samples))
+        written.append(bl.write(kernel, board, new, root, harness=harness))
+    return written
+
+
+class BadRun(InputError):
+    """A run directory or results.json that cannot be read as one."""
+
+
+def load_run(path) -> dict:
+    """A run's results.json (the directory, or the file itself); BadRun naming the file
+    when it is missing, empty, truncated or not a run's results."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise BadRun(f"{p}: no results.json (is it a run directory?)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadRun(f"{p}: cannot be read: {e}") from None
+    if not text.strip():
+        raise BadRun(f"{p}: empty (the run was cut off before its first metric?)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadRun(f"{p}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg} "
+                     f"(truncated?)") from None
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) \
+            or not isinstance(data.get("metrics"), list):
+        raise BadRun(f"{p}: not a run's results (no 'meta' mapping and 'metrics' list)")
+    for i, m in enumerate(data["metrics"]):
+        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit")
+                   if not isinstance(m, dict) or k not in m]
+        if missing:
+            raise BadRun(f"{p}: field 'metrics[{i}]' lacks {', '.join(missing)}")
+    return data

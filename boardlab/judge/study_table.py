@@ -1,0 +1,101 @@
+"""`boardlab report --study RUN`: the study's table, one column per kernel, for every
+board of the run that the study measured: its numbers for 2.4.25 and 2.6.11.7 (the
+stored study baselines under kernels/) beside this run's kernels (e.g. 6.1 from the
+build-size suite). Rows are (board, metric); the last column is the change from the
+study's newest kernel to the run's.
+
+Whether a cell may be compared with the study's is clocks.judgeable's to say: build
+times were taken on the study's 2005 build hosts and on this run's host (host-bound:
+shown, marked with their hosts, never compared); a real board's boot milestones are the
+board's own time and are compared wherever they were stamped."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from boardlab.judge import baselines as bl
+from boardlab.measure import catalogue, clocks
+from boardlab.judge.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
+from boardlab.judge.results import load_run
+
+
+def _version_key(kernel: str):
+    parts = kernel.split(".")
+    return (0, [int(p) for p in parts], "") if all(p.isdigit() for p in parts) else (1, [], kernel)
+
+
+def study_kernels(board: str, root: Path = bl.KERNELS_DIR) -> list[str]:
+    """Kernels of `board` whose stored baselines are the study's numbers, oldest first."""
+    found = []
+    for path in Path(root).glob(f"*/{board}.yaml"):
+        base = bl.load(path.parent.name, board, root)
+        if base and all((b.source or {}).get("kind") == "study" for b in base.values()):
+            found.append(path.parent.name)
+    return sorted(found, key=_version_key)
+
+
+STUDY_HOSTS = "the study's 2005 build hosts"
+
+
+def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[list[str]], list[str]]:
+    """-> (head, rows, notes). Raises ValueError when no board of the run is one the
+    study measured."""
+    data = load_run(run)
+    values: dict[str, dict] = {}          # kernel -> {(board, key): value}
+    hosts: dict[str, str] = {}            # kernel -> the host its host-clock figures came from
+    run_clocks: dict = {}                 # (board, key) -> the run's clock of it
+    run_kernels = []
+    for m in data["metrics"]:
+        values.setdefault(m["kernel"], {})[(m["board"], f"{m['suite']}.{m['name']}")] = m["value"]
+        hosts[m["kernel"]] = m.get("host") or data["meta"].get("host", "this host")
+        run_clocks[(m["board"], f"{m['suite']}.{m['name']}")] = m.get("clock")
+        if m["kernel"] not in run_kernels:
+            run_kernels.append(m["kernel"])
+    boards = sorted({m["board"] for m in data["metrics"]})
+    studied = {b: study_kernels(b, root) for b in boards}
+    if not any(studied.values()):
+        raise ValueError(f"{run}: none of its boards ({', '.join(boards) or 'no metrics'}) has "
+                         f"the study's numbers under {root} (the study measured tqm860l and "
+                         f"sandpoint)")
+    for b, kernels in studied.items():
+        for k in kernels:
+            for key, base in bl.load(k, b, root).items():
+                values.setdefault(k, {}).setdefault((b, key), base.value)
+                hosts.setdefault(k, STUDY_HOSTS)
+    old = sorted({k for ks in studied.values() for k in ks}, key=_version_key)
+    columns = old + [k for k in sorted(run_kernels, key=_version_key) if k not in old]
+    head = ["metric", "unit"] + columns + [f"{old[-1]} -> {columns[-1]}", "clock"]
+    rows = []
+    keys = {(b, key) for b in boards if studied[b] for key in _run_keys(data, b)}
+    for board, key in sorted(keys, key=_order):
+        cells = [values.get(k, {}).get((board, key)) for k in columns]
+        rule = clocks.judgeable(key, _facts(board), None, hosts.get(old[-1]),
+                                run_clocks.get((board, key)), hosts.get(columns[-1]))
+        host_bound = rule.verdict == clocks.OTHER_HOST
+        change = ("other hosts" if host_bound else "other clocks" if not rule.ok
+                  else _pct(delta_pct(values.get(old[-1], {}).get((board, key)), cells[-1])))
+        clock = _hosts_cell([k for k in columns if values.get(k, {}).get((board, key)) is not None],
+                            hosts) if host_bound else "-"
+        spec = catalogue.METRICS.get(key)
+        rows.append([f"{board} {key}", spec.unit if spec else "", *map(_fmt, cells), change, clock])
+    configs = data["meta"].get("kernel_configs", {})
+    notes = [f"{name}: {how}" for name, how in sorted(configs.items())
+             if name.split()[0] in boards]
+    return head, rows, notes
+
+
+def _hosts_cell(kernels: list[str], hosts: dict[str, str]) -> str:
+    """'host: 2.4.25, 2.6.11.7 on the study's 2005 build hosts; 6.1 on vm-...'"""
+    by_host: dict[str, list[str]] = {}
+    for k in kernels:
+        by_host.setdefault(hosts.get(k, "an unknown host"), []).append(k)
+    return "host: " + "; ".join(f"{', '.join(ks)} on {h}" for h, ks in by_host.items())
+
+
+def _run_keys(data: dict, board: str) -> set[str]:
+    return {f"{m['suite']}.{m['name']}" for m in data["metrics"] if m["board"] == board}
+
+
+def markdown(run: str, root: Path = bl.KERNELS_DIR) -> str:
+    head, rows, notes = study_table(run, root)
+    return markdown_table(head, rows) + "".join(
+        ["\nKernel configs:\n"] + [f"- {n}\n" for n in notes] if notes else [])

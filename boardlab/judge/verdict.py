@@ -1,0 +1,165 @@
+"""The verdict on a metric from two sets of samples (A: the baseline or kernel A, B: this
+run or kernel B), with known error rates, as pure code.
+
+- exact metrics (boardlab.measure.catalogue: repeatable to well under their floor on the
+  deterministic clock) compare medians against the floor, provided both sides' samples
+  really are that repeatable (else they are treated as noisy, and the verdict says so);
+- noisy ones get a rank test (a permutation test of the Mann-Whitney rank sum, exact up
+  to 200 000 arrangements, two-sided, alpha 0.01) together with the floor: a difference
+  must be real (p < alpha) and worth reporting with confidence (the bootstrap 95 %
+  interval of the median difference lies wholly beyond the floor).
+
+Four outcomes: same, regressed, improved, unknown (the samples cannot tell yet: more
+repeats). With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
+5 a side is the least that can decide a noisy metric at alpha 0.01."""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import statistics
+from dataclasses import dataclass
+
+from boardlab.measure.catalogue import MetricSpec
+
+ALPHA = 0.01
+SAME, REGRESSED, IMPROVED, UNKNOWN = "same", "regressed", "improved", "unknown"
+OUTCOMES = (SAME, REGRESSED, IMPROVED, UNKNOWN)
+EXACT_ENUMERATION = 200_000    # arrangements enumerated exactly; beyond, Monte Carlo
+MONTE_CARLO = 20_000
+BOOTSTRAP = 2_000
+
+
+@dataclass
+class Comparison:
+    outcome: str
+    a: float                  # median of A
+    b: float                  # median of B
+    delta_pct: float          # (b - a) / a, in %
+    ci_pct: tuple | None      # 95 % interval of delta_pct (noisy metrics)
+    p: float | None           # the rank test's p (noisy metrics)
+    floor: float              # the smallest change worth reporting, in the metric's unit
+    method: str               # "exact" or "rank test"
+    why: str
+    n: tuple = (0, 0)         # samples of A and B
+
+    def to_dict(self) -> dict:
+        d = dict(vars(self))
+        d["ci_pct"] = list(self.ci_pct) if self.ci_pct else None
+        d["n"] = list(self.n)
+        return d
+
+
+def _ranks(values):
+    """Average ranks (1-based), ties sharing theirs."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def rank_test(a, b, seed: int = 1) -> float:
+    """Two-sided p of the rank sum of b among a + b, by permutation (ties allowed)."""
+    pooled = list(a) + list(b)
+    ranks = _ranks(pooled)
+    n, m = len(a), len(b)
+    expected = m * (n + m + 1) / 2
+    observed = abs(sum(ranks[n:]) - expected)
+    total = math.comb(n + m, m)
+    if total <= EXACT_ENUMERATION:
+        hits = sum(1 for idx in itertools.combinations(range(n + m), m)
+                   if abs(sum(ranks[i] for i in idx) - expected) >= observed - 1e-9)
+        return hits / total
+    rng = random.Random(seed)
+    hits = sum(1 for _ in range(MONTE_CARLO)
+               if abs(sum(rng.sample(ranks, m)) - expected) >= observed - 1e-9)
+    return (hits + 1) / (MONTE_CARLO + 1)
+
+
+def smallest_p(n: int, m: int) -> float:
+    """The smallest two-sided p a rank test of n and m samples can reach."""
+    return 2 / math.comb(n + m, m) if n and m else 1.0
+
+
+def bootstrap_ci(a, b, seed: int = 1, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(b) - median(a)."""
+    rng = random.Random(seed)
+    diffs = sorted(statistics.median(rng.choices(b, k=len(b))) - statistics.median(rng.choices(a, k=len(a)))
+                   for _ in range(BOOTSTRAP))
+    lo = diffs[int((1 - level) / 2 * BOOTSTRAP)]
+    hi = diffs[min(BOOTSTRAP - 1, int((1 + level) / 2 * BOOTSTRAP))]
+    return lo, hi
+
+
+def _pct(x: float, base: float) -> float:
+    return 100.0 * x / base if base else (0.0 if x == 0 else math.copysign(math.inf, x))
+
+
+def _direction(spec: MetricSpec, delta: float) -> str:
+    worse = delta > 0 if spec.direction == "lower" else delta < 0
+    return REGRESSED if worse else IMPROVED
+
+
+def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    if not a or not b:
+        raise ValueError(f"{spec.key}: nothing to compare (A has {len(a)}, B {len(b)} samples)")
+    ma, mb = statistics.median(a), statistics.median(b)
+    delta = mb - ma
+    floor = spec.floor(ma)
+    unit = spec.unit
+    repeatable = max(max(a) - min(a), max(b) - min(b)) <= floor / 4
+    if spec.exact and repeatable:
+        outcome = SAME if abs(delta) <= floor else _direction(spec, delta)
+        why = (f"exact: medians {ma:g} and {mb:g} {unit} differ by {abs(delta):.4g} {unit}, "
+               f"{'within' if outcome == SAME else 'beyond'} the floor {floor:.4g} {unit}")
+        if len(a) == 1:   # e.g. the study's numbers: one value each, no samples
+            why += ("; A is a single value (a stored number without samples, like the study's): "
+                    "compared as a value, with no spread to check it by")
+        return Comparison(outcome, ma, mb, _pct(delta, ma), None, None, floor, "exact", why,
+                          (len(a), len(b)))
+    note = "" if not spec.exact else " (spread too wide for an exact comparison)"
+    p = rank_test(a, b)
+    lo, hi = bootstrap_ci(a, b)
+    ci = (_pct(lo, ma), _pct(hi, ma))
+    beyond = lo > floor or hi < -floor     # the whole interval past the floor
+    if p < alpha and beyond:
+        outcome = _direction(spec, delta)
+        why = (f"rank test p={p:.3g} < {alpha}, and the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} "
+               f"lies beyond the floor +-{floor:.4g}")
+    elif -floor <= lo and hi <= floor:
+        outcome = SAME
+        why = (f"rank test p={p:.3g}; the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} lies within "
+               f"the floor +-{floor:.4g}")
+    elif p < alpha and abs(delta) <= floor:
+        outcome = SAME
+        why = f"rank test p={p:.3g}: a real difference, but {abs(delta):.4g} {unit} <= floor {floor:.4g}"
+    else:
+        outcome = UNKNOWN
+        reach = "" if smallest_p(len(a), len(b)) < alpha else \
+            f"; {len(a)} and {len(b)} samples cannot reach p < {alpha}"
+        why = (f"rank test p={p:.3g}, the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} reaches past "
+               f"the floor +-{floor:.4g}: more repeats{reach}")
+    return Comparison(outcome, ma, mb, _pct(delta, ma), ci, p, floor, "rank test", why + note,
+                      (len(a), len(b)))
+
+
+def sample_until_decided(take, decided, at_least: int, at_most: int) -> int:
+    """The one "sample until decided" loop of the lab (the suites' gate, compare, a
+    bisect step): take() one more sample (a boot, a run, a round of both sides) until
+    there are at_least and decided() says no verdict is unknown any more, or at_most
+    were taken. decided() is asked after every sample from at_least on, also the last.
+    Returns how many were taken."""
+    n = 0
+    while True:
+        take()
+        n += 1
+        if n >= at_least and (decided() or n >= at_most):
+            return n

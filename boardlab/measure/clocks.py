@@ -1,0 +1,170 @@
+"""Which clock a figure was measured on, and which machine it is bound to.
+
+Three clocks (and figures that have none):
+- host: when a line reached the machine that timed it (boot milestones, the study's
+  definition) or how long the machine took (kernel build times);
+- guest-realtime: the board's own clock. On a real board that is the board's hardware;
+  on a virtual board it runs as fast as the host lets QEMU run;
+- guest-deterministic: QEMU's icount, guest time counted in instructions executed;
+- none: sizes and counts (bytes, kB), which no clock measures.
+
+A figure is *host-bound* when another machine of the same kind would measure another
+value for the same kernel: work the host does itself (a kernel build's times), and the
+host-clock and guest-realtime figures of a virtual board (its speed is the host's). A
+real board's milestones are the board's own time: the lab host only stamps their
+arrival, within milliseconds, so they are not host-bound. A host-bound figure is judged
+only against one from the same host (every machine here is called "vm", so the host is
+named by `this_host()`).
+
+Whether two figures may be judged against each other at all is decided in one place,
+`judgeable()`: results (a run against its baseline), compare, report, the study table
+and the LAVA gate all ask it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from dataclasses import dataclass
+from functools import lru_cache
+
+from boardlab.facts.board import Board
+
+HOST = "host"
+GUEST_REALTIME = "guest-realtime"
+GUEST_DETERMINISTIC = "guest-deterministic"
+NO_CLOCK = "none"
+CLOCKS = (HOST, GUEST_REALTIME, GUEST_DETERMINISTIC, NO_CLOCK)
+
+# suite -> the clock of its timed figures; figures in bytes or kB are sizes (no clock)
+_SUITE_CLOCK = {"build": HOST, "boot_time": HOST, "memory": NO_CLOCK,
+                "lmbench": "guest", "jitter": "guest"}
+_SIZE_UNITS = ("bytes", "kB", "MB")
+
+
+def is_virtual(board: Board) -> bool:
+    """A board QEMU emulates (its facts have a qemu section)."""
+    return board.virtual
+
+
+def guest_clock(board: Board, qemu_clock: str | None = None) -> str:
+    """The clock the board's own timers run on: a real board's hardware, or the virtual
+    board's QEMU clock (qemu_clock as the power switch ran it, else the facts' qemu.clock;
+    deterministic means icount)."""
+    if not is_virtual(board):
+        return GUEST_REALTIME
+    clock = qemu_clock or board.qemu.clock
+    return GUEST_DETERMINISTIC if clock == "deterministic" else GUEST_REALTIME
+
+
+def clock_url(board: Board) -> str | None:
+    """The virtual board's clock setting at its power switch (boardlab.vlab.power):
+    the outlet's .../value URL with /clock for /value."""
+    url = board.power.url
+    return url[:-len("value")] + "clock" if is_virtual(board) and url.endswith("/value") else None
+
+
+def switch_clock(board: Board, timeout: float = 2.0) -> str | None:
+    """The QEMU clock of a virtual board as its power switch runs it (the switch starts
+    QEMU); None for a real board or a switch that does not say."""
+    url = clock_url(board)
+    if url is None:
+        return None
+    import requests
+    try:
+        r = requests.get(url, timeout=timeout)
+    except requests.RequestException:
+        return None
+    return r.text.strip() if r.ok and r.text.strip() in ("deterministic", "realtime") else None
+
+
+GUEST_PREFIX = "guest_"   # boot_time.guest_*: a milestone in the board's own time
+
+
+def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str | None = None) -> str:
+    """The clock a metric of a suite was measured on, on this board (qemu_clock: as in
+    guest_clock)."""
+    if unit in _SIZE_UNITS:
+        return NO_CLOCK
+    clock = "guest" if name.startswith(GUEST_PREFIX) else _SUITE_CLOCK.get(suite, HOST)
+    return guest_clock(board, qemu_clock) if clock == "guest" else clock
+
+
+HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
+
+
+def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
+    """Would another machine of the same kind measure another value of metric `key`
+    (suite.name) on the clock given? (board None: not known, taken as virtual)"""
+    if clock in (NO_CLOCK, GUEST_DETERMINISTIC):
+        return False
+    if key.split(".")[0] in HOST_WORK_SUITES:
+        return True
+    return (board is None or is_virtual(board)) and clock in (HOST, GUEST_REALTIME, None)
+
+
+OTHER_HOST = "other-host"   # a host-bound figure against one from another machine
+OTHER_CLOCK = "other-clock"  # figures of two clocks: other units
+
+
+@dataclass(frozen=True)
+class Judgeable:
+    """May two figures of one metric be judged against each other? ok, or the verdict
+    that says why not (OTHER_CLOCK, OTHER_HOST) and the reason in words. `drifts`: they
+    may, but the figure is host-bound, so a side stored in another session cannot tell
+    the host's drift from a change (only interleaved boots, `boardlab compare`, can)."""
+    ok: bool
+    verdict: str = ""
+    why: str = ""
+    drifts: bool = False
+
+
+def judgeable(key: str, board: Board | None, clock_a: str | None, host_a: str | None,
+              clock_b: str | None, host_b: str | None) -> Judgeable:
+    """The one rule. clock_*: boardlab.measure.clocks names, None when a stored figure does not
+    say (the study's numbers): then it is taken to be the other side's. host_*: this_host
+    ids, None when unknown (an unknown host never matches one of a host-bound figure)."""
+    if clock_a is not None and clock_b is not None and clock_a != clock_b:
+        return Judgeable(False, OTHER_CLOCK, f"other clock, not judged ({clock_a} / {clock_b}: "
+                                             f"other units)")
+    clock = clock_a if clock_a is not None else clock_b
+    if not host_bound(clock, board, key):
+        return Judgeable(True)
+    if host_a is None or host_b is None or host_a != host_b:
+        return Judgeable(False, OTHER_HOST, f"other host, not judged ({host_a or 'an unknown host'}"
+                                            f" / {host_b or 'an unknown host'})")
+    return Judgeable(True, drifts=True)
+
+
+def _cpu_identity() -> tuple[str, str]:
+    model, flags = "unknown CPU", ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu model", "Hardware") and model == "unknown CPU":
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = value.strip()
+    except OSError:
+        pass
+    return model, flags
+
+
+@lru_cache(maxsize=1)
+def this_host() -> dict:
+    """This machine's identity: machine-id, CPU model and feature flags, core count.
+    Two machines that differ in any of these are two hosts; the id is a short digest."""
+    machine_id = ""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            machine_id = open(path, encoding="utf-8").read().strip()
+            break
+        except OSError:
+            continue
+    model, flags = _cpu_identity()
+    cpus = os.cpu_count() or 0
+    digest = hashlib.sha256("\n".join((machine_id, model, flags, str(cpus))).encode()).hexdigest()
+    name = socket.gethostname()
+    return {"id": f"{name}-{digest[:12]}", "hostname": name, "cpu": model, "cpus": cpus}

@@ -1,0 +1,196 @@
+"""Parsers of the tools' output into named numbers. Pure functions: text in, dict out;
+tested on output captured from the virtual board (tests/data/)."""
+from __future__ import annotations
+
+import json
+import re
+
+from boardlab.errors import BoardlabError
+
+
+class ParseError(BoardlabError, ValueError):
+    pass
+
+
+def _num(s: str) -> float:
+    return float(s)
+
+
+# ---- build: size, mkimage -l, time -------------------------------------------------
+
+def parse_size(text: str) -> dict:
+    """GNU `size` (Berkeley format) of one file: text, data, bss, dec."""
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and all(p.isdigit() for p in parts[:4]):
+            return dict(zip(("text", "data", "bss", "dec"), map(int, parts[:4])))
+    raise ParseError("no 'text data bss dec hex filename' line in size output")
+
+
+def parse_mkimage_list(text: str) -> dict:
+    """`mkimage -l`: image name, type, data size in bytes, load address and entry."""
+    out = {}
+    for key, pattern, conv in (
+            ("name", r"Image Name:\s*(.*)", str.strip),
+            ("type", r"Image Type:\s*(.*)", str.strip),
+            ("data_size", r"Data Size:\s*(\d+) Bytes", int),
+            ("load_addr", r"Load Address:\s*([0-9a-fA-F]+)", lambda s: int(s, 16)),
+            ("entry", r"Entry Point:\s*([0-9a-fA-F]+)", lambda s: int(s, 16))):
+        m = re.search(pattern, text)
+        if m:
+            out[key] = conv(m.group(1))
+    if "data_size" not in out:
+        raise ParseError("no 'Data Size: N Bytes' in mkimage -l output")
+    return out
+
+
+def parse_free(text: str) -> dict:
+    """`free` (busybox or procps, old or new columns): the Mem: row by column name, kB."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    header = next((ln.split() for ln in lines if "total" in ln.split()), None)
+    row = next((ln.split() for ln in lines if ln.split()[0] == "Mem:"), None)
+    if not header or not row:
+        raise ParseError("no header and Mem: row in free output")
+    values = row[1:]
+    return {name.replace("/", "_"): int(v) for name, v in zip(header, values)}
+
+
+RE_MEMORY = re.compile(r"Memory:\s*(\d+)([kK]B?)(?:/(\d+)[kK])?\s+available\s*\(([^)]*)\)")
+
+
+def parse_kernel_memory(text: str) -> dict:
+    """The boot line 'Memory: …k available (…k kernel code, …k data, …k init …)' of
+    2.4/2.6/6.x and ARM kernels, in kB. code_data_kb: code plus all data sections."""
+    m = RE_MEMORY.search(text)
+    if not m:
+        raise ParseError("no 'Memory: …k available (…)' line")
+    out = {"available_kb": int(m.group(1))}
+    if m.group(3):
+        out["total_kb"] = int(m.group(3))
+    for amount, what in re.findall(r"(\d+)[kK]B?\s+([\w-]+(?:\s+code)?)", m.group(4)):
+        key = {"kernel code": "code", "code": "code"}.get(what, what).replace("-", "_")
+        out[f"{key}_kb"] = int(amount)
+    out["code_data_kb"] = sum(out.get(k, 0) for k in ("code_kb", "data_kb", "rwdata_kb", "rodata_kb"))
+    return out
+
+
+def parse_mem_eat(text: str) -> dict:
+    """mem_eat's running totals: the last one is what it got before it was stopped."""
+    totals = re.findall(r"Got total = (\d+) = (\d+)kB", text)
+    if not totals:
+        raise ParseError("no 'Got total = N = NkB' line in mem_eat output")
+    return {"bytes": int(totals[-1][0]), "kb": int(totals[-1][1]),
+            "ended_by": "malloc failed" if "malloc failed" in text else "killed"}
+
+
+# ---- lmbench (its results are on stderr) ----------------------------------------------
+
+LMBENCH_LINES = (
+    ("lat_syscall_null_us", r"Simple syscall:\s*([\d.]+) microseconds"),
+    ("lat_syscall_read_us", r"Simple read:\s*([\d.]+) microseconds"),
+    ("lat_proc_fork_us", r"Process fork\+exit:\s*([\d.]+) microseconds"),
+    ("lat_proc_exec_us", r"Process fork\+execve:\s*([\d.]+) microseconds"),
+    ("lat_pipe_us", r"Pipe latency:\s*([\d.]+) microseconds"),
+    ("lat_unix_us", r"AF_UNIX sock stream latency:\s*([\d.]+) microseconds"),
+    ("lat_udp_us", r"UDP latency using \S+:\s*([\d.]+) microseconds"),
+    ("lat_tcp_us", r"TCP latency using \S+:\s*([\d.]+) microseconds"),
+    ("lat_rpc_udp_us", r"RPC/udp latency using \S+:\s*([\d.]+) microseconds"),
+    ("lat_rpc_tcp_us", r"RPC/tcp latency using \S+:\s*([\d.]+) microseconds"),
+    ("lat_connect_us", r"TCP/IP connection cost to \S+:\s*([\d.]+) microseconds"),
+    ("lat_select_100fd_us", r"Select on 100 fd's:\s*([\d.]+) microseconds"),
+    ("lat_select_100tcp_us", r"Select on 100 tcp fd's:\s*([\d.]+) microseconds"),
+    ("lat_pagefault_us", r"Pagefaults on \S+:\s*([\d.]+) microseconds"),
+    ("bw_pipe_mb_s", r"Pipe bandwidth:\s*([\d.]+) MB/sec"),
+    ("bw_unix_mb_s", r"AF_UNIX sock stream bandwidth:\s*([\d.]+) MB/sec"),
+)
+
+
+def parse_lmbench(text: str) -> dict:
+    """The 'Name: value unit' lines of lmbench's lat_*/bw_* programs."""
+    out = {}
+    for name, pattern in LMBENCH_LINES:
+        m = re.search(pattern, text)
+        if m:
+            out[name] = _num(m.group(1))
+    return out
+
+
+def parse_lat_ctx(text: str) -> dict:
+    """lat_ctx: '"size=0k ovr=1.23' then 'N value' lines; -> {size_kb: {nproc: us},
+    with the overhead under 'ovr'}."""
+    out, size = {}, None
+    for line in text.splitlines():
+        m = re.match(r'^"size=(\d+)k ovr=([\d.]+)', line.strip())
+        if m:
+            size = int(m.group(1))
+            out[size] = {"ovr": float(m.group(2))}
+            continue
+        m = re.match(r"^(\d+)\s+([\d.]+)$", line.strip())
+        if m and size is not None:
+            out[size][int(m.group(1))] = float(m.group(2))
+    if not out:
+        raise ParseError('no "size=Nk ovr=X block in lat_ctx output')
+    return out
+
+
+def parse_lat_fs(text: str) -> dict:
+    """lat_fs: 'SIZEk\tN\tcreated/s\tremoved/s' per file size -> {size_kb: (create, delete)}."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and re.fullmatch(r"\d+k", parts[0]):
+            out[int(parts[0][:-1])] = {"create_per_s": float(parts[2]), "delete_per_s": float(parts[3])}
+    if not out:
+        raise ParseError("no 'SIZEk N creates/s deletes/s' line in lat_fs output")
+    return out
+
+
+def parse_size_value(text: str) -> tuple[float, float]:
+    """Programs printing 'size value' (lat_mmap: MB us; bw_file_rd/bw_tcp: MB MB/s)."""
+    for line in reversed(text.splitlines()):
+        m = re.match(r"^\s*([\d.]+)\s+([\d.]+)(?:\s+MB/sec)?\s*$", line)
+        if m:
+            return float(m.group(1)), float(m.group(2))
+    raise ParseError("no 'size value' line")
+
+
+# ---- cyclictest ------------------------------------------------------------------------
+
+def parse_cyclictest_json(text: str) -> dict:
+    """cyclictest --json=FILE. Its keys 'cmdline:' and 'rt_test_version:' carry a
+    trailing colon; they are given back without it. Histogram keys become ints."""
+    start = text.find("{")   # warnings on stderr share the console: skip what precedes
+    if start < 0:
+        raise ParseError("no JSON object in cyclictest --json output")
+    data = json.loads(text[start:])
+    data = {k.rstrip(":"): v for k, v in data.items()}
+    for t in data.get("thread", {}).values():
+        if "histogram" in t:
+            t["histogram"] = {int(k): v for k, v in t["histogram"].items()}
+    return data
+
+
+def percentile_from_histogram(counts: dict, p: float, overflows: int = 0) -> float:
+    """The p-th percentile (0-100) of a latency histogram {us: count}."""
+    total = sum(counts.values()) + overflows
+    if total == 0:
+        raise ParseError("empty histogram")
+    need = p / 100.0 * total
+    seen = 0
+    for lat in sorted(counts):
+        seen += counts[lat]
+        if seen >= need:
+            return float(lat)
+    return float(max(counts))   # the rest are overflows: beyond the histogram
+
+
+def parse_userland_manifest(text: str) -> dict:
+    """/etc/boardlab-userland of a cross-built image: 'package: version' or 'package:
+    missing: why' per line -> {package: None (present) or why it is missing}."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("#") or ":" not in line:
+            continue
+        pkg, what = (s.strip() for s in line.split(":", 1))
+        out[pkg] = what[len("missing:"):].strip() if what.startswith("missing:") else None
+    return out

@@ -1,0 +1,40 @@
+"""What runs on the board for a measurement, defined once: the pytest suites
+(testsuites/), one sample per boot (boardlab.measure.sample, for compare and bisect), the parser
+captures (tests/data/capture.py) and the LAVA jobs take their settings from here; the
+LAVA test definitions' shell (jobs/testdefs) is checked against it by
+tests/test_workloads.py, which fails on drift."""
+from __future__ import annotations
+
+# lmbench's quick mode: shorter timing loops, 1-5 s a program instead of 30 s under
+# emulation (lmbench's own defaults otherwise)
+LMBENCH_QUICK = {"ENOUGH": "100000", "TIMING_O": "0", "LOOP_O": "0"}
+
+# a board with less RAM skips lmbench's context switch and bandwidth runs: the TQM860L's
+# 16 MB ran out there in the study
+SMALL_BOARD_MB = 32
+
+# cyclictest (the successor of realfeel) as the 2005 article ran it: locked memory, one
+# SCHED_FIFO thread at priority 80, a 1 ms interval; the histogram reaches 20 ms because a
+# QEMU board's worst case is in milliseconds
+CYCLICTEST_PRIORITY = 80
+CYCLICTEST_INTERVAL_US = 1000
+CYCLICTEST_HISTOGRAM_US = 20000
+
+
+def lmbench_env(quick: bool = True) -> str:
+    """The environment prefix of an lmbench command: 'ENOUGH=100000 ... ' or ''."""
+    return "".join(f"{k}={v} " for k, v in LMBENCH_QUICK.items()) if quick else ""
+
+
+def cyclictest_loops(seconds: float) -> int:
+    return int(seconds * 1_000_000 // CYCLICTEST_INTERVAL_US)
+
+
+def cyclictest(seconds: float, *options: str) -> str:
+    """The cyclictest command of a run `seconds` long; options: how its output is kept."""
+    return " ".join([f"cyclictest -m -p {CYCLICTEST_PRIORITY} -i {CYCLICTEST_INTERVAL_US} "
+                     f"-l {cyclictest_loops(seconds)} -h {CYCLICTEST_HISTOGRAM_US}", *options])
+
+
+def small_board(ram_mb: int) -> bool:
+    return ram_mb < SMALL_BOARD_MB
