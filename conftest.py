@@ -55,7 +55,7 @@ def run_dir(request):
 
 
 @pytest.fixture(scope="session")
-def board(strategy, run_dir, request):
+def board_strategy(strategy, run_dir, request):
     """The board's strategy with the kernel and root of the command line selected.
     Powered off at the end of the session."""
     strategy.select(kernel=request.config.getoption("--kernel") or "",
@@ -114,12 +114,12 @@ def disturbed_boots():
 
 
 @pytest.fixture
-def shell(board, target, request, disturbed_boots):
+def shell(board_strategy, target, request, disturbed_boots):
     """The board at a shell with the selected kernel: booted once, reused after."""
-    board.transition("shell")
+    board_strategy.transition("shell")
     yield target.get_driver("ShellDriver")
     if request.node.get_closest_marker("workload"):
-        disturbed_boots.add(board.boot_count)
+        disturbed_boots.add(board_strategy.boot_count)
 
 
 @pytest.fixture
@@ -137,12 +137,12 @@ def require_package(shell, board_facts):
 
 
 @pytest.fixture
-def fresh_shell(board, shell, disturbed_boots):
+def fresh_shell(board_strategy, shell, disturbed_boots):
     """A shell on a boot no workload test has run on: power-cycled if one has (a test
     run with -k, or a suite order of one's own), so memory reads as after boot."""
-    if board.boot_count in disturbed_boots:
-        board.transition("off")
-        board.transition("shell")
+    if board_strategy.boot_count in disturbed_boots:
+        board_strategy.transition("off")
+        board_strategy.transition("shell")
     return shell
 
 
@@ -168,9 +168,9 @@ class SuiteGate(Gate):
 
 
 @pytest.fixture
-def gate(results, board, request):
-    return SuiteGate(results, board, request.node.nodeid, request.config.getoption("--repeats"),
-                      request.config.getoption("--max-repeats"))
+def gate(results, board_strategy, request):
+    return SuiteGate(results, board_strategy, request.node.nodeid,
+                     request.config.getoption("--repeats"), request.config.getoption("--max-repeats"))
 
 
 @pytest.fixture

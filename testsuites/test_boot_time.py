@@ -12,9 +12,9 @@ import pytest
 MILESTONES = ("linux_version", "freeing_init", "login", "shell")
 
 
-def test_boot_milestones(board, gate, request):
+def test_boot_milestones(board_strategy, gate, request):
     def one_boot():
-        rec = board.reboot()
+        rec = board_strategy.reboot()
         for m in MILESTONES:
             if m not in rec.milestones:
                 pytest.fail(f"milestone {m} not reached; console log {rec.log_path}")

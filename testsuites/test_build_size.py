@@ -53,15 +53,16 @@ def test_the_fresh_kernel_boots_with_nfs_root(built, board_facts, request):
     if not tcp_open(console[1], console[0], timeout=2.0):
         pytest.skip(f"board {board_facts.name}: its console {console[0]}:{console[1]} does not "
                     f"answer from this host; the build was measured, the boot needs the board")
-    board, target = request.getfixturevalue("board"), request.getfixturevalue("target")
-    selected = (board.kernel, board.root, board.ramdisk)
+    board_strategy = request.getfixturevalue("board_strategy")
+    target = request.getfixturevalue("target")
+    selected = (board_strategy.kernel, board_strategy.root, board_strategy.ramdisk)
     kernel, b = next(iter(built.items()))
     try:
-        board.select(kernel=kernel, root="nfs", ramdisk="")
-        board.transition("shell")
+        board_strategy.select(kernel=kernel, root="nfs", ramdisk="")
+        board_strategy.transition("shell")
         shell = target.get_driver("ShellDriver")
         assert shell.run_check("uname -r") == [uimage.read(b.uimage).release]
         assert "root=/dev/nfs" in shell.run_check("cat /proc/cmdline")[0]
-        assert board.last_boot.milestones.get("shell"), board.last_boot.log_path
+        assert board_strategy.last_boot.milestones.get("shell"), board_strategy.last_boot.log_path
     finally:
-        board.select(*selected)
+        board_strategy.select(*selected)

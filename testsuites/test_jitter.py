@@ -33,7 +33,7 @@ def cyclictest_run(shell, duration, per_slice):
     return t, series
 
 
-def test_cyclictest_under_load(board, board_facts, shell, gate, run_dir, quick, request,
+def test_cyclictest_under_load(board_strategy, board_facts, shell, gate, run_dir, quick, request,
                                require_package):
     """One run per sample; the plots show the last run."""
     require_package("rt-tests")
@@ -48,7 +48,7 @@ def test_cyclictest_under_load(board, board_facts, shell, gate, run_dir, quick, 
         return {"min_us": t["min"], "avg_us": t["avg"], "max_us": t["max"],
                 "p99_us": parsers.percentile_from_histogram(t["histogram"], 99)}
     gate.sample("jitter", one_run)
-    kernel = board.kernel_under_test.name
+    kernel = board_strategy.kernel_under_test.name
     title = f"{board_facts.name} {kernel}: cyclictest -p 80 -i {INTERVAL_US} under load, {duration} s"
     plots.latency_over_time(last["series"], run_dir / f"jitter-{kernel}-over-time.png", title)
     plots.latency_histogram(last["counts"], run_dir / f"jitter-{kernel}-histogram.png", title)

@@ -7,8 +7,8 @@ from boardlab.measure import parsers
 
 
 @pytest.fixture
-def ramdisk_shell(board, fresh_shell):
-    if board.plan().root != "ramdisk":
+def ramdisk_shell(board_strategy, fresh_shell):
+    if board_strategy.plan().root != "ramdisk":
         pytest.skip("memory is measured on the ramdisk root, as in the study (--root ramdisk)")
     return fresh_shell
 
@@ -23,8 +23,8 @@ def test_free(ramdisk_shell, gate):
     gate.check()
 
 
-def test_kernel_memory_line(board, ramdisk_shell, gate):
-    boot_log = "\n".join(ln.text for ln in board.last_boot.lines)
+def test_kernel_memory_line(board_strategy, ramdisk_shell, gate):
+    boot_log = "\n".join(ln.text for ln in board_strategy.last_boot.lines)
     mem = parsers.parse_kernel_memory(boot_log)
     gate.record("memory", "kernel_available_kb", mem["available_kb"])
     gate.record("memory", "kernel_code_kb", mem["code_kb"])
@@ -34,16 +34,16 @@ def test_kernel_memory_line(board, ramdisk_shell, gate):
 
 
 @pytest.mark.workload   # takes every page it can: caches and slabs are not as before
-def test_mem_eat(board, ramdisk_shell, gate):
+def test_mem_eat(board_strategy, ramdisk_shell, gate):
     """One run per boot; more (each on a fresh boot) while the verdict is unknown: on
     qemu-ppc mem_eat ends 256 kB early on some boots, by where the OOM kill falls."""
     boots = []
 
     def eat():
         if boots:   # mem_eat leaves the board without caches: the next run on a fresh boot
-            board.transition("off")
-            board.transition("shell")
-        boots.append(board.boot_count)
+            board_strategy.transition("off")
+            board_strategy.transition("shell")
+        boots.append(board_strategy.boot_count)
         out, _, _ = ramdisk_shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
                                       "rm /tmp/mem_eat.log", timeout=300)
         return {"mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}

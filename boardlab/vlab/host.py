@@ -13,9 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -26,41 +23,9 @@ from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.facts.board import load_board, load_lab_host
 from boardlab.log import progress
 from boardlab.net import tcp_open
-from boardlab.procs import running
+from boardlab.vlab.daemons import (Daemons, LabError, remove_stale_rpcbind_socket, rpcbind_alive,
+                                   sh)
 from boardlab.vlab.images import build_images, sync_tree
-from boardlab.errors import BoardlabError
-
-
-class LabError(BoardlabError):
-    pass
-
-
-def sh(*cmd, check=True, netns=None):
-    if netns:
-        cmd = ("ip", "netns", "exec", netns) + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise LabError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
-    return r
-
-
-RPCBIND_SOCK = "/run/rpcbind.sock"
-
-
-def _rpcbind_alive() -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(RPCBIND_SOCK)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def _remove_stale_rpcbind_socket():
-    if os.path.exists(RPCBIND_SOCK) and not _rpcbind_alive():
-        os.unlink(RPCBIND_SOCK)
 
 
 def tftpd_retransmit_args(lab) -> list[str]:
@@ -81,67 +46,9 @@ class VirtualLab:
         self.run_dir = Path(self.lab.run_dir)
         self.pid_dir = self.run_dir / "pids"
         self.log_dir = self.run_dir / "logs"
+        self.daemons = Daemons(self.pid_dir, self.log_dir)
         self.ns = self.lab.netns
         self.server_ip = self.lab.server_ip
-
-    # ---- processes -------------------------------------------------------------------
-    def _pid(self, name):
-        try:
-            pid = int((self.pid_dir / f"{name}.pid").read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if running(pid) else None
-
-    def _start(self, name, cmd, netns=None, ready=None, timeout=10.0):
-        pid = self._pid(name)
-        if pid:
-            progress(f"  {name}: running (pid {pid})")
-            return pid
-        if netns:
-            cmd = ["ip", "netns", "exec", netns] + cmd
-        log = open(self.log_dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
-        (self.pid_dir / f"{name}.pid").write_text(f"{proc.pid}\n")
-        deadline = time.monotonic() + timeout
-        while ready is not None and not ready():
-            if proc.poll() is not None:
-                raise LabError(f"{name} exited with status {proc.returncode} at start; "
-                               f"its log: {self.log_dir / (name + '.log')}\n"
-                               + self._log_tail(name))
-            if time.monotonic() > deadline:
-                raise LabError(f"{name} did not become ready within {timeout:.0f} s; its log: "
-                               f"{self.log_dir / (name + '.log')}\n" + self._log_tail(name))
-            time.sleep(0.05)
-        progress(f"  {name}: started (pid {proc.pid})")
-        return proc.pid
-
-    def _log_tail(self, name, n=8):
-        try:
-            lines = (self.log_dir / f"{name}.log").read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return ""
-        return "\n".join("    " + ln for ln in lines[-n:])
-
-    def _stop(self, name):
-        pid = self._pid(name)
-        if pid is None:
-            (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
-            return False
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            try:   # our own child (started in this process): reap it
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            if not running(pid):
-                break
-            time.sleep(0.05)
-        else:
-            os.kill(pid, signal.SIGKILL)
-        (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
-        progress(f"  {name}: stopped (pid {pid})")
-        return True
 
     # ---- readiness probes --------------------------------------------------------------
 
@@ -194,10 +101,10 @@ class VirtualLab:
                               for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"])]
         if missing:
             raise LabError(f"not installed: {', '.join(missing)} (run scripts/setup-host.sh)")
-        if not self._pid("rpcbind") and _rpcbind_alive():
+        if not self.daemons.pid("rpcbind") and rpcbind_alive():
             raise LabError("an rpcbind not started by boardlab is running (/run/rpcbind.sock): "
                            "the lab's rpcbind would clash with it; stop it first")
-        _remove_stale_rpcbind_socket()
+        remove_stale_rpcbind_socket()
 
     def _make_lan(self):
         br = self.lab.bridge
@@ -223,7 +130,7 @@ class VirtualLab:
         stamp = export / ".boardlab-inputs"
         if stamp.exists() and stamp.read_text() == want:
             return False
-        if self._pid(f"qemu-{board.name}"):
+        if self.daemons.pid(f"qemu-{board.name}"):
             progress(f"  NFS root {export}: out of date, but {board.name} is powered on: "
                      f"left as it is (power the board off and run up again)")
             return False
@@ -254,23 +161,23 @@ class VirtualLab:
             images = build_images(b)
             Path(b.tftp.dir).mkdir(parents=True, exist_ok=True)
             refreshed |= self._sync_nfs_root(b, images)
-        if refreshed and self._pid("nfsd"):
-            self._stop("nfsd")   # its metadata cache still holds the old tree's handles
+        if refreshed and self.daemons.pid("nfsd"):
+            self.daemons.stop("nfsd")   # its metadata cache still holds the old tree's handles
         self._render_configs()
         self._make_lan()
         for name, cmd, netns, ready in self.services():
-            self._start(name, cmd, netns=netns, ready=ready, timeout=20.0)
+            self.daemons.start(name, cmd, netns=netns, ready=ready, timeout=20.0)
         progress(f"virtual lab up in {time.monotonic() - t0:.1f} s")
 
     def stop_service(self, name) -> bool:
         """Stop one service of a running lab (what a lab host's crash or restart does)."""
-        return self._stop(name)
+        return self.daemons.stop(name)
 
     def start_service(self, name):
         """Start one stopped service again, as `up` starts it."""
         for svc, cmd, netns, ready in self.services():
             if svc == name:
-                return self._start(svc, cmd, netns=netns, ready=ready, timeout=20.0)
+                return self.daemons.start(svc, cmd, netns=netns, ready=ready, timeout=20.0)
         raise LabError(f"virtual lab {self.lab.name} has no service {name!r}")
 
     # ---- down ----------------------------------------------------------------------------
@@ -285,13 +192,13 @@ class VirtualLab:
 
     def down(self):
         progress(f"virtual lab {self.lab.name}: down")
-        if self._pid("power-switch"):
+        if self.daemons.pid("power-switch"):
             self._switch_off_all()
         for name, *_ in reversed(self.services()):
-            self._stop(name)
+            self.daemons.stop(name)
         for b in self.boards:   # a board whose switch died: its QEMU by its PID file
-            self._stop(f"qemu-{b.name}")
-        _remove_stale_rpcbind_socket()   # rpcbind leaves its socket behind on SIGTERM
+            self.daemons.stop(f"qemu-{b.name}")
+        remove_stale_rpcbind_socket()   # rpcbind leaves its socket behind on SIGTERM
         if self._netns_exists():
             sh("ip", "netns", "del", self.ns)
             progress(f"  lab LAN {self.ns}: removed")
@@ -300,7 +207,7 @@ class VirtualLab:
     def status(self) -> dict:
         svc = {}
         for name, *_ in self.services():
-            svc[name] = self._pid(name)
+            svc[name] = self.daemons.pid(name)
         boards = {}
         for b in self.boards:
             state = "unknown (power switch down)"
@@ -310,7 +217,7 @@ class VirtualLab:
                     state = "on" if urllib.request.urlopen(url, timeout=5).read() == b"1" else "off"
                 except OSError as e:
                     state = f"unknown ({e})"
-            boards[b.name] = {"power": state, "qemu_pid": self._pid(f"qemu-{b.name}"),
+            boards[b.name] = {"power": state, "qemu_pid": self.daemons.pid(f"qemu-{b.name}"),
                               "console": f"rfc2217://127.0.0.1:{b.console.ser2net_port}",
                               "clock": switch_clock(b) if svc.get("power-switch") else None}
         return {"lab": self.lab.name, "netns": self.ns if self._netns_exists() else None,
@@ -319,7 +226,7 @@ class VirtualLab:
     def clock(self, clock: str | None = None) -> dict:
         """Each board's QEMU clock at the power switch; with clock, set it first (the
         next power-on uses it)."""
-        if not self._pid("power-switch"):
+        if not self.daemons.pid("power-switch"):
             raise LabError("the power switch is not running: boardlab vlab up")
         out = {}
         for b in self.boards:
