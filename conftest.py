@@ -96,7 +96,7 @@ def board_facts(unpowered_strategy):
 
 # The study measured memory right after boot: the memory suite runs right after boot time,
 # before the suites whose load leaves slab, sockets and processes behind (marked workload).
-SUITE_ORDER = ("test_boot_time", "test_mem_eat", "test_shell", "test_build_size",
+SUITE_ORDER = ("test_boot_time", "test_memory", "test_shell", "test_build",
                "test_jitter", "test_lmbench")
 
 

@@ -40,7 +40,7 @@ def strategy_run(log_dir):
 
 
 def lava_run(board, lab, work, job_id):
-    job = lava.render_job(board, suites=["boot-time"], testdefs_url="file:///unused")
+    job = lava.render_job(board, suites=["boot_time"], testdefs_url="file:///unused")
     files = lava.prepare_run(board, job, work, lab)
     t0 = time.monotonic()
     rc, log = lava.lava_run(files, work, job_id, echo=lambda *_: None)

@@ -44,7 +44,7 @@ from boardlab.measure import clocks
 from boardlab.vlab.host import VirtualLab
 
 BOARDS = ("qemu-arm", "qemu-ppc")
-SUITES = ("testsuites/test_boot_time.py", "testsuites/test_mem_eat.py")
+SUITES = ("testsuites/test_boot_time.py", "testsuites/test_memory.py")
 # the same work in every job: no further boots for an 'unknown' verdict (qemu-ppc's mem_eat)
 JOB_OPTIONS = ("--quick", "--max-repeats", "1")
 

@@ -73,3 +73,12 @@ def test_every_metric_has_a_floor_and_a_direction():
         assert m.floor(100.0) > 0, m.key
     with pytest.raises(catalogue.UnknownMetric, match="not in the catalogue"):
         catalogue.spec("lmbench.lat_nothing_us")
+
+
+def test_a_suite_is_a_family_by_one_name_everywhere():
+    """A family of metrics is one suite: testsuites/test_<family>.py for pytest, the LAVA
+    suite of the same name; no alias table in between."""
+    assert set(lava.SUITES) <= set(catalogue.FAMILIES)
+    for family in catalogue.FAMILIES:
+        assert (ROOT / "testsuites" / f"test_{family}.py").exists(), family
+    assert set(lava.DEFAULT_SUITES) == set(lava.SUITES)

@@ -33,7 +33,7 @@ def jobs_of(board):
     """Every kernel x root mode of a board, with the suites that root mode takes."""
     for kernel in board.images.kernels:
         for root in board.root.bootargs:
-            suites = list(lava.DEFAULT_SUITES) if root == "ramdisk" else ["boot-time", "lmbench", "jitter"]
+            suites = list(lava.DEFAULT_SUITES) if root == "ramdisk" else ["boot_time", "lmbench", "jitter"]
             yield kernel, root, lava.render_job(board, kernel, suites, root, testdefs_url=URL)
 
 
@@ -86,7 +86,7 @@ def test_device_config_comes_from_the_board_facts():
 def test_a_boot_attempt_is_capped_so_lava_can_retry_it():
     board = load_board("qemu-arm")
     t = board.timeouts
-    job = lava.render_job(board, "armmp", ["boot-time", "jitter"], "ramdisk", testdefs_url=URL)
+    job = lava.render_job(board, "armmp", ["boot_time", "jitter"], "ramdisk", testdefs_url=URL)
     boot = job["actions"][1]["boot"]
     attempt = t.uboot_s + 2 * t.load_s + t.boot_s
     assert boot["failure_retry"] == lava.BOOT_ATTEMPTS >= 2
@@ -145,16 +145,16 @@ def test_a_lab_host_that_is_no_lava_worker_refuses_nfs_jobs():
     and a host that is not the worker says why an NFS job cannot run there."""
     lab = load_lab_host("labhost1")
     assert labhost.LAVA_NFS_DIR in (ROOT / "places" / "labhost1" / "exports").read_text()
-    job = lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot-time"], "nfs", testdefs_url="file:///x")
+    job = lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot_time"], "nfs", testdefs_url="file:///x")
     lava.check_nfs_export(lab, job)
     with pytest.raises(lava.LavaError, match=r"does not export it \(lava_worker: false in .*labhost1/lab-host.yaml\)"):
         lava.check_nfs_export(replace(lab, lava_worker=False), job)
 
 
 def test_linux_24_job_names_its_console():
-    job = lava.render_job(load_board("tqm860l"), "2.4.25", ["boot-time"], testdefs_url=URL)
+    job = lava.render_job(load_board("tqm860l"), "2.4.25", ["boot_time"], testdefs_url=URL)
     assert job["context"] == {"console_device": "ttyS0"}
-    assert "context" not in lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot-time"],
+    assert "context" not in lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot_time"],
                                             testdefs_url=URL)
 
 
@@ -379,7 +379,7 @@ def test_lava_run_on_the_virtual_board(vlab, tmp_path):
     results under the pytest suites' names and units, every LAVA test case passing."""
     board = load_board("qemu-arm")
     lava.check_tftp_root(vlab.lab)
-    rc, entries, res = run_job(board, tmp_path, ["boot-time", "memory", "jitter"], lab=vlab.lab)
+    rc, entries, res = run_job(board, tmp_path, ["boot_time", "memory", "jitter"], lab=vlab.lab)
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     cases = {c["case"]: c for c in lava.test_cases(entries)}
     assert {"mem_eat_kb", "free_total_kb", "min_us", "avg_us", "max_us", "p99_us"} <= set(cases)
@@ -402,7 +402,7 @@ def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
     lab host exports; the board mounts it (through the loader ramdisk) and the test shell
     runs on it."""
     board = load_board("qemu-arm")
-    rc, entries, res = run_job(board, tmp_path, ["boot-time", "jitter"], lab=vlab.lab, root="nfs")
+    rc, entries, res = run_job(board, tmp_path, ["boot_time", "jitter"], lab=vlab.lab, root="nfs")
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     nfsroot = next(str(e["msg"]) for e in entries
                    if "nfsroot=" in str(e.get("msg")) and "setenv bootargs" in str(e.get("msg")))
@@ -419,7 +419,7 @@ def test_lava_nfs_root_job_on_the_powerpc_board(vlab, tmp_path):
     (built here) boots root=/dev/nfs itself from LAVA's extracted root, no ramdisk; bootm
     places the device tree (an e500 kernel maps only its first 64 MiB at entry)."""
     board = load_board("qemu-ppc")
-    rc, entries, res = run_job(board, tmp_path, ["boot-time"], lab=vlab.lab, root="nfs",
+    rc, entries, res = run_job(board, tmp_path, ["boot_time"], lab=vlab.lab, root="nfs",
                                kernel="virt-nfs")
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     msgs = [str(e.get("msg")) for e in entries]
@@ -439,7 +439,7 @@ def test_lava_retries_a_stalled_boot_within_the_boot_action(vlab, tmp_path):
     then the job fails naming what it waited for. (boot_s shortened to keep it quick.)"""
     board = load_board("qemu-arm")
     board = replace(board, timeouts=replace(board.timeouts, boot_s=12))
-    job = lava.render_job(board, "armmp", ["boot-time"], "ramdisk", quick=True, testdefs_url=URL)
+    job = lava.render_job(board, "armmp", ["boot_time"], "ramdisk", quick=True, testdefs_url=URL)
     job["actions"][1]["boot"]["parameters"] = {"kernel-start-message": "never printed"}
     work = tmp_path / "job"
     rc, log = lava.lava_run(lava.prepare_run(board, job, work, vlab.lab), work, next(JOB_IDS))
@@ -569,7 +569,7 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
             off = f"sh -c 'test -f {pidfile} && kill $(cat {pidfile}); rm -f {pidfile}; true'"
             dev["commands"].update(connect=f"telnet 127.0.0.1 {port}", power_on=on, power_off=off,
                                    hard_reset=[off, on])
-            job = lava.render_job(board, kernel, ["boot-time"], "nfs", image_base=images.as_uri(),
+            job = lava.render_job(board, kernel, ["boot_time"], "nfs", image_base=images.as_uri(),
                                   testdefs_url=URL)
             work = tmp_path / "job"
             lab = LabHost(name="scripted", address=board.network.server_ip + "/24", tftp_root="/srv/tftp",
@@ -610,7 +610,7 @@ def test_each_lava_verb_takes_only_its_own_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit):
         parse(["lava", "server", "sideways"])
     assert cli.main(["lava", "render", "--board", "qemu-arm", "--out", str(tmp_path / "r"),
-                     "--suites", "boot-time", "--testdefs-url", URL]) == 0
+                     "--suites", "boot_time", "--testdefs-url", URL]) == 0
     assert (tmp_path / "r/job.yaml").exists() and (tmp_path / "r/device.yaml").exists()
     assert cli.main(["lava", "render", "--kernel", "4.4", "--testdefs-url", URL]) == 2
     assert "boardlab lava render: " in capsys.readouterr().err

@@ -41,7 +41,7 @@ TWO_OUTCOMES = {"memory.mem_eat_kb"}
 
 def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
     run = tmp_path / "run"
-    r = suites("testsuites/test_boot_time.py", "testsuites/test_mem_eat.py",
+    r = suites("testsuites/test_boot_time.py", "testsuites/test_memory.py",
                "testsuites/test_shell.py", "testsuites/test_lmbench.py",
                "testsuites/test_jitter.py", "--quick", "--run-dir", str(run))
     assert r.returncode == 0, r.stdout[-4000:]

@@ -68,9 +68,9 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
 def test_the_build_size_suite_builds_boots_and_is_judged(vlab, tmp_path):
     """A clean kernel build (the measurement), its sizes judged, the fresh uImage booted."""
     run = tmp_path / "run"
-    r = suites("testsuites/test_build_size.py", "--run-dir", str(run), "-rA")
+    r = suites("testsuites/test_build.py", "--run-dir", str(run), "-rA")
     assert r.returncode == 0, r.stdout[-4000:]
-    assert "PASSED testsuites/test_build_size.py::test_the_fresh_kernel_boots_with_nfs_root" in r.stdout
+    assert "PASSED testsuites/test_build.py::test_the_fresh_kernel_boots_with_nfs_root" in r.stdout
     metrics = json.loads((run / "results.json").read_text())["metrics"]
     sizes = [m for m in metrics if m["suite"] == "build" and m["name"].endswith("_bytes")]
     assert sizes and all(m["clock"] == clocks.NO_CLOCK for m in sizes)
@@ -95,7 +95,7 @@ def test_memory_is_measured_on_a_boot_no_workload_ran_on(vlab, tmp_path):
     """mem_eat (a workload) first, on the command line's order: free is then read after
     a power cycle, as right after boot, and passes its baseline (measured that way)."""
     run = tmp_path / "run"
-    r = suites("testsuites/test_mem_eat.py::test_mem_eat", "testsuites/test_mem_eat.py::test_free",
+    r = suites("testsuites/test_memory.py::test_mem_eat", "testsuites/test_memory.py::test_free",
                "--run-dir", str(run), "-rA")
     assert r.returncode == 0, r.stdout[-4000:]
     order = [ln.split("::")[1] for ln in r.stdout.splitlines() if ln.startswith("PASSED ")]

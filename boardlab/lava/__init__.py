@@ -10,7 +10,7 @@
 - cli:     `boardlab lava VERB`
 
 The names below are the package's interface; the modules are where they are made."""
-from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, LAVA_SEARCH_WINDOW, SCHEDULE,
+from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, LAVA_SEARCH_WINDOW, SCHEDULE, SUITES,
                      SPAWN_MAXREAD, LavaError, LavaInputError, device_type_name)
 from .devices import (connection_command, device_dictionary, device_type_template,
                       generated_files, power_commands, render_device)
@@ -25,7 +25,7 @@ from .server import (cron_lines, lavacli, load_schedule, schedule_jobs, systemd_
                      wait_for_job)
 
 __all__ = [
-    "BOOT_ATTEMPTS", "DEFAULT_SUITES", "HARNESS", "LAVA_SEARCH_WINDOW", "SCHEDULE",
+    "BOOT_ATTEMPTS", "DEFAULT_SUITES", "HARNESS", "LAVA_SEARCH_WINDOW", "SCHEDULE", "SUITES",
     "SPAWN_MAXREAD", "LavaError", "LavaInputError", "device_type_name",
     "connection_command", "device_dictionary", "device_type_template", "generated_files",
     "power_commands", "render_device",

@@ -16,17 +16,16 @@ LAVA_DEVICE_TYPES = Path("/usr/share/lava-server/device-types")
 SYSTEM_PYTHON = "/usr/bin/python3"    # LAVA's own modules live in Debian's python3
 GENERATED = "{{# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file. #}}\n"
 
-# suite name -> (test definition, what the board runs); boot-time has none: it is timed
-# from the log, on the host
+# a suite is one family of metrics, by the catalogue's name (boardlab.measure.catalogue.
+# FAMILIES), as testsuites/test_<family>.py is on the pytest side: suite -> its test
+# definition (what the board runs); boot_time has none: it is timed from the log, on the host
 SUITES = {
-    "boot-time": None,
+    "boot_time": None,
     "memory": "memory/memory.yaml",
     "lmbench": "lmbench/lmbench.yaml",
     "jitter": "jitter/jitter.yaml",
 }
-SUITE_ALIASES = {"boot_time": "boot-time", "mem_eat": "memory", "mem-eat": "memory",
-                 "cyclictest": "jitter"}
-DEFAULT_SUITES = ("boot-time", "memory", "lmbench", "jitter")
+DEFAULT_SUITES = ("boot_time", "memory", "lmbench", "jitter")
 # LAVA's ShellCommand searches the last 4000 characters it read (lava_dispatcher/shell.py),
 # and a single read of that many or more replaces what came before: base.jinja2's default
 # read size of 4092 loses a prompt split between a short read and a long one (a kernel's
@@ -37,9 +36,6 @@ BOOT_ATTEMPTS = 2       # LAVA's failure_retry on the boot: see render_job
 RETRY_SLACK_S = 10      # per attempt: power cycle, connection, LAVA's pause between tries
 # LAVA's own baselines where its figures differ (memory: its overlay is in the ramdisk)
 HARNESS = "lava"
-# results.json suite names (the pytest suites' gate.record(suite, ...))
-RESULT_SUITE = {"boot-time": "boot_time", "memory": "memory", "lmbench": "lmbench",
-                "jitter": "jitter"}
 
 
 

@@ -13,14 +13,13 @@ import yaml
 from boardlab.judge import baselines as bl
 from boardlab.measure import clocks, workloads
 from boardlab.facts.board import NFSROOT_TARBALL, Board
-from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RESULT_SUITE,
-                                  RETRY_SLACK_S, SUITE_ALIASES, SUITES, TESTDEFS_DIR, LavaError,
-                                  LavaInputError, device_type_name)
+from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RETRY_SLACK_S, SUITES,
+                                  TESTDEFS_DIR, LavaError, LavaInputError, device_type_name)
+
 
 def normalise_suites(suites) -> list[str]:
     out = []
     for s in suites:
-        s = SUITE_ALIASES.get(s, s)
         if s not in SUITES:
             raise LavaError(f"unknown suite {s!r} (known: {', '.join(SUITES)})")
         if s not in out:
@@ -35,7 +34,6 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
     limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
     unknown until samples decide). A metric is in it only when clocks.judgeable lets its baseline judge a
     figure measured on measured_on (a host-bound one: measured there), the host the job will run on; LAVA then reports it as skip."""
-    suite = RESULT_SUITE[suite]
     prefix = suite + "."
     out = []
     for k, b in sorted(bl.load(kernel, board.name, root, HARNESS).items()):

@@ -15,7 +15,7 @@ from boardlab.measure import console
 from boardlab.boot.bootplan import milestone_patterns
 from boardlab.facts.board import Board
 from boardlab.judge.results import RunResults
-from boardlab.lava.common import HARNESS, RESULT_SUITE
+from boardlab.lava.common import HARNESS
 
 def read_log(text: str) -> list[dict]:
     """LAVA's job log, one entry a line: `{"dt": ..., "lvl": ..., "msg": ...}` as lava-run
@@ -168,8 +168,7 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     for case in test_cases(entries):
         if case.get("measurement") in (None, "None", ""):
             continue
-        definition = re.sub(r"^\d+_", "", str(case["definition"]))
-        suite = RESULT_SUITE.get(definition, definition)
+        suite = re.sub(r"^\d+_", "", str(case["definition"]))   # LAVA's '1_memory'
         # unit and direction: the catalogue's (record refuses a unit LAVA got wrong)
         res.record(board.name, kernel, suite, case["case"], float(case["measurement"]),
                    case.get("units") or None, test=f"lava:{job_ref}:{case['definition']}"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# free (kB) and mem_eat (kB): the same metric names as testsuites/test_mem_eat.py
+# free (kB) and mem_eat (kB): the same metric names as testsuites/test_memory.py
 . ../lib/gate.sh
 
 free | awk '/^Mem:/ { print $2, $3, $4 }' > /tmp/free.kb

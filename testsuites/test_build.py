@@ -4,7 +4,7 @@ from Debian's linux-source with each config kernels/<kernel>/<board>.config (mer
 allnoconfig, or over the defconfig its `# base:` line names); then the fresh uImage is
 booted, root=/dev/nfs, like a real board (build -> boot).
 
-The build needs no board: `pytest --lg-env lab/tqm860l.yaml testsuites/test_build_size.py`
+The build needs no board: `pytest --lg-env lab/tqm860l.yaml testsuites/test_build.py`
 runs on any host with the cross compiler; the boot test then says the board's console
 is not reachable from here."""
 import pytest
