@@ -190,6 +190,7 @@ def _found(b: Bisect, tree, culprit: str):
 
 
 @pytest.mark.slow
+@pytest.mark.vlab   # no daemon, but the lab host's shared kernel tree and build cache
 def test_bisect_of_a_size_metric_finds_the_table_without_a_boot(kernel_tree, tmp_path):
     b = bisect_run.start(kernel_tree.path, kernel_tree.base, kernel_tree.head,
                          "build.vmlinux_dec_bytes", out=tmp_path / "run")
