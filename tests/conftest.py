@@ -10,16 +10,9 @@ from paths import ROOT
 
 @pytest.fixture(scope="session")
 def vlab():
-    from boardlab.vlab.host import VirtualLab
-    lab = VirtualLab("vlab")
-    was_up = lab.is_up()
-    if not was_up:
-        lab.up()
-    try:
+    from boardlab.vlab.host import kept_up
+    with kept_up("vlab", leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
         yield lab
-    finally:
-        if not was_up and not os.environ.get("BOARDLAB_KEEP_LAB"):
-            lab.down()
 
 
 @pytest.fixture(scope="session")

@@ -186,22 +186,10 @@ def test_a_kernel_can_name_its_console_differently():
     assert "ip=192.168.20.11:192.168.20.1::255.255.255.0:tqm860l:eth0:off" in bootargs(tqm, "nfs")
 
 
-def test_adding_a_board_is_one_facts_file_and_one_command(tmp_path, monkeypatch):
+def test_adding_a_board_is_one_facts_file_and_one_command(project_copy):
     """The guide's steps on a copy of the project: facts file, lab host list, `gen`."""
-    import shutil
-
-    from boardlab.facts import board as facts
     from boardlab import lava
-    for d in ("boards", "lab", "places", "jobs"):
-        shutil.copytree(ROOT / d, tmp_path / d)
-    for mod in (facts, envgen, lava):
-        monkeypatch.setattr(mod, "BOARDS_DIR", tmp_path / "boards", raising=False)
-        monkeypatch.setattr(mod, "PLACES_DIR", tmp_path / "places", raising=False)
-    monkeypatch.setattr(envgen, "LAB_DIR", tmp_path / "lab")
-    from boardlab.lava import devices
-    monkeypatch.setattr(devices, "BOARDS_DIR", tmp_path / "boards")
-    monkeypatch.setattr(devices, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
-    monkeypatch.setattr(devices, "DEVICES_DIR", tmp_path / "jobs/devices")
+    tmp_path = project_copy
     new = yaml.safe_load((tmp_path / "boards/tqm860l.yaml").read_text())
     new.update(name="tqm866m", cpu="MPC866", ram_mb=32)
     new["console"]["ser2net_port"] = 5009

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
-from boardlab.judge.results import atomic_write
+from boardlab.files import atomic_write
 from boardlab.measure import catalogue
 from boardlab.build.buildenv import CACHE_DIR
 

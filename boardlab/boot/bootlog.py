@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from boardlab.files import atomic_write
 from boardlab.measure import console as con
 from boardlab.boot.bootplan import KernelUnderTest
 from boardlab.errors import BoardlabError
@@ -47,16 +47,7 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
     header = (f"boardlab boot log: board {rec.board}, kernel {rec.kernel.name}, root {rec.root}, "
               f"outcome {outcome}",
               f"written {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(con.format_log(rec.lines, header=header))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, con.format_log(rec.lines, header=header))
     return str(path)
 
 

@@ -20,9 +20,9 @@ import shlex
 import shutil
 import socket
 import subprocess
-import tempfile
 from pathlib import Path
 
+from boardlab.files import replaced
 from boardlab.errors import BoardlabError
 
 
@@ -72,16 +72,8 @@ def stage_local(local: Path, directory: str) -> bool:
     dst = os.path.join(directory, local.name)
     if os.path.isfile(dst) and up_to_date(sha256(dst), local):
         return False
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".stage-")
-    os.close(fd)
-    try:
+    with replaced(Path(dst), prefix=".stage-") as tmp:
         shutil.copy2(local, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dst)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return True
 
 

@@ -18,7 +18,8 @@ from boardlab.measure import catalogue, clocks, sample
 from boardlab.judge import verdict as vd
 from boardlab.log import progress
 from boardlab.facts.board import BOARDS_DIR, load_board
-from boardlab.judge.results import atomic_write, load_run, prepare_run_dir
+from boardlab.files import atomic_write
+from boardlab.judge.results import load_run, prepare_run_dir
 from boardlab.boot.session import board_session
 
 

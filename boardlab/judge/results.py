@@ -5,13 +5,12 @@ the results of everything measured before the interruption."""
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue, clocks
 from boardlab.judge import verdict as vd
@@ -91,14 +90,6 @@ def prepare_run_dir(path=None, prefix: str = "") -> Path:
         raise RunDirError(f"run directory {run}: not writable ({e.strerror or e}): the run would "
                           f"lose its results; nothing was booted") from None
     return run
-
-
-def atomic_write(path: Path, text: str):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 class RunResults:

@@ -242,9 +242,9 @@ class VirtualLab:
 
 
 @contextlib.contextmanager
-def kept_up(name: str = "vlab"):
+def kept_up(name: str = "vlab", leave_up: bool = False):
     """The virtual lab host `name`, brought up if it is not, and down again at the end
-    if this brought it up (for benches and scripts)."""
+    if this brought it up (unless leave_up): for benches, scripts and test sessions."""
     lab = VirtualLab(name)
     was_up = lab.is_up()
     if not was_up:
@@ -252,7 +252,7 @@ def kept_up(name: str = "vlab"):
     try:
         yield lab
     finally:
-        if not was_up:
+        if not was_up and not leave_up:
             lab.down()
 
 
