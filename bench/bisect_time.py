@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from boardlab.measure import clocks
 from boardlab.bisect import Bisect
 from boardlab.bisect import run as bisect_run
 from boardlab.build.buildenv import CACHE_DIR
+from boardlab.measure import clocks
 from kerneltree import make_tree  # noqa: E402
 
 

@@ -39,12 +39,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.measure import catalogue, sample
-from boardlab.judge import verdict as vd
-from boardlab.facts.board import load_board
-from boardlab.vlab import images
 from boardlab.boot.session import board_session
+from boardlab.facts.board import load_board
 from boardlab.judge import baselines
+from boardlab.judge import verdict as vd
+from boardlab.measure import catalogue, sample
+from boardlab.vlab import images
 from boardlab.vlab.host import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",

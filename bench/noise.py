@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.measure import parsers, sample
 from boardlab.boot.session import board_session
 from boardlab.judge import baselines
-from boardlab.vlab.host import kept_up
+from boardlab.measure import parsers, sample
 from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.host import kept_up
 
 def _keyed(figures: dict) -> dict:
     """boardlab.measure.sample's 'suite.name' keys as (family, name); boot_time reads 'boot'."""

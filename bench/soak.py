@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.measure import clocks
-from boardlab.errors import BoardlabError
 from boardlab.boot.session import board_session
+from boardlab.errors import BoardlabError
 from boardlab.judge import baselines
+from boardlab.measure import clocks
 from boardlab.vlab.host import kept_up
 
 

@@ -108,8 +108,8 @@ def cmd_baselines(args):
         harness = harnesses.pop()
         runs = [[Metric(**m) for m in d["metrics"]] for d in docs]
         if args.keep_host_bound:
-            from boardlab.measure.clocks import host_bound
             from boardlab.facts.board import load_board
+            from boardlab.measure.clocks import host_bound
             runs = [[m for m in run if not host_bound(m.clock, load_board(m.board), m.key)] for run in runs]
         written = update_baselines(runs, harness=harness)
     for p in written:

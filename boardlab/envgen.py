@@ -12,10 +12,10 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts import labhost, pdu
-from boardlab.lava import devices as lava_devices
 from boardlab.facts.board import (BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost,
                                   lab_host_of, lab_hosts, load_board)
 from boardlab.facts.labfacts import check_listed, lab_boards
+from boardlab.lava import devices as lava_devices
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"

@@ -6,11 +6,11 @@ import pytest
 import yaml
 
 from boardlab.judge import baselines as bl
-from boardlab.measure import clocks
 from boardlab.judge import reference, report
-from boardlab.measure import catalogue
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import RunResults
+from boardlab.measure import catalogue
+from boardlab.measure import clocks
 from paths import ROOT
 
 

@@ -11,12 +11,12 @@ import pytest
 from boardlab.measure import catalogue
 from paths import ROOT
 from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, LabFault, Step, check_tree
+from boardlab.bisect import run as bisect_run
+from boardlab.bisect.step import _enough, judge
 from boardlab.boot.boardlock import BoardBusy
 from boardlab.boot.bootlog import BootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError
-from boardlab.bisect import run as bisect_run
-from boardlab.bisect.step import _enough, judge
 from boardlab.cli import main as boardlab_main
 
 

@@ -9,10 +9,10 @@ import subprocess
 import pytest
 import yaml
 
-from boardlab.measure import catalogue
 from boardlab import lava
-from boardlab.judge import reference
 from boardlab.facts.board import load_board
+from boardlab.judge import reference
+from boardlab.measure import catalogue
 from paths import DATA, ROOT
 
 # what the test definitions run on a board, stubbed: they print nothing, so each metric is

@@ -273,8 +273,8 @@ def project_copy(tmp_path, monkeypatch):
     """boards/, lab/, places/ and jobs/ copied, and `boardlab gen` pointed at the copy."""
     import shutil
 
-    from boardlab.facts import board as facts
     from boardlab import lava
+    from boardlab.facts import board as facts
     from boardlab.lava import devices
     for d in ("boards", "lab", "places", "jobs"):
         shutil.copytree(ROOT / d, tmp_path / d)

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from boardlab.boot import bootplan, bootwatch, powerctl
-from boardlab.measure import console as con
 from boardlab.boot.boardlock import BoardBusy, BoardLock
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines
 from boardlab.judge.results import RunDirError, prepare_run_dir
+from boardlab.measure import console as con
 
 
 @pytest.mark.parametrize("line, quoted", [

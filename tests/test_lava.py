@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boardlab.judge import baselines as bl
-from boardlab.measure import clocks
 from boardlab import envgen, lava
 from boardlab.facts import labhost
 from boardlab.facts.board import BOARDS_DIR, LabHost, load_board, load_lab_host
+from boardlab.judge import baselines as bl
+from boardlab.measure import clocks
 from boardlab.net import free_port
 from paths import DATA, ROOT
 
@@ -362,8 +362,8 @@ def judged_where_it_can_be(board, entries, res):
     baseline is another machine's is skipped by LAVA and 'other host' in results.json; so
     is a noisy metric (catalogue), which one figure cannot decide (no limit in GATE);
     every other one passes, on the board and in the pulled results alike."""
-    from boardlab.measure import catalogue
     from boardlab.judge import verdict as vd
+    from boardlab.measure import catalogue
     bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board, m.key)
              and m.verdict == bl.OTHER_HOST}
     bound |= {m.name for m in res.metrics if not catalogue.spec(m.key).exact}

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from boardlab.measure import catalogue, clocks, parsers
-from boardlab.judge import verdict as vd
 from boardlab.facts.board import load_board
+from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric
+from boardlab.measure import catalogue, clocks, parsers
 from paths import ROOT
 
 pytestmark = pytest.mark.vlab

@@ -238,8 +238,8 @@ def test_an_error_of_this_machine_is_not_blamed_on_ser2net(tmp_path, monkeypatch
 def test_a_console_that_fails_to_connect_never_rewrites_the_last_boots_log(tmp_path, monkeypatch):
     """Scripted console (a test fixture): a good boot, then ser2net refuses the next
     connection. The good boot's log stays 'ok'; the failure has a log of its own."""
-    from boardlab.boot.strategy import BootError
     from boardlab.boot.serialdriver import TimestampingSerialDriver
+    from boardlab.boot.strategy import BootError
     with scripted_board(tmp_path, *TQM_24) as (_, strategy, pidfile, _):
         strategy.transition("shell")
         good = strategy.last_boot.log_path

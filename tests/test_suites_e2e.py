@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
+from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
-from boardlab.measure import catalogue, clocks
 from boardlab.judge import report
 from boardlab.judge import verdict as vd
-from boardlab.facts.board import load_board
 from boardlab.judge.results import Metric, update_baselines
+from boardlab.measure import catalogue, clocks
 from boardlab.vlab import images
 from paths import ROOT
 

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from boardlab.measure import catalogue
 from boardlab.judge import verdict
+from boardlab.measure import catalogue
 
 
 def noisy(n, mean, cv, rng):

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from boardlab import envgen
+from boardlab.boot.strategy import BootError
 from boardlab.build import uimage
 from boardlab.facts.board import load_board
-from boardlab.boot.strategy import BootError
 from boardlab.vlab import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT

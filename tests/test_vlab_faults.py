@@ -11,8 +11,8 @@ import urllib.request
 import pytest
 
 from boardlab.boot.boardlock import BoardBusy
-from boardlab.facts.board import load_board
 from boardlab.boot.strategy import BootError, Status
+from boardlab.facts.board import load_board
 from paths import ROOT
 
 BOARD = load_board("qemu-arm")

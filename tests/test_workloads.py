@@ -7,8 +7,8 @@ import shlex
 import yaml
 
 from boardlab import lava
-from boardlab.measure import workloads
 from boardlab.facts.board import load_board
+from boardlab.measure import workloads
 from paths import ROOT
 
 TESTDEFS = ROOT / "jobs" / "testdefs"

@@ -3,8 +3,8 @@ a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; pl
 latency over time and of the histogram (log counts) go to the run directory."""
 import pytest
 
-from boardlab.measure import parsers, target_load, workloads
 from boardlab.judge import plots
+from boardlab.measure import parsers, target_load, workloads
 
 pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab
 

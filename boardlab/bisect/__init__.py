@@ -31,10 +31,10 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from boardlab.build.buildenv import CACHE_DIR
 from boardlab.errors import BoardlabError, InputError
 from boardlab.files import atomic_write
 from boardlab.measure import catalogue
-from boardlab.build.buildenv import CACHE_DIR
 
 GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
 STOP = 255                       # above 127: `git bisect run` aborts (a lab fault)

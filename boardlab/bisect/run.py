@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from boardlab.measure import catalogue
-from boardlab.errors import BoardlabError
-from boardlab.facts.board import PROJECT_ROOT, load_board, load_lab_host
-from boardlab.log import progress
-from boardlab.judge.results import prepare_run_dir
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
                              tree_lock)
 from boardlab.bisect.step import run_revision
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import PROJECT_ROOT, load_board, load_lab_host
+from boardlab.judge.results import prepare_run_dir
+from boardlab.log import progress
+from boardlab.measure import catalogue
 
 def _virtual_lab(board_name: str):
     """The board's virtual lab host, brought up if it is not (None: a real board)."""

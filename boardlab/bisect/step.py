@@ -9,16 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.measure import sample
-from boardlab.judge import verdict as vd
-from boardlab.boot.bootlog import BootError
-from boardlab.errors import BoardlabError
-from boardlab.facts.board import load_board
-from boardlab.build.kbuild import KernelBuildError, build_tree
-from boardlab.log import progress
-from boardlab.judge.results import RunResults
 from boardlab.bisect import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing,
                              Step, git)
+from boardlab.boot.bootlog import BootError
+from boardlab.build.kbuild import KernelBuildError, build_tree
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import load_board
+from boardlab.judge import verdict as vd
+from boardlab.judge.results import RunResults
+from boardlab.log import progress
+from boardlab.measure import sample
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
     """One boot of the selected kernel: the metric's family measured on it."""

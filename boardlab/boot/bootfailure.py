@@ -10,8 +10,8 @@ import time
 from pexpect import TIMEOUT
 
 from boardlab.boot import bootlog, bootwatch
-from boardlab.measure import console as con
 from boardlab.boot.bootlog import BootError
+from boardlab.measure import console as con
 
 
 class BootFailures:

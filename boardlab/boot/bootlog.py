@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from boardlab.files import atomic_write
-from boardlab.measure import console as con
 from boardlab.boot.bootplan import KernelUnderTest
 from boardlab.errors import BoardlabError
+from boardlab.files import atomic_write
+from boardlab.measure import console as con
 
 
 @dataclass

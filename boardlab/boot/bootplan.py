@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.measure import console as con
 from boardlab.errors import InputError
 from boardlab.facts.board import Board, bootargs
+from boardlab.measure import console as con
 
 TFTP_PREFIX = "tftp:"       # a kernel or ramdisk already on the TFTP server
 

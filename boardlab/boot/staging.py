@@ -22,8 +22,8 @@ import socket
 import subprocess
 from pathlib import Path
 
-from boardlab.files import replaced
 from boardlab.errors import BoardlabError
+from boardlab.files import replaced
 
 
 class StagingError(BoardlabError):

@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.log import progress
-from boardlab.measure.parsers import parse_mkimage_list, parse_size
 from boardlab.build.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import Board
+from boardlab.log import progress
+from boardlab.measure.parsers import parse_mkimage_list, parse_size
 
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")   # Debian's linux-source-6.1
 # A fragment's first lines may name the config it is merged over: `# base: tqm8xx_defconfig`

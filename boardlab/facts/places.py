@@ -10,8 +10,8 @@ import sys
 
 import yaml
 
-from boardlab.facts.board import PLACES_DIR, FactsError, load_lab_host
 from boardlab.errors import BoardlabError
+from boardlab.facts.board import PLACES_DIR, FactsError, load_lab_host
 
 
 class PlacesError(BoardlabError):

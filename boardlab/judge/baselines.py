@@ -17,10 +17,10 @@ from pathlib import Path
 import yaml
 
 from boardlab.boot import bootwatch
-from boardlab.measure.catalogue import METRICS, for_harness
-from boardlab.measure import clocks
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT
+from boardlab.measure import clocks
+from boardlab.measure.catalogue import METRICS, for_harness
 
 OTHER_HOST, OTHER_CLOCK = clocks.OTHER_HOST, clocks.OTHER_CLOCK   # clocks.judgeable's verdicts
 KERNELS_DIR = PROJECT_ROOT / "kernels"

@@ -12,15 +12,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from boardlab.judge import baselines as bl
 from boardlab.boot import bootplan
-from boardlab.measure import catalogue, clocks, sample
-from boardlab.judge import verdict as vd
-from boardlab.log import progress
+from boardlab.boot.session import board_session
 from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.files import atomic_write
+from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run, prepare_run_dir
-from boardlab.boot.session import board_session
+from boardlab.log import progress
+from boardlab.measure import catalogue, clocks, sample
 
 
 @dataclass

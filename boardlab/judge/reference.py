@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
+from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue
-from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure.parsers import parse_kernel_memory
 
 REFERENCE = PROJECT_ROOT.parent / "shared" / "reference" / "linux-2.4-vs-2.6.yaml"

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import jinja2
 
-from boardlab.judge import baselines as bl
-from boardlab.measure import catalogue, clocks
-from boardlab.judge import verdict as vd
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
+from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run
+from boardlab.measure import catalogue, clocks
 
 TEMPLATES = Path(__file__).parent / "templates"
 # how a verdict reads in the table

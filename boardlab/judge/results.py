@@ -10,12 +10,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from boardlab.files import atomic_write
-from boardlab.judge import baselines as bl
-from boardlab.measure import catalogue, clocks
-from boardlab.judge import verdict as vd
 from boardlab.errors import BoardlabError, InputError
 from boardlab.facts.board import Board, load_board
+from boardlab.files import atomic_write
+from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
+from boardlab.measure import catalogue, clocks
 
 
 @dataclass

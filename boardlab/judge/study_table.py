@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from boardlab.judge import baselines as bl
-from boardlab.measure import catalogue, clocks
 from boardlab.judge.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from boardlab.judge.results import load_run
+from boardlab.measure import catalogue, clocks
 
 
 def _version_key(kernel: str):

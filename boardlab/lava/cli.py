@@ -9,11 +9,11 @@ from pathlib import Path
 import yaml
 
 from boardlab import lava
+from boardlab.facts.board import load_board
+from boardlab.files import atomic_write
 from boardlab.judge.baselines import OTHER_HOST
 from boardlab.judge.verdict import REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
-from boardlab.facts.board import load_board
-from boardlab.files import atomic_write
 
 
 def _testdefs_url(args, work) -> str:

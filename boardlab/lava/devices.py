@@ -13,11 +13,11 @@ from pathlib import Path
 
 import jinja2
 
-from boardlab.measure import console
 from boardlab.facts import pdu
 from boardlab.facts.board import BOARDS_DIR, Board, bootargs, lab_host_of, load_board
 from boardlab.lava.common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES,
                                   SPAWN_MAXREAD, LavaError, device_type_name)
+from boardlab.measure import console
 
 def _kernel_args(board: Board) -> tuple[str, str, str]:
     """Split the facts' command lines into what base-uboot composes itself (console,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.judge import baselines as bl
-from boardlab.measure import clocks, workloads
 from boardlab.facts.board import NFSROOT_TARBALL, Board
+from boardlab.judge import baselines as bl
 from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RETRY_SLACK_S, SUITES,
                                   TESTDEFS_DIR, LavaError, LavaInputError, device_type_name)
+from boardlab.measure import clocks, workloads
 
 
 def normalise_suites(suites) -> list[str]:

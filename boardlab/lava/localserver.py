@@ -25,10 +25,10 @@ import yaml
 
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board, load_lab_host
-from boardlab.net import tcp_open
-from boardlab.procs import running
 from boardlab.lava import devices
 from boardlab.lava.run import dispatcher_config
+from boardlab.net import tcp_open
+from boardlab.procs import running
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")

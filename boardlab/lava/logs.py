@@ -10,12 +10,12 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.judge import baselines as bl
-from boardlab.measure import console
 from boardlab.boot.bootplan import milestone_patterns
 from boardlab.facts.board import Board
+from boardlab.judge import baselines as bl
 from boardlab.judge.results import RunResults
 from boardlab.lava.common import HARNESS
+from boardlab.measure import console
 
 def read_log(text: str) -> list[dict]:
     """LAVA's job log, one entry a line: `{"dt": ..., "lvl": ..., "msg": ...}` as lava-run

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from boardlab.measure.console import MILESTONE_LABELS
 from boardlab.errors import InputError
+from boardlab.measure.console import MILESTONE_LABELS
 
 HOST, GUEST, NONE = "host", "guest", "none"   # timed by: boardlab.measure.clocks resolves 'guest'
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from boardlab.build import kbuild
+from boardlab.build.buildenv import CACHE_DIR
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
-from boardlab.build.buildenv import CACHE_DIR
 
 PROGRESS_EVERY_S = 30
 

@@ -19,9 +19,9 @@ import urllib.request
 from pathlib import Path
 
 from boardlab.facts import labhost
-from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.facts.board import load_board, load_lab_host
 from boardlab.log import progress
+from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.net import tcp_open
 from boardlab.vlab.daemons import (Daemons, LabError, remove_stale_rpcbind_socket, rpcbind_alive,
                                    sh)

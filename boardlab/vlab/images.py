@@ -14,10 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from boardlab.build.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.log import progress
-from boardlab.build.buildenv import CACHE_DIR, mkimage
 from boardlab.vlab.configkernels import build_config_kernels
 from boardlab.vlab.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
 from boardlab.vlab.debs import ImageBuildError, download, extract, resolve_packages, run
