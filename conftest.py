@@ -62,12 +62,23 @@ def board_strategy(strategy, run_dir, request):
                     root=request.config.getoption("--root") or "",
                     ramdisk=request.config.getoption("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
+    _prepare_virtual_board(strategy.board)
     strategy.milestones_due = functools.partial(
         baselines.milestones_due,
         root=Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR))
     _check_baselines(strategy, request)
     yield strategy
     strategy.transition("off")
+
+
+def _prepare_virtual_board(board):
+    """A virtual board's images are built when it is first used (not at `vlab up`)."""
+    from boardlab.errors import BoardlabError
+    from boardlab.vlab.host import prepare_if_virtual
+    try:
+        prepare_if_virtual(board)
+    except BoardlabError as e:
+        pytest.exit(f"board {board.name}: its images: {e}", returncode=4)
 
 
 def _check_baselines(strategy, request):

@@ -15,13 +15,16 @@ def cmd_vlab(args):
     try:
         lab = VirtualLab(args.lab)
         if args.action == "up":
-            lab.up()
+            lab.up(args.board)
             print(format_status(lab.status()))
         elif args.action == "down":
             lab.down()
         elif args.action == "build":
+            for name in args.board:
+                lab.board(name)
             for b in lab.boards:
-                build_images(b, force=args.force)
+                if not args.board or b.name in args.board:
+                    build_images(b, force=args.force)
         elif args.action == "clock":
             for name, clock in lab.clock(args.clock).items():
                 print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))
@@ -48,10 +51,12 @@ def cmd_boot(args):
     from boardlab.boot.session import open_env
     from boardlab.boot.strategy import BootError
     from boardlab.judge import baselines
+    from boardlab.vlab.host import prepare_if_virtual
     env = open_env(args.env)
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     strategy.milestones_due = baselines.milestones_due
+    prepare_if_virtual(strategy.board)
     strategy.select(kernel=args.kernel, root=args.root)
     try:
         strategy.transition("shell")
@@ -120,19 +125,14 @@ def cmd_baselines(args):
 def cmd_compare(args):
     from pathlib import Path
     from boardlab.judge import compare
-    from boardlab.measure import sample
+    from boardlab.vlab.host import prepare_if_virtual
     families = tuple(f.strip() for f in args.families.split(","))
-    bad = [f for f in families if f not in sample.FAMILIES]
-    if bad:
-        print(f"boardlab compare: unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
-              f"(known: {', '.join(sample.FAMILIES)})", file=sys.stderr)
-        return 2
     env = args.env or f"lab/{args.board}.yaml"
     try:
         sides, rows, files = compare.compare(
             env, args.kernel or [], families=families, repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
-            out_dir=Path(args.out) if args.out else None)
+            out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual)
     except (ValueError, FileNotFoundError) as e:
         print(f"boardlab compare: {e}", file=sys.stderr)
         return 2
@@ -165,15 +165,7 @@ def cmd_places(args):
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="boardlab", description="embedded Linux board lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build, clock")
-    v.add_argument("action", choices=["up", "down", "status", "build", "clock"])
-    v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
-                   help="clock: the QEMU clock of the lab's boards from their next power-on "
-                        "(deterministic: icount, for measurements; realtime: as fast as the host)")
-    v.add_argument("--lab", default="vlab", help="lab host (places/<lab>/lab-host.yaml)")
-    v.add_argument("--json", action="store_true", help="status as JSON")
-    v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
-    v.set_defaults(func=cmd_vlab)
+    _vlab_parser(sub)
     g = sub.add_parser("gen", help="write every generated file from boards/*.yaml and places/*/lab-host.yaml",
                        description="From the board and lab-host facts: the labgrid environments "
                                    "(lab/, lab/remote/), each lab host's exporter, places, ser2net, "
@@ -203,6 +195,28 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--coordinator", default=os.environ.get("LG_COORDINATOR", "127.0.0.1:20408"),
                     help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
     pl.set_defaults(func=cmd_places)
+    _compare_parser(sub)
+    _bisect_parser(sub)
+    lava_cli.add_parser(sub)
+    return ap
+
+
+def _vlab_parser(sub):
+    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build, clock")
+    v.add_argument("action", choices=["up", "down", "status", "build", "clock"])
+    v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
+                   help="clock: the QEMU clock of the lab's boards from their next power-on "
+                        "(deterministic: icount, for measurements; realtime: as fast as the host)")
+    v.add_argument("--lab", default="vlab", help="lab host (places/<lab>/lab-host.yaml)")
+    v.add_argument("--json", action="store_true", help="status as JSON")
+    v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
+    v.add_argument("--board", action="append", default=[],
+                   help="up, build: this board's images (repeatable); up builds none otherwise: "
+                        "a board's images are built when it is first used")
+    v.set_defaults(func=cmd_vlab)
+
+
+def _compare_parser(sub):
     c = sub.add_parser("compare", help="kernel A against kernel B on one board: interleaved "
                                         "boots, each metric's delta, interval and verdict")
     c.add_argument("--kernel", action="append", metavar="A|B",
@@ -218,9 +232,6 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--jitter-seconds", type=int, default=5, help="cyclictest per boot (default 5)")
     c.add_argument("--out", default=None, help="directory (default results/compare-<time>)")
     c.set_defaults(func=cmd_compare)
-    _bisect_parser(sub)
-    lava_cli.add_parser(sub)
-    return ap
 
 
 def _report_parser(sub):

@@ -11,7 +11,9 @@ from paths import ROOT
 @pytest.fixture(scope="session")
 def vlab():
     from boardlab.vlab.host import kept_up
-    with kept_up("vlab", leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
+    # the default board's images; a test of another board prepares it (vlab.prepare)
+    with kept_up("vlab", boards=("qemu-arm",),
+                 leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
         yield lab
 
 

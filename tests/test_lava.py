@@ -419,6 +419,7 @@ def test_lava_nfs_root_job_on_the_powerpc_board(vlab, tmp_path):
     (built here) boots root=/dev/nfs itself from LAVA's extracted root, no ramdisk; bootm
     places the device tree (an e500 kernel maps only its first 64 MiB at entry)."""
     board = load_board("qemu-ppc")
+    vlab.prepare(board.name)
     rc, entries, res = run_job(board, tmp_path, ["boot_time"], lab=vlab.lab, root="nfs",
                                kernel="virt-nfs")
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
@@ -498,6 +499,7 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
     host's two virtual boards registered from jobs/: a scheduled job for each, submitted
     with `boardlab lava submit`, runs at the same time as the other and completes, and
     `boardlab lava results` writes its results.json."""
+    vlab.prepare("qemu-ppc")
     import re
 
     from boardlab import cli

@@ -21,6 +21,11 @@ pytestmark = pytest.mark.vlab
 BOARD = load_board("qemu-ppc")
 
 
+@pytest.fixture(autouse=True)
+def ppc_images(vlab):
+    vlab.prepare("qemu-ppc")   # a board's images are built at its first use
+
+
 def suites(*args):
     return subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-ppc.yaml",
                            "-p", "no:cacheprovider", "-q", "-rs", *args],

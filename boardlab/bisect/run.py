@@ -29,6 +29,7 @@ def _virtual_lab(board_name: str):
     was_up = lab.is_up()
     if not was_up:
         lab.up()
+    lab.prepare(board_name)
     return lab, was_up
 
 

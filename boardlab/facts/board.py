@@ -215,7 +215,7 @@ class LabHost:
     kind: str = one_of(("virtual", "real"), "virtual")
     exporter_name: str | None = None
     lava_worker: bool = True    # it also exports LAVA's NFS root directory
-    # tftpd's retransmit in ms, the client's timeout refused (vlab.host.tftpd_retransmit_args)
+    # tftpd's retransmit in ms, the client's timeout refused (facts.labhost.tftpd_retransmit_args)
     tftp_retransmit_ms: int | None = None
     pdudaemon: PduDaemon | None = None
     # the virtual lab host's LAN and power switch

@@ -106,3 +106,14 @@ def tftpd_defaults(root: str, address: str) -> str:
         f'TFTP_ADDRESS="{address}:69"\n'
         'TFTP_OPTIONS="--secure"\n'
     )
+
+
+def tftpd_retransmit_args(lab) -> list[str]:
+    """tftpd-hpa's retransmit in real time, not what the board asks: U-Boot sends its
+    timeout (5 s) as an option, tftpd-hpa takes it as its own retransmit time, and a
+    board on the deterministic clock counts its 10 retries of 5 s in guest time, which
+    runs several times faster than real time. One lost data packet then outlasts U-Boot's
+    whole retry budget before tftpd-hpa sends it again ("Retry count exceeded")."""
+    if not lab.tftp_retransmit_ms:
+        return []
+    return ["--refuse", "timeout", "--retransmit", str(int(lab.tftp_retransmit_ms) * 1000)]

@@ -15,6 +15,7 @@ from pathlib import Path
 from boardlab.boot import bootplan
 from boardlab.boot.session import board_session
 from boardlab.facts.board import BOARDS_DIR, load_board
+from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
@@ -171,9 +172,16 @@ def _one_board(env_path: str, sides: list[Side]) -> str | None:
 
 
 def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
-            max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None) -> tuple:
+            max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None,
+            prepare_board=None) -> tuple:
+    """prepare_board(board): what the board needs before it boots (a virtual board's
+    images), called once when a side is booted."""
     if len(specs) != 2:
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
+    bad = [f for f in families if f not in sample.FAMILIES]
+    if bad:
+        raise InputError(f"unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
+                         f"(known: {', '.join(sample.FAMILIES)})")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
     board_name = _one_board(env_path, sides)
@@ -182,6 +190,8 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         if side.kernel and board is not None:
             bootplan.resolve_kernel(board, side.kernel)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
+    if prepare_board and board is not None and any(s.kernel for s in sides):
+        prepare_board(board)
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,

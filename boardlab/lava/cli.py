@@ -14,6 +14,7 @@ from boardlab.files import atomic_write
 from boardlab.judge.baselines import OTHER_HOST
 from boardlab.judge.verdict import REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
+from boardlab.vlab.host import prepare_if_virtual
 
 
 def _testdefs_url(args, work) -> str:
@@ -70,6 +71,7 @@ def cmd_run(args):
     lava.check_tftp_root(lab)
     lava.check_nfs_export(lab, job)
     lava.check_board_reachable(board)
+    prepare_if_virtual(board)
     files = lava.prepare_run(board, job, work, lab)
     if _report_invalid(lava.validate([("device", files["device"]), ("job", files["job"])])):
         return 1

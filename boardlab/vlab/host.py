@@ -3,7 +3,7 @@
 up: builds the boards' images (cached), makes the lab LAN (a network namespace with a
 bridge and a tap per board), and starts, each only if not already running:
 a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa (retransmitting in
-real time: tftpd_retransmit_args) and the NFS server (rpcbind + nfs-ganesha: user space,
+real time: labhost.tftpd_retransmit_args) and the NFS server (rpcbind + nfs-ganesha: user space,
 as this kernel has no nfsd) inside the LAN on their standard ports, and the power switch
 (127.0.0.1, HTTP; it starts QEMU on the board's clock).
 down: powers the boards off and stops exactly what up started, by PID, then removes
@@ -18,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from boardlab.errors import BoardlabError, InputError
 from boardlab.facts import labhost
 from boardlab.facts.board import load_board, load_lab_host
 from boardlab.log import progress
@@ -25,18 +26,7 @@ from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.net import tcp_open
 from boardlab.vlab.daemons import (Daemons, LabError, remove_stale_rpcbind_socket, rpcbind_alive,
                                    sh)
-from boardlab.vlab.images import build_images, sync_tree
-
-
-def tftpd_retransmit_args(lab) -> list[str]:
-    """tftpd-hpa's retransmit in real time, not what the board asks: U-Boot sends its
-    timeout (5 s) as an option, tftpd-hpa takes it as its own retransmit time, and a
-    board on the deterministic clock counts its 10 retries of 5 s in guest time, which
-    runs several times faster than real time. One lost data packet then outlasts U-Boot's
-    whole retry budget before tftpd-hpa sends it again ("Retry count exceeded")."""
-    if not lab.tftp_retransmit_ms:
-        return []
-    return ["--refuse", "timeout", "--retransmit", str(int(lab.tftp_retransmit_ms) * 1000)]
+from boardlab.vlab import boardimages
 
 
 class VirtualLab:
@@ -47,6 +37,8 @@ class VirtualLab:
         self.pid_dir = self.run_dir / "pids"
         self.log_dir = self.run_dir / "logs"
         self.daemons = Daemons(self.pid_dir, self.log_dir)
+        self.prepared = set()    # boards whose images this instance has checked or built
+        self.build_s = {}        # board -> seconds its images took here (checked: ~1 s)
         self.ns = self.lab.netns
         self.server_ip = self.lab.server_ip
 
@@ -78,7 +70,7 @@ class VirtualLab:
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
-                              "--verbose", *tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
+                              "--verbose", *labhost.tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
                     lambda: self._listening("udp", 69)))
         out.append(("rpcbind", ["rpcbind", "-f"], self.ns,
                     lambda: self._listening("tcp", 111)))
@@ -122,23 +114,6 @@ class VirtualLab:
             sh("ip", "tuntap", "add", "dev", tap, "mode", "tap", netns=self.ns)
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 
-    def _sync_nfs_root(self, board, images: Path):
-        """Refresh the board's NFS root from its images when they changed, unless the
-        board is running (it may have that root mounted)."""
-        export = Path(board.nfs.export)
-        want = (images / ".inputs").read_text()
-        stamp = export / ".boardlab-inputs"
-        if stamp.exists() and stamp.read_text() == want:
-            return False
-        if self.daemons.pid(f"qemu-{board.name}"):
-            progress(f"  NFS root {export}: out of date, but {board.name} is powered on: "
-                     f"left as it is (power the board off and run up again)")
-            return False
-        progress(f"  NFS root {export}: refreshing from {images / 'nfsroot'}")
-        sync_tree(images / "nfsroot", export)
-        stamp.write_text(want)
-        return True
-
     def _render_configs(self):
         clients = labhost.lan_network(self.lab)
         (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
@@ -149,19 +124,46 @@ class VirtualLab:
             Path(d).mkdir(parents=True, exist_ok=True)
         (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(exports, self.server_ip, clients))
 
-    def up(self):
+    def board(self, name: str):
+        found = [b for b in self.boards if b.name == name]
+        if not found:
+            raise InputError(f"virtual lab {self.lab.name} has no board {name!r} "
+                           f"(its boards: {', '.join(b.name for b in self.boards)})")
+        return found[0]
+
+    def _build(self, names) -> bool:
+        """Each named board's images built (when their inputs changed) and its NFS root
+        in step with them; True when an NFS root was refreshed."""
+        refreshed = False
+        for name in names:
+            b = self.board(name)
+            t0 = time.monotonic()
+            refreshed |= boardimages.ready(b, powered_on=bool(self.daemons.pid(f"qemu-{name}")))
+            self.prepared.add(name)
+            self.build_s[name] = round(time.monotonic() - t0, 1)
+        return refreshed
+
+    def prepare(self, name: str):
+        """What a board needs before its first boot here, on a running lab: its images
+        and NFS root (a board's images are built when it is first used, not at `up`)."""
+        if name in self.prepared:
+            return
+        if self._build([name]) and self.daemons.pid("nfsd"):
+            self.daemons.stop("nfsd")   # its metadata cache still holds the old tree's handles
+            self.start_service("nfsd")
+
+    def up(self, boards=()):
+        """The lab host's services for all its boards; images only for `boards` (names):
+        the others' are built when they are first used (prepare)."""
+        for name in boards:   # a wrong name: said before anything is started
+            self.board(name)
         self._check_host()
         t0 = time.monotonic()
         progress(f"virtual lab {self.lab.name}: up")
         for d in (self.pid_dir, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
         Path(self.lab.tftp_root).mkdir(parents=True, exist_ok=True)
-        refreshed = False
-        for b in self.boards:
-            images = build_images(b)
-            Path(b.tftp.dir).mkdir(parents=True, exist_ok=True)
-            refreshed |= self._sync_nfs_root(b, images)
-        if refreshed and self.daemons.pid("nfsd"):
+        if self._build(boards) and self.daemons.pid("nfsd"):
             self.daemons.stop("nfsd")   # its metadata cache still holds the old tree's handles
         self._render_configs()
         self._make_lan()
@@ -218,6 +220,7 @@ class VirtualLab:
                 except OSError as e:
                     state = f"unknown ({e})"
             boards[b.name] = {"power": state, "qemu_pid": self.daemons.pid(f"qemu-{b.name}"),
+                              "images": (Path(b.images.dir) / ".inputs").exists(),
                               "console": f"rfc2217://127.0.0.1:{b.console.ser2net_port}",
                               "clock": switch_clock(b) if svc.get("power-switch") else None}
         return {"lab": self.lab.name, "netns": self.ns if self._netns_exists() else None,
@@ -241,14 +244,29 @@ class VirtualLab:
         return st["netns"] is not None and all(st["services"].values())
 
 
+def prepare_if_virtual(board) -> bool:
+    """A board's images and NFS root before its first boot, when its lab host is this
+    machine's virtual one (False: a real lab host, nothing to build here)."""
+    try:
+        if load_lab_host(board.lab_host).kind != "virtual":
+            return False
+    except (FileNotFoundError, BoardlabError):
+        return False
+    VirtualLab(board.lab_host).prepare(board.name)
+    return True
+
+
 @contextlib.contextmanager
-def kept_up(name: str = "vlab", leave_up: bool = False):
-    """The virtual lab host `name`, brought up if it is not, and down again at the end
-    if this brought it up (unless leave_up): for benches, scripts and test sessions."""
+def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
+    """The virtual lab host `name` with the named boards' images, brought up if it is
+    not, and down again at the end if this brought it up (unless leave_up): for
+    benches, scripts and test sessions."""
     lab = VirtualLab(name)
     was_up = lab.is_up()
     if not was_up:
-        lab.up()
+        lab.up(boards)
+    for b in boards:
+        lab.prepare(b)
     try:
         yield lab
     finally:
@@ -263,7 +281,8 @@ def format_status(st: dict) -> str:
     for name, b in st["boards"].items():
         q = f", qemu pid {b['qemu_pid']}" if b["qemu_pid"] else ""
         c = f", clock {b['clock']}" if b.get("clock") else ""
-        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}{c}")
+        i = "" if b.get("images") else ", images not built yet (built at its first use)"
+        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}{c}{i}")
     return "\n".join(lines)
 
 
