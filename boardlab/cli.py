@@ -79,6 +79,10 @@ def cmd_report(args):
     from pathlib import Path
     from boardlab.judge.report import html_page, markdown
     try:
+        if args.timing:
+            from boardlab.judge import timing
+            print(timing.table(Path(args.run)), end="")
+            return 0
         if args.study:
             from boardlab.judge import study_table
             print(study_table.markdown(args.run), end="")
@@ -152,12 +156,8 @@ def cmd_bisect(args):
 
 
 def cmd_places(args):
-    from boardlab.facts.places import PlacesError, sync
-    try:
-        done = sync(args.lab, args.coordinator)
-    except PlacesError as e:
-        print(f"boardlab places sync: {e}", file=sys.stderr)
-        return 1
+    from boardlab.facts.places import sync
+    done = sync(args.lab, args.coordinator)   # PlacesError: exit 1, said by main()
     print("\n".join(done) if done else f"places of {args.lab}: up to date")
     return 0
 
@@ -194,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--lab", default="vlab", help="lab host (places/<lab>/places.yaml)")
     pl.add_argument("--coordinator", default=os.environ.get("LG_COORDINATOR", "127.0.0.1:20408"),
                     help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
-    pl.set_defaults(func=cmd_places)
+    from boardlab.facts.places import PlacesError
+    pl.set_defaults(func=cmd_places, errors=(PlacesError,))
     _compare_parser(sub)
     _bisect_parser(sub)
     lava_cli.add_parser(sub)
@@ -242,6 +243,8 @@ def _report_parser(sub):
     r.add_argument("--study", action="store_true",
                    help="the study's table: its 2.4.25 and 2.6.11.7 numbers beside the run's "
                         "kernels, for each of the run's boards the study measured")
+    r.add_argument("--timing", action="store_true",
+                   help="where the run's time went: its phases (the main job's phases.tsv) and suites")
     r.set_defaults(func=cmd_report)
 
 

@@ -1,27 +1,43 @@
 #!/usr/bin/env bash
-# The main job: set up the host (idempotent), bring the virtual lab up, run the suites
-# of testsuites/ on the default virtual board, print the results, bring the lab down
-# (also when the suites fail). Extra arguments go to pytest (e.g. --kernel rt-armmp).
+# The main job: set up the host (idempotent), bring the virtual lab up with the default
+# board's images (no other board's: a board's images are built at its first use), run
+# the suites of testsuites/ on it, print the results and where the time went, bring the
+# lab down (also when the suites fail). Extra arguments go to pytest (e.g. --kernel rt-armmp).
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+board=qemu-arm
+run_id=$(date +%Y%m%d-%H%M%S)
+run_dir="$top/results/$run_id"
+mkdir -p "$run_dir"
+t=$SECONDS
+phase() {   # phase NAME: the seconds since the last phase, on the host clock (boardlab/judge/timing.py reads it)
+  printf '%s\t%s\n' "$1" "$((SECONDS - t))" >> "$run_dir/phases.tsv"
+  t=$SECONDS
+}
 bash "$top/scripts/setup-host.sh" || exit 1
 cd "$top"
-run_id=$(date +%Y%m%d-%H%M%S)
-run_dir="results/$run_id"
+phase "set-up (apt, venv)"
 was_up=0
 .venv/bin/boardlab vlab status >/dev/null 2>&1 && was_up=1
 if [ $was_up = 0 ]; then
-  .venv/bin/boardlab vlab up || exit 1
+  .venv/bin/boardlab vlab up >/dev/null || exit 1
   trap '.venv/bin/boardlab vlab down' EXIT
 fi
+phase "lab up (services)"
+.venv/bin/boardlab vlab up --board "$board" || exit 1
+phase "lab up: images of $board"
 # quick mode by default: the stored baselines of the virtual board are quick-mode runs
 mode=--quick
 [ -n "${BOARDLAB_FULL:-}" ] && mode=
-.venv/bin/pytest --lg-env lab/qemu-arm.yaml testsuites/ $mode --run-dir "$run_dir" \
+.venv/bin/pytest --lg-env "lab/$board.yaml" testsuites/ $mode --run-dir "$run_dir" \
   --junitxml "$run_dir/junit.xml" "$@"
 status=$?
+phase "suites"
 if [ -f "$run_dir/results.json" ]; then
   .venv/bin/boardlab report "$run_dir"
 fi
-echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console)"
+phase "report"
+echo
+.venv/bin/boardlab report --timing "$run_dir"
+echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console, phases.tsv)"
 exit $status

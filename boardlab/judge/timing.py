@@ -1,0 +1,57 @@
+"""Where a run's time went: its phases (set-up, lab up, a board's images, each suite,
+the report), on the host clock of the machine that ran it. The main job appends each
+phase to <run>/phases.tsv as it ends; the suites' share comes from pytest's junit.xml
+(each test's setup, call and teardown, summed per suite file)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from boardlab.errors import InputError
+from boardlab.measure import clocks
+
+PHASES = "phases.tsv"
+
+
+def add_phase(run_dir: Path, name: str, seconds: float):
+    with open(Path(run_dir) / PHASES, "a", encoding="utf-8") as f:
+        f.write(f"{name}\t{seconds:.1f}\n")
+
+
+def read_phases(run_dir: Path) -> list[tuple[str, float]]:
+    path = Path(run_dir) / PHASES
+    try:
+        rows = [ln.split("\t") for ln in path.read_text().splitlines() if ln.strip()]
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file (the main job writes it)") from None
+    try:
+        return [(name, float(s)) for name, s in rows]
+    except ValueError:
+        raise InputError(f"{path}: each line must be 'phase<TAB>seconds'") from None
+
+
+def suite_seconds(junit: Path) -> dict:
+    """{suite file stem: seconds} from a pytest junit.xml, in the order the suites ran."""
+    out = {}
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return out
+    for case in root.iter("testcase"):
+        suite = case.get("classname", "").rsplit(".", 1)[-1]
+        out[suite] = out.get(suite, 0.0) + float(case.get("time") or 0.0)
+    return out
+
+
+def table(run_dir: Path, host: str | None = None) -> str:
+    """The phases as a markdown table, the suites inside the 'suites' phase, and the total."""
+    host = host or clocks.this_host()["id"]
+    rows, total = [], 0.0
+    for name, s in read_phases(run_dir):
+        total += s
+        rows.append(f"| {name} | {s:.1f} |")
+        if name == "suites":
+            rows += [f"| - {suite} | {t:.1f} |"
+                     for suite, t in suite_seconds(Path(run_dir) / "junit.xml").items()]
+    return "\n".join([f"Where the time went (host clock, s, on {host}):", "",
+                      "| phase | s |", "|---|---:|", *rows, f"| total | {total:.1f} |"]) + "\n"
