@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""A newcomer's first run: the main job (scripts/main-job.sh) cold, its phases printed
+beside this host's clean kernel build, the yardstick that makes hosts comparable.
+
+Cold means empty image and build caches: the run sees an empty directory bind-mounted
+over /var/cache/boardlab (a private mount namespace: the host's own caches stay as they
+are, and what the run builds is thrown away after), so the debs are fetched, the board's
+images and the build suite's kernel are built as on a fresh machine. The host set-up
+(apt, venv) is this host's as it is: idempotent, it is timed but not undone.
+
+The yardstick is the run's own clean kernel build (build.real_s of the build suite,
+measured in the same run, on the same host). Goal (issue "A newcomer's first run"): the
+whole cold main job <= 1.5 x that build, and 0 s spent on images of boards it does not use.
+
+    .venv/bin/python bench/first_run.py [--keep]     # the virtual lab must be down
+
+Every figure is on the host clock of this machine (its id is printed)."""
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.judge import timing  # noqa: E402
+from boardlab.measure.clocks import this_host  # noqa: E402
+from boardlab.vlab.host import VirtualLab  # noqa: E402
+
+GOAL = 1.5
+
+
+def cold_main_job(cache: Path, log: Path) -> tuple[int, float, Path | None]:
+    """(exit status, seconds, run directory) of the main job with `cache` over CACHE_DIR."""
+    script = (f"mount --bind {cache} {CACHE_DIR} && cd {ROOT} && exec bash scripts/main-job.sh")
+    t0 = time.monotonic()
+    with open(log, "w") as out:
+        r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                           stdout=out, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - t0
+    found = re.findall(r"^results: (\S+)", log.read_text(errors="replace"), re.M)
+    return r.returncode, seconds, Path(found[-1]) if found else None
+
+
+def clean_build_s(run: Path) -> float | None:
+    try:
+        metrics = json.loads((run / "results.json").read_text())["metrics"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return next((m["value"] for m in metrics if m["suite"] == "build" and m["name"] == "real_s"), None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--keep", action="store_true", help="keep the cold cache directory")
+    args = ap.parse_args()
+    if VirtualLab("vlab").is_up():
+        print("first_run: the virtual lab is up; a cold run starts it itself: "
+              "boardlab vlab down first", file=sys.stderr)
+        return 2
+    cache = Path(tempfile.mkdtemp(prefix="boardlab-cold-cache-", dir="/var/tmp"))
+    log = cache.with_suffix(".log")
+    print(f"cold main job: cache {cache} over {CACHE_DIR}, log {log}", flush=True)
+    try:
+        status, seconds, run = cold_main_job(cache, log)
+        other = [d.name for d in (cache / "images").glob("*") if d.name != "qemu-arm"]
+    finally:
+        if not args.keep:
+            shutil.rmtree(cache, ignore_errors=True)
+    host = this_host()["id"]
+    if run is None:
+        print(f"first_run: the main job printed no run directory (exit {status}); see {log}")
+        return 1
+    build = clean_build_s(run)
+    print(f"\nhost {host}, host clock; main job exit {status}; run {run}")
+    print(f"yardstick: clean kernel build (build.real_s of this run) "
+          f"{'%.1f s' % build if build else 'not measured'}\n")
+    print("| phase | s | x clean build |\n|---|---:|---:|")
+    for name, s in timing.read_phases(run):
+        print(f"| {name} | {s:.1f} | {s / build:.2f} |" if build else f"| {name} | {s:.1f} | - |")
+        if name == "suites":
+            for suite, t in timing.suite_seconds(run / "junit.xml").items():
+                print(f"| - {suite} | {t:.1f} | {t / build:.2f} |" if build else f"| - {suite} | {t:.1f} | - |")
+    ratio = seconds / build if build else None
+    print(f"| total (wall) | {seconds:.1f} | {ratio:.2f} |" if ratio else f"| total (wall) | {seconds:.1f} | - |")
+    print(f"\nimages of boards the run does not use: {', '.join(other) if other else 'none built'}")
+    if ratio:
+        print(f"goal: total <= {GOAL} x clean build: {'met' if ratio <= GOAL else 'NOT met'} ({ratio:.2f} x)")
+    return 0 if status == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
