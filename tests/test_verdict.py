@@ -90,3 +90,14 @@ def test_the_gate_compare_and_bisect_share_the_loop():
         text = (ROOT / path).read_text()
         assert "sample_until_decided(" in text and "while True" not in text, path
     assert "def sample" not in (ROOT / "conftest.py").read_text()
+
+
+def test_more_samples_are_not_taken_when_no_verdict_is_within_reach():
+    spec = catalogue.spec("jitter.max_us")     # noisy, floor 10 %
+    base = [2332.0, 2297.0, 2261.0, 2178.0, 2039.0, 2197.0, 2189.0, 2436.0, 2232.0, 2380.0]
+    # a value near the baseline's, with its spread: 'same' needs samples, but is in reach
+    assert verdict.out_of_reach(base, [2240.0], spec, at_most=10) is None
+    # two samples as far apart as the floor's width several times: no 5 samples decide
+    why = verdict.out_of_reach(base, [1500.0, 3200.0], spec, at_most=5)
+    assert why and why.startswith("out of reach: ")
+    assert verdict.out_of_reach(base, [2240.0] * 5, spec, at_most=5) is None   # nothing more to take

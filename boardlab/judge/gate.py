@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 
 from boardlab.judge import verdict
+from boardlab.measure import catalogue
 
 
 class Gate:
@@ -25,8 +26,10 @@ class Gate:
 
     def sample(self, suite, measure, at_least=1):
         """Record the figures measure() returns ({name: value}) from at_least(, --repeats)
-        calls, then more while one of them is 'unknown', up to --max-repeats calls."""
+        calls, then more while one of them is 'unknown' and a verdict is still within
+        reach (verdict.out_of_reach), up to --max-repeats calls."""
         samples, recorded = {}, []
+        at_most = max(self.max_repeats, at_least, self.repeats)
 
         def take():
             for name, value in measure().items():
@@ -35,11 +38,26 @@ class Gate:
         def decided():
             recorded[:] = [self.record(suite, name, statistics.median(v), samples=v)
                            for name, v in samples.items()]
-            return all(m.verdict != verdict.UNKNOWN for m in recorded)
+            unknown = [m for m in recorded if m.verdict == verdict.UNKNOWN]
+            return not unknown or self._out_of_reach(unknown, at_most)
 
-        verdict.sample_until_decided(take, decided, max(at_least, self.repeats),
-                                     max(self.max_repeats, at_least, self.repeats))
+        verdict.sample_until_decided(take, decided, max(at_least, self.repeats), at_most)
         return recorded
+
+    def _out_of_reach(self, unknown, at_most) -> bool:
+        """True when no unknown metric can be decided by at_most samples: each one's
+        comparison then says why it stopped there."""
+        reasons = {}
+        for m in unknown:
+            spec = catalogue.for_harness(catalogue.spec(m.key), self.results.harness)
+            base = m.baseline.get("samples") or [m.baseline["value"]]
+            reasons[m.key] = verdict.out_of_reach(base, m.samples, spec, at_most)
+        if not all(reasons.values()):
+            return False
+        for m in unknown:
+            m.comparison["why"] += f"; stopped after {len(m.samples)}: {reasons[m.key]}"
+        self.results.save()
+        return True
 
     def regressed(self) -> str | None:
         """Every metric that regressed, with both sides and why; None when none did."""

@@ -65,7 +65,8 @@ def _ranks(values):
     return ranks
 
 
-def rank_test(a, b, seed: int = 1) -> float:
+def rank_test(a, b, seed: int = 1, exact_up_to: int = EXACT_ENUMERATION,
+              draws: int = MONTE_CARLO) -> float:
     """Two-sided p of the rank sum of b among a + b, by permutation (ties allowed)."""
     pooled = list(a) + list(b)
     ranks = _ranks(pooled)
@@ -73,14 +74,14 @@ def rank_test(a, b, seed: int = 1) -> float:
     expected = m * (n + m + 1) / 2
     observed = abs(sum(ranks[n:]) - expected)
     total = math.comb(n + m, m)
-    if total <= EXACT_ENUMERATION:
+    if total <= exact_up_to:
         hits = sum(1 for idx in itertools.combinations(range(n + m), m)
                    if abs(sum(ranks[i] for i in idx) - expected) >= observed - 1e-9)
         return hits / total
     rng = random.Random(seed)
-    hits = sum(1 for _ in range(MONTE_CARLO)
+    hits = sum(1 for _ in range(draws)
                if abs(sum(rng.sample(ranks, m)) - expected) >= observed - 1e-9)
-    return (hits + 1) / (MONTE_CARLO + 1)
+    return (hits + 1) / (draws + 1)
 
 
 def smallest_p(n: int, m: int) -> float:
@@ -88,13 +89,14 @@ def smallest_p(n: int, m: int) -> float:
     return 2 / math.comb(n + m, m) if n and m else 1.0
 
 
-def bootstrap_ci(a, b, seed: int = 1, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(a, b, seed: int = 1, level: float = 0.95,
+                 resamples: int = BOOTSTRAP) -> tuple[float, float]:
     """Percentile bootstrap interval of median(b) - median(a)."""
     rng = random.Random(seed)
     diffs = sorted(statistics.median(rng.choices(b, k=len(b))) - statistics.median(rng.choices(a, k=len(a)))
-                   for _ in range(BOOTSTRAP))
-    lo = diffs[int((1 - level) / 2 * BOOTSTRAP)]
-    hi = diffs[min(BOOTSTRAP - 1, int((1 + level) / 2 * BOOTSTRAP))]
+                   for _ in range(resamples))
+    lo = diffs[int((1 - level) / 2 * resamples)]
+    hi = diffs[min(resamples - 1, int((1 + level) / 2 * resamples))]
     return lo, hi
 
 
@@ -107,7 +109,8 @@ def _direction(spec: MetricSpec, delta: float) -> str:
     return REGRESSED if worse else IMPROVED
 
 
-def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
+def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -> Comparison:
+    """effort < 1: fewer permutations and resamples (out_of_reach asks many times)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     if not a or not b:
         raise ValueError(f"{spec.key}: nothing to compare (A has {len(a)}, B {len(b)} samples)")
@@ -126,8 +129,9 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
         return Comparison(outcome, ma, mb, _pct(delta, ma), None, None, floor, "exact", why,
                           (len(a), len(b)))
     note = "" if not spec.exact else " (spread too wide for an exact comparison)"
-    p = rank_test(a, b)
-    lo, hi = bootstrap_ci(a, b)
+    p = rank_test(a, b, exact_up_to=int(EXACT_ENUMERATION * effort),
+                  draws=max(500, int(MONTE_CARLO * effort)))
+    lo, hi = bootstrap_ci(a, b, resamples=max(200, int(BOOTSTRAP * effort)))
     ci = (_pct(lo, ma), _pct(hi, ma))
     beyond = lo > floor or hi < -floor     # the whole interval past the floor
     if p < alpha and beyond:
@@ -149,6 +153,30 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA) -> Comparison:
                f"the floor +-{floor:.4g}: more repeats{reach}")
     return Comparison(outcome, ma, mb, _pct(delta, ma), ci, p, floor, "rank test", why + note,
                       (len(a), len(b)))
+
+
+FUTILE = 0.05      # more samples are not taken when fewer completions than this decide
+COMPLETIONS = 40
+COMPLETION_EFFORT = 0.05   # each completion's test: 1 000 draws, 200 resamples
+
+
+def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
+                 seed: int = 1) -> str | None:
+    """Why samples of B up to at_most in all would still leave the verdict unknown, or
+    None when one is within reach. B is completed COMPLETIONS times with samples drawn
+    from what B has shown (with one sample: A's spread around it), and compare() asked;
+    when under FUTILE of the completions decide, more boots would be spent on no answer."""
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    if not a or not b or len(b) >= at_most:
+        return None
+    pool = b if len(b) >= 2 else [x - statistics.median(a) + b[0] for x in a]
+    rng = random.Random(seed)
+    decided = sum(compare(a, b + rng.choices(pool, k=at_most - len(b)), spec, alpha,
+                          COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(COMPLETIONS))
+    if decided >= FUTILE * COMPLETIONS:
+        return None
+    return (f"out of reach: {decided} of {COMPLETIONS} completions to {at_most} samples "
+            f"(drawn from the spread seen) decide; a longer run or more repeats could")
 
 
 def sample_until_decided(take, decided, at_least: int, at_most: int) -> int:
