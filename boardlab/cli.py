@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
+from boardlab.history import cli as history_cli
 from boardlab.lava import cli as lava_cli
 
 
@@ -76,7 +78,6 @@ def cmd_boot(args):
 
 
 def cmd_report(args):
-    from pathlib import Path
     from boardlab.judge.report import html_page, markdown
     try:
         if args.timing:
@@ -127,7 +128,6 @@ def cmd_baselines(args):
 
 
 def cmd_compare(args):
-    from pathlib import Path
     from boardlab.judge import compare
     from boardlab.vlab.host import prepare_if_virtual
     families = tuple(f.strip() for f in args.families.split(","))
@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     _compare_parser(sub)
     _bisect_parser(sub)
     lava_cli.add_parser(sub)
+    history_cli.add_parser(sub)
     return ap
 
 

@@ -13,3 +13,8 @@ cd "$top"
   --extra test --output-file requirements.lock pyproject.toml
 sed -i 's#^\#    pip-compile .*#\#    scripts/lock-deps.sh   (pip-compile --extra=test --generate-hashes --strip-extras pyproject.toml)#' requirements.lock
 echo "wrote $top/requirements.lock"
+# the results database's own venv (.venv-squad), from history/requirements.in
+"$tools/venv/bin/pip-compile" -q --generate-hashes --strip-extras --no-emit-find-links \
+  --allow-unsafe --output-file history/requirements.lock history/requirements.in
+sed -i 's#^\#    pip-compile .*#\#    scripts/lock-deps.sh   (pip-compile --generate-hashes --allow-unsafe history/requirements.in)#' history/requirements.lock
+echo "wrote $top/history/requirements.lock"

@@ -146,4 +146,17 @@ if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyp
   "$top/.venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$top"
   touch "$stamp"
 fi
+# the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
+# Jinja2 pins are not boardlab's
+lock="$top/history/requirements.lock"
+if [ ! -x "$top/.venv-squad/bin/python" ]; then
+  log "creating $top/.venv-squad"
+  "$py" -m venv "$top/.venv-squad"
+fi
+stamp="$top/.venv-squad/.boardlab-installed"
+if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
+  log "pip install: $(grep -c '^[A-Za-z]' "$lock") locked packages (history/requirements.lock, hashes checked) into .venv-squad"
+  "$top/.venv-squad/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$lock"
+  touch "$stamp"
+fi
 log "host ready"

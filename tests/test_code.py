@@ -77,6 +77,7 @@ LAYERS = [
     ("judge",),      # figures against baselines: verdicts, results, reports, compare
     ("vlab",),       # the virtual lab host
     ("lava",),       # LAVA's device types, jobs, server
+    ("history",),    # the results database: runs submitted, change points
     ("bisect",),     # the automatic bisect
     ("envgen", "cli"),  # what is generated from the facts; the command line
 ]

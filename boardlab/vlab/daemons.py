@@ -60,7 +60,7 @@ class Daemons:
             return None
         return pid if running(pid) else None
 
-    def start(self, name, cmd, netns=None, ready=None, timeout=10.0):
+    def start(self, name, cmd, netns=None, ready=None, timeout=10.0, env=None, cwd=None):
         pid = self.pid(name)
         if pid:
             progress(f"  {name}: running (pid {pid})")
@@ -69,7 +69,7 @@ class Daemons:
             cmd = ["ip", "netns", "exec", netns] + cmd
         log = open(self.log_dir / f"{name}.log", "ab")
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
+                                start_new_session=True, env=env, cwd=cwd)
         (self.pid_dir / f"{name}.pid").write_text(f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
         while ready is not None and not ready():

@@ -1,0 +1,120 @@
+"""`boardlab history up | down | status`: the lab's results database, Linaro's SQUAD, on
+127.0.0.1, started and stopped by PID like the virtual lab's services. It runs from its
+own venv (.venv-squad, history/requirements.lock) on SQLite in a data directory that
+outlives it (default /var/lib/boardlab/history/<lab>): database, attachments, the
+secret key and the submit token. `up` puts SQUAD's web assets in place (history.assets),
+migrates, collects static files, makes the group `boardlab`, a project per lab and a
+submit token, and starts the web server (gunicorn, 2 workers; no task broker: SQUAD then
+processes a submission within its request)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from pathlib import Path
+
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import PROJECT_ROOT
+from boardlab.history import assets
+from boardlab.log import progress
+from boardlab.net import tcp_open
+from boardlab.vlab.daemons import Daemons
+
+GROUP = "boardlab"
+DEFAULT_PORT = 8300
+DATA_ROOT = Path(os.environ.get("BOARDLAB_HISTORY_DIR", "/var/lib/boardlab/history"))
+VENV = PROJECT_ROOT / ".venv-squad"
+
+
+class HistoryError(BoardlabError):
+    pass
+
+
+class HistoryServer:
+    def __init__(self, lab: str = "vlab", port: int | None = None, data: Path | None = None):
+        self.lab, self.project = lab, lab
+        self.data = Path(data or DATA_ROOT / lab)
+        self.daemons = Daemons(self.data / "pids", self.data / "logs")
+        saved = self.saved()
+        self.port = port or saved.get("port") or DEFAULT_PORT
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    # ---- what `up` leaves for clients: url, group, project, token ------------------------
+    def saved(self) -> dict:
+        try:
+            return json.loads((self.data / "server.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def token(self) -> str:
+        try:
+            return (self.data / "token").read_text().strip()
+        except OSError:
+            raise HistoryError(f"no submit token in {self.data}: boardlab history up") from None
+
+    def _env(self) -> dict:
+        secret = self.data / "secret"
+        if not secret.exists():
+            secret.write_text(secrets.token_hex(32))
+            secret.chmod(0o600)
+        return {**os.environ, "PATH": f"{VENV / 'bin'}:{os.environ.get('PATH', '')}",
+                "SECRET_KEY": secret.read_text().strip(), "ENV": "production",
+                "DATABASE": f"ENGINE=django.db.backends.sqlite3:NAME={self.data / 'db.sqlite3'}",
+                "SQUAD_STATIC_DIR": str(self.data / "static"),
+                "SQUAD_STORAGE_DIR": str(self.data / "storage"),
+                "SQUAD_BASE_URL": self.url, "SQUAD_HOSTNAME": "127.0.0.1"}
+
+    def _admin(self, *args) -> str:
+        r = subprocess.run([str(VENV / "bin" / "squad-admin"), *args], env=self._env(),
+                           capture_output=True, text=True, cwd=self.data)
+        if r.returncode != 0:
+            tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-6:])
+            raise HistoryError(f"squad-admin {' '.join(args)} failed ({r.returncode}):\n{tail}")
+        return r.stdout
+
+    def _static_dir(self) -> Path:
+        found = list((VENV / "lib").glob("python3*/site-packages/squad/frontend/static"))
+        if not (VENV / "bin" / "squad").exists() or not found:
+            raise HistoryError(f"SQUAD is not installed in {VENV}: run scripts/setup-host.sh")
+        return found[0]
+
+    # ---- up, down, status -----------------------------------------------------------------
+    def up(self):
+        t0 = time.monotonic()
+        progress(f"history {self.lab}: SQUAD on {self.url}, data in {self.data}")
+        static = self._static_dir()
+        for d in (self.data, self.data / "pids", self.data / "logs"):
+            d.mkdir(parents=True, exist_ok=True)
+        if self.daemons.pid("squad"):
+            progress(f"  squad: running (pid {self.daemons.pid('squad')})")
+            return
+        if tcp_open(self.port, "127.0.0.1", timeout=0.5):
+            raise HistoryError(f"127.0.0.1:{self.port} is taken by another program: "
+                               f"boardlab history up --port N")
+        assets.install(static, progress=progress)
+        self._admin("migrate", "--no-input", "-v", "0")
+        self._admin("collectstatic", "--no-input", "-v", "0")
+        token = self._admin("get_token", f"{GROUP}/{self.project}").strip().splitlines()[-1]
+        (self.data / "token").write_text(token + "\n")
+        (self.data / "token").chmod(0o600)
+        (self.data / "server.json").write_text(json.dumps(
+            {"url": self.url, "port": self.port, "group": GROUP, "project": self.project}) + "\n")
+        env = self._env()
+        self.daemons.start("squad", [str(VENV / "bin" / "squad"), "--fast", "--bind",
+                                     f"127.0.0.1:{self.port}", "--workers", "2",
+                                     "--no-control-socket"],
+                           ready=lambda: tcp_open(self.port, "127.0.0.1", timeout=0.5),
+                           timeout=60.0, env=env, cwd=self.data)
+        progress(f"history up in {time.monotonic() - t0:.1f} s: {self.url}/{GROUP}/{self.project}/")
+
+    def down(self):
+        self.daemons.stop("squad")
+
+    def status(self) -> dict:
+        return {"lab": self.lab, "url": self.url, "project": f"{GROUP}/{self.project}",
+                "data": str(self.data), "squad_pid": self.daemons.pid("squad")}
+
+    def is_up(self) -> bool:
+        return self.daemons.pid("squad") is not None
