@@ -76,8 +76,8 @@ LAYERS = [
     ("boot",),       # a board from power-off to a shell
     ("judge",),      # figures against baselines: verdicts, results, reports, compare
     ("vlab",),       # the virtual lab host
-    ("lava",),       # LAVA's device types, jobs, server
     ("history",),    # the results database: runs submitted, change points
+    ("lava",),       # LAVA's device types, jobs, server
     ("bisect",),     # the automatic bisect
     ("envgen", "cli"),  # what is generated from the facts; the command line
 ]

@@ -16,6 +16,7 @@ from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
+from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
 from boardlab.measure import sample
@@ -133,6 +134,7 @@ def run_revision(b: Bisect, rev: str, role: str) -> Step:
     step.answer = ANSWER[code]
     b.steps.append(step)
     b.save()
+    land(Path(step.dir), load_board(b.board).lab_host, progress=progress)   # into the lab's history
     med = f"{statistics.median(step.samples):g} {b.spec.unit}" if step.samples else "no samples"
     progress(f"{role} {sha[:12]}: build {step.build_s} s, boots {step.boot_s} s, "
              f"{b.metric} {med} (n={len(step.samples)}) -> {step.verdict or '-'}: {step.answer}"

@@ -9,6 +9,19 @@ from boardlab.history.server import DEFAULT_PORT, HistoryError, HistoryServer
 
 def cmd_history(args):
     server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
+    if args.action == "submit" and args.if_kept:   # the main job: only where history is kept
+        from boardlab.history.submit import land
+        for run in args.runs:
+            land(Path(run), args.lab)
+        return 0
+    if args.action in ("submit", "flush"):
+        from boardlab.history import submit
+        for run in args.runs:
+            submit.enqueue(server, Path(run))   # queued first: nothing is lost if SQUAD is down
+        added, had, left = submit.flush(server, progress=print)
+        print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
+              + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))
+        return 1 if left else 0
     if args.action == "up":
         server.up()
     elif args.action == "down":
@@ -23,12 +36,17 @@ def cmd_history(args):
 
 
 def add_parser(sub):
-    h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status")
-    h.add_argument("action", choices=["up", "down", "status"])
+    h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status; "
+                                         "submit RUN... (queued, then sent); flush (the queue)")
+    h.add_argument("action", choices=["up", "down", "status", "submit", "flush"])
+    h.add_argument("runs", nargs="*", help="submit: run directories (results.json)")
     h.add_argument("--lab", default="vlab", help="the lab: SQUAD's project boardlab/<lab>")
     h.add_argument("--port", type=int, default=None,
                    help=f"127.0.0.1 port of the web server (default {DEFAULT_PORT}, or the last up's)")
     h.add_argument("--data", default=None,
                    help="data directory (default $BOARDLAB_HISTORY_DIR/<lab> or /var/lib/boardlab/history/<lab>)")
     h.add_argument("--json", action="store_true", help="status as JSON")
+    h.add_argument("--if-kept", action="store_true",
+                   help="submit: only if the lab keeps a history (its data directory exists); "
+                        "queued while SQUAD is down")
     h.set_defaults(func=cmd_history, errors=(HistoryError,))

@@ -11,6 +11,7 @@ import yaml
 from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.files import atomic_write
+from boardlab.history.submit import land
 from boardlab.judge.baselines import OTHER_HOST
 from boardlab.judge.verdict import REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
@@ -101,6 +102,7 @@ def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qe
           f"LAVA test cases failed: {len(lava_failed)})")
     if problem:
         print(f"LAVA job did not complete: {problem}", file=sys.stderr)
+    land(Path(run_dir), board.lab_host)   # into the lab's history, if it keeps one
     if problem or lava_rc:
         return 1
     return 1 if (failed or lava_failed) else 0

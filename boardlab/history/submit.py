@@ -1,0 +1,177 @@
+"""Every run lands in the history: a run directory's results (a pytest run of the suites,
+`boardlab compare`, a bisect step, a LAVA job collected by `boardlab lava results`)
+become SQUAD test runs through its submit API, one per board, kernel and clock:
+
+- build: the kernel (its name here; "The study redone on real kernels" gives it its
+  identity), environment: `<board>.<clock>`, and for a host-bound clock also the host;
+- metrics `<suite>/<name>` with all their samples (SQUAD keeps the list, shows the mean);
+- tests `<suite>/<name>`: pass, fail where the verdict is 'regressed', skip where there
+  was nothing to judge by (no baseline, another host's, unknown);
+- metadata: host, clock, the project's commit, the run directory, the job id; the board's
+  console logs of that kernel attached.
+
+The job id is a digest of the run and the group, so submitting a run twice adds nothing
+(SQUAD refuses a job id it has in that build). Each submission is queued on disk first
+(<data>/queue/) and leaves the queue only when SQUAD took it (or had it): with the server
+down, the runs wait there and go in with the next `boardlab history submit`."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from boardlab.facts.board import PROJECT_ROOT
+from boardlab.files import atomic_write
+from boardlab.history.server import GROUP, HistoryServer
+from boardlab.judge import verdict as vd
+from boardlab.judge.results import load_run
+from boardlab.measure import clocks
+
+HOST_BOUND_CLOCKS = (clocks.HOST, clocks.GUEST_REALTIME)
+
+
+@dataclass
+class Submission:
+    build: str
+    environment: str
+    job_id: str
+    tests: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+    attachments: list = field(default_factory=list)    # paths of files to attach
+
+
+def _commit() -> str:
+    r = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
+def _test_result(m: dict) -> str:
+    if m.get("verdict") == vd.REGRESSED:
+        return "fail"
+    return "pass" if m.get("verdict") in (vd.SAME, vd.IMPROVED) else "skip"
+
+
+def submissions(run_dir: Path) -> list[Submission]:
+    """The run's submissions, one per (board, kernel, clock): pure, from results.json."""
+    run_dir = Path(run_dir).resolve()
+    doc = load_run(run_dir)
+    meta, groups = doc["meta"], {}
+    for m in doc["metrics"]:
+        groups.setdefault((m["board"], m["kernel"], m.get("clock") or clocks.NO_CLOCK), []).append(m)
+    commit = _commit()
+    out = []
+    for (board, kernel, clock), metrics in sorted(groups.items()):
+        host = metrics[0].get("host") or meta.get("host") or ""
+        env = f"{board}.{clock}" + (f".{host}" if clock in HOST_BOUND_CLOCKS and host else "")
+        # the run as it was made, not where it lies now: a copied run is the same run
+        key = "\n".join((meta.get("run_id", ""), meta.get("started", ""), meta.get("host", ""),
+                         board, kernel, clock))
+        job_id = "run-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+        logs = sorted((run_dir / "console").glob(f"boot-{board}-{kernel}-*.log"))
+        out.append(Submission(
+            build=kernel, environment=env, job_id=job_id,
+            tests={f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics},
+            metrics={f"{m['suite']}/{m['name']}": {"value": m["samples"] or [m["value"]],
+                                                   "unit": m["unit"]} for m in metrics},
+            metadata={"job_id": job_id, "board": board, "kernel": kernel, "clock": clock,
+                      "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
+                      "boardlab_commit": commit, "datetime": _iso(meta.get("started", ""))},
+            attachments=[str(p) for p in logs]))
+    return out
+
+
+def _iso(started: str) -> str:
+    """results.json's '2026-11-25T13:00:49+0000' as SQUAD's datetime field takes it."""
+    return started[:-2] + ":" + started[-2:] if len(started) > 5 and started[-5] in "+-" else started
+
+
+def _multipart(fields: dict, files: list) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                     .encode() + value.encode() + b"\r\n")
+    for path in files:
+        p = Path(path)
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="attachment"; '
+                     f'filename="{p.name}"\r\nContent-Type: text/plain\r\n\r\n'.encode()
+                     + p.read_bytes() + b"\r\n")
+    return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def post(server: HistoryServer, s: Submission) -> str:
+    """'added' or 'had it' (SQUAD refused the job id as one it has); raises OSError when
+    the server cannot be reached or refuses for another reason."""
+    body, ctype = _multipart({"tests": json.dumps(s.tests), "metrics": json.dumps(s.metrics),
+                              "metadata": json.dumps(s.metadata)},
+                             [a for a in s.attachments if Path(a).exists()])
+    url = f"{server.url}/api/submit/{GROUP}/{server.project}/{s.build}/{s.environment}"
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": ctype, "Auth-Token": server.token()})
+    try:
+        urllib.request.urlopen(req, timeout=60).read()
+        return "added"
+    except urllib.error.HTTPError as e:
+        text = e.read().decode("utf-8", "replace")
+        if e.code == 400 and "already a test run with job_id" in text:
+            return "had it"
+        raise OSError(f"{url}: HTTP {e.code}: {text.strip()[:300]}") from None
+
+
+def queue_dir(server: HistoryServer) -> Path:
+    return server.data / "queue"
+
+
+def enqueue(server: HistoryServer, run_dir: Path) -> list[Path]:
+    """The run's submissions written to the queue (a run queued twice: the same files)."""
+    q = queue_dir(server)
+    q.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for s in submissions(run_dir):
+        path = q / f"{s.job_id}.json"
+        atomic_write(path, json.dumps(asdict(s), indent=1) + "\n")
+        paths.append(path)
+    return paths
+
+
+def flush(server: HistoryServer, progress=print) -> tuple[int, int, int]:
+    """Each queued submission posted, oldest first: (added, had already, left queued)."""
+    added = had = left = 0
+    for path in sorted(queue_dir(server).glob("*.json"), key=lambda p: p.stat().st_mtime):
+        s = Submission(**json.loads(path.read_text()))
+        try:
+            outcome = post(server, s)
+        except OSError as e:
+            left += 1
+            progress(f"  {s.build} {s.environment}: left queued ({e})")
+            continue
+        path.unlink()
+        added += outcome == "added"
+        had += outcome == "had it"
+        progress(f"  {s.build} {s.environment}: {outcome} ({s.job_id})")
+    return added, had, left
+
+
+def land(run_dir: Path, lab: str = "vlab", progress=print) -> str | None:
+    """A finished run into the lab's history, if the lab has one (`boardlab history up`
+    was run once: its data directory exists): queued, then sent when SQUAD is up. One
+    line said; None when the lab keeps no history."""
+    server = HistoryServer(lab)
+    if not server.data.exists() or not (Path(run_dir) / "results.json").exists():
+        return None
+    enqueue(server, Path(run_dir))
+    if not server.is_up():
+        line = f"history {lab}: run queued ({queue_dir(server)}): SQUAD is down; boardlab history up"
+    else:
+        added, had, left = flush(server, progress=lambda *_: None)
+        line = (f"history {lab}: {added} test runs added, {had} there already"
+                + (f", {left} left queued" if left else "") + f": {server.url}/{GROUP}/{lab}/")
+    progress(line)
+    return line

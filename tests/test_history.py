@@ -1,0 +1,82 @@
+"""The lab's history: runs become SQUAD test runs (one per board, kernel and clock, all
+samples kept), queued on disk first, sent once; SQUAD itself brought up and down by PID."""
+import json
+import shutil
+import socket
+import urllib.request
+
+import pytest
+
+from boardlab.facts.board import load_board
+from boardlab.history import submit
+from boardlab.history.server import HistoryServer
+from boardlab.judge.results import RunResults
+from boardlab.measure import clocks
+
+
+def a_run(tmp_path):
+    """A run as the suites record it: boot times on the board's clock and the host's, memory."""
+    board = load_board("qemu-arm")
+    res = RunResults(tmp_path / "run")
+    res.record(board, "armmp", "boot_time", "guest_login", 4.93, samples=[4.93, 4.93, 4.94])
+    res.record(board, "armmp", "boot_time", "login", 7.1, samples=[7.0, 7.1, 7.3])
+    res.record(board, "armmp", "memory", "mem_eat_kb", 88832)
+    (tmp_path / "run" / "console").mkdir(exist_ok=True)
+    (tmp_path / "run" / "console" / "boot-qemu-arm-armmp-ramdisk-001.log").write_text("U-Boot\n")
+    return tmp_path / "run"
+
+
+def test_a_run_is_one_submission_per_board_kernel_and_clock(tmp_path):
+    run = a_run(tmp_path)
+    subs = {s.environment: s for s in submit.submissions(run)}
+    host = clocks.this_host()["id"]
+    assert set(subs) == {"qemu-arm.guest-deterministic", f"qemu-arm.host.{host}", "qemu-arm.none"}
+    guest = subs["qemu-arm.guest-deterministic"]
+    assert guest.build == "armmp"
+    assert guest.metrics == {"boot_time/guest_login": {"value": [4.93, 4.93, 4.94], "unit": "s"}}
+    assert guest.tests["boot_time/guest_login"] in ("pass", "skip")
+    assert guest.metadata["run_dir"] == str(run.resolve()) and guest.metadata["clock"] == "guest-deterministic"
+    assert guest.attachments and guest.attachments[0].endswith("boot-qemu-arm-armmp-ramdisk-001.log")
+    copied = tmp_path / "elsewhere"
+    shutil.copytree(run, copied)
+    assert sorted(s.job_id for s in submit.submissions(copied)) == sorted(s.job_id for s in subs.values())
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.status, r.read()
+
+
+@pytest.mark.vlab   # a daemon of its own: SQUAD's web server
+def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path):
+    run = a_run(tmp_path)
+    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
+    try:
+        server.up()
+        assert server.is_up()
+        server.down()      # down: the run waits in the queue
+        submit.enqueue(server, run)
+        assert submit.flush(server, progress=lambda *_: None) == (0, 0, 3)
+        server.up()
+        assert submit.flush(server, progress=lambda *_: None) == (3, 0, 0)
+        submit.enqueue(server, run)     # the same run again: SQUAD has it
+        assert submit.flush(server, progress=lambda *_: None) == (0, 3, 0)
+        base = server.url
+        builds = json.loads(_get(f"{base}/api/builds/?version=armmp")[1])["results"]
+        assert len(builds) == 1
+        status = json.loads(_get(f"{base}/api/builds/{builds[0]['id']}/status/")[1])
+        assert status["test_runs_total"] == 3
+        metrics = json.loads(_get(f"{base}/api/builds/{builds[0]['id']}/metrics/")[1])["results"]
+        login = next(m for m in metrics if m["name"] == "boot_time/guest_login")
+        assert login["measurement_list"] == [4.93, 4.93, 4.94]
+        for page in ("/", "/boardlab/vlab/", "/boardlab/vlab/build/armmp/", "/static/jquery.js"):
+            assert _get(base + page)[0] == 200, page     # the web UI, its assets served here
+    finally:
+        server.down()
+    assert not server.is_up()
