@@ -80,3 +80,37 @@ def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path):
     finally:
         server.down()
     assert not server.is_up()
+
+
+def series_run(tmp_path, n, login_s):
+    """Build n of a nightly series: kernel k<n>, the board's login time on its own clock."""
+    res = RunResults(tmp_path / f"night-{n:02d}")
+    res.meta["started"] = f"2026-11-{n + 1:02d}T02:15:00+0000"
+    res.record(load_board("qemu-arm"), f"k{n:02d}", "boot_time", "guest_login", login_s,
+               samples=[login_s, login_s])
+    res.record(load_board("qemu-arm"), f"k{n:02d}", "memory", "mem_eat_kb", 88832)
+    return tmp_path / f"night-{n:02d}"
+
+
+@pytest.mark.vlab   # a daemon of its own: SQUAD's web server
+def test_a_step_in_the_series_is_a_change_point_at_its_build(tmp_path):
+    """12 nightly builds, the login 1 % slower from k08 on (a deterministic figure: a 0.5 %
+    step must be seen): one change point, at k08; the flat memory figure has none."""
+    from boardlab.history import changes
+    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
+    try:
+        server.up()
+        for n in range(12):
+            login = 4.930 * (1.01 if n >= 8 else 1.0) + (n % 3) * 0.0002
+            submit.enqueue(server, series_run(tmp_path, n, login))
+        assert submit.flush(server, progress=lambda *_: None)[0] == 24
+        points = changes.find(server, board="qemu-arm")
+        assert [(c.metric, c.environment, c.build, c.before) for c in points] == [
+            ("boot_time/guest_login", "qemu-arm.guest-deterministic", "k08", "k07")]
+        c = points[0]
+        assert 0.9 < c.change_pct < 1.1 and c.interval_pct[0] > 0.5 and c.pvalue < 0.001
+        assert changes.annotate(server, points) == 1
+        notes = json.loads(_get(f"{server.url}/api/annotations/")[1])["results"]
+        assert any("change point: boot_time/guest_login" in a["description"] for a in notes)
+    finally:
+        server.down()

@@ -22,6 +22,15 @@ def cmd_history(args):
         print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
               + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))
         return 1 if left else 0
+    if args.action == "changes":
+        from boardlab.history import changes
+        points = changes.find(server, board=args.board, metric=args.metric, since=args.since)
+        for c in points:
+            print(c.line())
+        noted = changes.annotate(server, points) if points else 0
+        print(f"history {server.lab}: {len(points)} change point(s)"
+              + (f", {noted} noted on their builds in SQUAD" if points else ""))
+        return 0
     if args.action == "up":
         server.up()
     elif args.action == "down":
@@ -37,8 +46,9 @@ def cmd_history(args):
 
 def add_parser(sub):
     h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status; "
-                                         "submit RUN... (queued, then sent); flush (the queue)")
-    h.add_argument("action", choices=["up", "down", "status", "submit", "flush"])
+                                         "submit RUN... (queued, then sent); flush (the queue); "
+                                         "changes (change points, Apache Otava)")
+    h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes"])
     h.add_argument("runs", nargs="*", help="submit: run directories (results.json)")
     h.add_argument("--lab", default="vlab", help="the lab: SQUAD's project boardlab/<lab>")
     h.add_argument("--port", type=int, default=None,
@@ -46,6 +56,9 @@ def add_parser(sub):
     h.add_argument("--data", default=None,
                    help="data directory (default $BOARDLAB_HISTORY_DIR/<lab> or /var/lib/boardlab/history/<lab>)")
     h.add_argument("--json", action="store_true", help="status as JSON")
+    h.add_argument("--board", help="changes: this board's series only")
+    h.add_argument("--metric", help="changes: this metric only (suite.name)")
+    h.add_argument("--since", help="changes: builds from this date on (YYYY-MM-DD)")
     h.add_argument("--if-kept", action="store_true",
                    help="submit: only if the lab keeps a history (its data directory exists); "
                         "queued while SQUAD is down")

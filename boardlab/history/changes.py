@@ -1,0 +1,131 @@
+"""Change points in the lab's history: each metric's series over the builds, per
+environment (board and clock), as SQUAD holds them, searched by Apache Otava (E-divisive
+means with a t-test, the Hunter variant) in the history's own venv. A change point is
+where a new level begins: the build, the builds before and after, its magnitude with a
+95 % interval, its p-value. The smallest step looked for depends on the clock: on the
+deterministic clock and for sizes (no clock) a 0.5 % step must be seen, so steps from
+0.25 % count; on a host-bound clock, from 2.5 %. Found change points are written back to
+SQUAD as build annotations, which its pages and charts show."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import urllib.request
+from dataclasses import dataclass
+
+from boardlab.facts.board import PROJECT_ROOT
+from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
+
+WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
+MAX_PVALUE = 0.001
+MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
+
+
+def min_step(environment: str) -> float:
+    """The smallest relative step that counts, by the clock in the environment's name."""
+    clock = environment.split(".")[1] if "." in environment else ""
+    return MIN_STEP["deterministic" if clock in ("guest-deterministic", "none") else "host-bound"]
+
+
+@dataclass
+class ChangePoint:
+    metric: str
+    environment: str
+    build: str            # the first build of the new level
+    before: str           # the last build of the old level
+    after: list           # builds of the new level (up to the next change point)
+    change_pct: float
+    interval_pct: tuple
+    pvalue: float
+
+    def line(self) -> str:
+        lo, hi = self.interval_pct
+        return (f"{self.metric} on {self.environment}: {self.change_pct:+.2f} % "
+                f"(95 % {lo:+.2f}..{hi:+.2f}) from build {self.build} (after {self.before}), "
+                f"p={self.pvalue:.2g}")
+
+
+def _get(server: HistoryServer, path: str) -> dict:
+    with urllib.request.urlopen(f"{server.url}{path}", timeout=60) as r:
+        return json.loads(r.read())
+
+
+def _all(server: HistoryServer, path: str) -> list:
+    sep = "&" if "?" in path else "?"
+    out, url = [], f"{path}{sep}limit=500"
+    while url:
+        page = _get(server, url)
+        out += page["results"]
+        nxt = page.get("next")
+        url = nxt[len(server.url):] if nxt else None
+    return out
+
+
+def series(server: HistoryServer, board: str | None = None, metric: str | None = None,
+           since: str | None = None) -> tuple[dict, list]:
+    """({(metric, environment): [(build, value)] in build order}, builds) from SQUAD."""
+    try:
+        project = _all(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
+    except (OSError, IndexError):
+        raise HistoryError(f"no project {GROUP}/{server.project} at {server.url}: boardlab history up") from None
+    envs = {e["url"]: e["slug"] for e in _all(server, f"/api/environments/?project={project['id']}")}
+    builds = sorted(_all(server, f"/api/projects/{project['id']}/builds/"), key=lambda b: b["datetime"])
+    if since:
+        builds = [b for b in builds if b["datetime"] >= since]
+    out = {}
+    for b in builds:
+        per = {}
+        for m in _all(server, f"/api/builds/{b['id']}/metrics/"):
+            env = envs.get(m["environment"], "")
+            if (board and not env.startswith(board + ".")) or (metric and m["name"] != metric.replace(".", "/")):
+                continue
+            per.setdefault((m["name"], env), []).append(float(m["result"]))
+        for key, values in per.items():
+            out.setdefault(key, []).append((b["version"], sum(values) / len(values)))
+    return out, builds
+
+
+def find(server: HistoryServer, board=None, metric=None, since=None) -> list[ChangePoint]:
+    found, _ = series(server, board, metric, since)
+    keys = {f"{m}@{e}": (m, e) for m, e in found}
+    req = {"series": {k: [v for _, v in found[keys[k]]] for k in keys}, "max_pvalue": MAX_PVALUE,
+           "min_magnitude": {k: min_step(keys[k][1]) for k in keys}}
+    r = subprocess.run([str(VENV / "bin" / "python"), str(WORKER)], input=json.dumps(req),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise HistoryError(f"Otava in {VENV} failed: {(r.stderr or r.stdout).strip()[-400:]}")
+    out = []
+    for k, cps in json.loads(r.stdout).items():
+        metric_name, env = keys[k]
+        points = found[keys[k]]
+        for i, c in enumerate(cps):
+            m1, m2 = c["mean_1"], c["mean_2"]
+            se = math.sqrt(c["std_1"] ** 2 / max(c["n_1"], 1) + c["std_2"] ** 2 / max(c["n_2"], 1))
+            pct = 100.0 * (m2 - m1) / m1 if m1 else math.inf
+            half = 100.0 * 1.96 * se / abs(m1) if m1 else math.inf
+            end = cps[i + 1]["index"] if i + 1 < len(cps) else len(points)
+            out.append(ChangePoint(metric_name, env, points[c["index"]][0], points[c["index"] - 1][0],
+                                   [p[0] for p in points[c["index"]:end]], round(pct, 3),
+                                   (round(pct - half, 3), round(pct + half, 3)), c["pvalue"]))
+    return sorted(out, key=lambda c: (c.environment, c.metric))
+
+
+def annotate(server: HistoryServer, points: list[ChangePoint]) -> int:
+    """Each change point as an annotation of the build where it begins; returns how many."""
+    builds = {b["version"]: b for b in _all(server, f"/api/builds/?project__slug={server.project}")}
+    done = 0
+    for c in points:
+        build = builds.get(c.build)
+        if build is None:
+            continue
+        body = json.dumps({"build": build["url"], "description": "change point: " + c.line()}).encode()
+        req = urllib.request.Request(f"{server.url}/api/annotations/", data=body, method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Token {server.token()}"})
+        try:
+            urllib.request.urlopen(req, timeout=30).read()
+            done += 1
+        except OSError:
+            pass
+    return done
