@@ -86,17 +86,24 @@ def series(server: HistoryServer, board: str | None = None, metric: str | None =
     return out, builds
 
 
-def find(server: HistoryServer, board=None, metric=None, since=None) -> list[ChangePoint]:
-    found, _ = series(server, board, metric, since)
-    keys = {f"{m}@{e}": (m, e) for m, e in found}
-    req = {"series": {k: [v for _, v in found[keys[k]]] for k in keys}, "max_pvalue": MAX_PVALUE,
-           "min_magnitude": {k: min_step(keys[k][1]) for k in keys}}
+def detect(values: dict, steps: dict) -> dict:
+    """{key: [values]} and {key: smallest relative step} -> {key: [Otava's change points]}
+    (the one call of the detector: `changes` and bench/history_power.py)."""
+    req = {"series": values, "max_pvalue": MAX_PVALUE, "min_magnitude": steps}
     r = subprocess.run([str(VENV / "bin" / "python"), str(WORKER)], input=json.dumps(req),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise HistoryError(f"Otava in {VENV} failed: {(r.stderr or r.stdout).strip()[-400:]}")
+    return json.loads(r.stdout)
+
+
+def find(server: HistoryServer, board=None, metric=None, since=None) -> list[ChangePoint]:
+    found, _ = series(server, board, metric, since)
+    keys = {f"{m}@{e}": (m, e) for m, e in found}
+    detected = detect({k: [v for _, v in found[keys[k]]] for k in keys},
+                      {k: min_step(keys[k][1]) for k in keys})
     out = []
-    for k, cps in json.loads(r.stdout).items():
+    for k, cps in detected.items():
         metric_name, env = keys[k]
         points = found[keys[k]]
         for i, c in enumerate(cps):
