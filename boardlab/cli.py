@@ -128,20 +128,20 @@ def cmd_baselines(args):
 
 
 def cmd_compare(args):
+    from boardlab.history.submit import land_compare
     from boardlab.judge import compare
     from boardlab.vlab.host import prepare_if_virtual
-    families = tuple(f.strip() for f in args.families.split(","))
-    env = args.env or f"lab/{args.board}.yaml"
     try:
         sides, rows, files = compare.compare(
-            env, args.kernel or [], families=families, repeats=args.repeats,
+            args.env or f"lab/{args.board}.yaml", args.kernel or [],
+            families=tuple(f.strip() for f in args.families.split(",")), repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
             out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual)
     except (ValueError, FileNotFoundError) as e:
         print(f"boardlab compare: {e}", file=sys.stderr)
         return 2
-    print(files["markdown"].read_text(), end="")
-    print(f"\n{files['html']}  {files['json']}")
+    print(files["markdown"].read_text() + f"\n{files['html']}  {files['json']}")
+    land_compare(files["json"])   # the booted kernels' figures, where the lab keeps a history
     return 1 if any(r.cmp and r.cmp.outcome == "regressed" for r in rows) else 0
 
 

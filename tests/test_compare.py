@@ -82,3 +82,8 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
     assert by_key["boot_time.guest_login"].cmp.n == (n, n)
     assert list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
     assert files["html"].read_text().count("<img") == 2   # deltas and milestones per boot
+    # the booted kernels' samples as a run's results (what the lab's history takes in)
+    metrics = json.loads((tmp_path / "results.json").read_text())["metrics"]
+    login = {m["kernel"]: m for m in metrics if m["name"] == "guest_login"}
+    assert set(login) == {"armmp", "rt-armmp"} and len(login["armmp"]["samples"]) == n
+    assert login["armmp"]["clock"] == "guest-deterministic"

@@ -25,7 +25,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from boardlab.facts.board import PROJECT_ROOT
+from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.files import atomic_write
 from boardlab.history.server import GROUP, HistoryServer
 from boardlab.judge import verdict as vd
@@ -175,3 +175,12 @@ def land(run_dir: Path, lab: str = "vlab", progress=print) -> str | None:
                 + (f", {left} left queued" if left else "") + f": {server.url}/{GROUP}/{lab}/")
     progress(line)
     return line
+
+
+def land_compare(compare_json: Path, progress=print) -> str | None:
+    """A `boardlab compare` run (its booted kernels' results.json beside compare.json)
+    into its board's lab's history."""
+    board = json.loads(Path(compare_json).read_text())["meta"].get("board")
+    if not board:
+        return None
+    return land(Path(compare_json).parent, load_board(board).lab_host, progress)

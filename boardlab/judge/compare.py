@@ -8,6 +8,7 @@ verdict is unknown, up to --max-repeats. Every metric is then judged by boardlab
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
-from boardlab.judge.results import load_run, prepare_run_dir
+from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, sample
 
@@ -158,6 +159,19 @@ def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
     return files
 
 
+def record_booted(out_dir: Path, board, sides: list[Side]):
+    """The booted sides' samples as the run's results.json, judged against their kernels'
+    baselines like any run's (what the lab's history takes in)."""
+    res = RunResults(out_dir)
+    for s in sides:
+        if s.kernel:
+            kernel = bootplan.resolve_kernel(board, s.kernel).name
+            for key, values in s.samples.items():
+                suite, name = key.split(".", 1)
+                res.record(board, kernel, suite, name, statistics.median(values), samples=values,
+                           qemu_clock=s.clock)
+
+
 def _one_board(env_path: str, sides: list[Side]) -> str | None:
     """Two kernels on one board: figures of two boards say nothing about a kernel.
     Returns the board's name (None: neither the sides nor the environment say)."""
@@ -196,7 +210,9 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
                            out_dir / "console", this_host)
+        if board is not None:
+            record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
-    meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host,
+    meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
             "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     return sides, rows, write(out_dir, sides[0], sides[1], rows, meta)
