@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
+from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
 from boardlab.lava import cli as lava_cli
 
@@ -145,16 +146,6 @@ def cmd_compare(args):
     return 1 if any(r.cmp and r.cmp.outcome == "regressed" for r in rows) else 0
 
 
-def cmd_bisect(args):
-    from boardlab.bisect import run
-    b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
-                  config=args.config, root=args.root or "", repeats=args.repeats,
-                  max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out)
-    # git bisect run's last line ends without a newline
-    print("\n" + run.summary(b), end="")
-    return 0 if b.first_bad else 1
-
-
 def cmd_places(args):
     from boardlab.facts.places import sync
     done = sync(args.lab, args.coordinator)   # PlacesError: exit 1, said by main()
@@ -197,9 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from boardlab.facts.places import PlacesError
     pl.set_defaults(func=cmd_places, errors=(PlacesError,))
     _compare_parser(sub)
-    _bisect_parser(sub)
+    bisect_cli.add_parser(sub)
     lava_cli.add_parser(sub)
-    history_cli.add_parser(sub)
+    history_cli.add_parser(sub).set_defaults(watch=bisect_cli.cmd_watch)
     return ap
 
 
@@ -247,37 +238,6 @@ def _report_parser(sub):
     r.add_argument("--timing", action="store_true",
                    help="where the run's time went: its phases (the main job's phases.tsv) and suites")
     r.set_defaults(func=cmd_report)
-
-
-def _bisect_parser(sub):
-    from boardlab.bisect import BisectError
-    from boardlab.build.kbuild import KernelBuildError
-    bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric "
-                                       "regressed, measured on the board (git bisect run)")
-    bi.add_argument("--tree", required=True, help="the kernel source, a git work tree")
-    bi.add_argument("--good", required=True, help="a revision without the regression")
-    bi.add_argument("--bad", required=True, help="a revision with it")
-    bi.add_argument("--metric", required=True,
-                    help="a catalogue name, e.g. boot_time.guest_login, lmbench.lat_syscall_null_us, "
-                         "build.vmlinux_text_bytes (a build metric needs no boot)")
-    bi.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
-    bi.add_argument("--env", default=None, help="labgrid environment (default lab/<board>.yaml; "
-                                                "lab/remote/<board>.yaml for a reserved place)")
-    bi.add_argument("--config", default=None,
-                    help="kernel config fragment, merged over allnoconfig or the defconfig "
-                         "its '# base:' line names (default: kernels/virt-nfs/<board>.config, "
-                         "else the board's one kernels/*/<board>.config)")
-    bi.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system "
-                    "of the boots (default: the board's)")
-    bi.add_argument("--repeats", type=int, default=5,
-                    help="boots a revision for a noisy metric (an exact one needs one; default 5)")
-    bi.add_argument("--max-repeats", type=int, default=10,
-                    help="more boots while a noisy verdict is unknown, up to this many (default 10)")
-    bi.add_argument("--failed-boot", choices=["skip", "bad"], default="skip",
-                    help="a revision whose boot fails: skip it (default), or count it bad when the "
-                         "failure is what you are hunting")
-    bi.add_argument("--out", default=None, help="run directory (default results/bisect-<time>)")
-    bi.set_defaults(func=cmd_bisect, errors=(BisectError, KernelBuildError))
 
 
 def main(argv=None):

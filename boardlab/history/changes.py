@@ -118,15 +118,17 @@ def find(server: HistoryServer, board=None, metric=None, since=None) -> list[Cha
     return sorted(out, key=lambda c: (c.environment, c.metric))
 
 
-def annotate(server: HistoryServer, points: list[ChangePoint]) -> int:
-    """Each change point as an annotation of the build where it begins; returns how many."""
+def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -> int:
+    """Each change point as an annotation of the build where it begins (with a note: what
+    its bisect found); returns how many."""
     builds = {b["version"]: b for b in _all(server, f"/api/builds/?project__slug={server.project}")}
     done = 0
     for c in points:
         build = builds.get(c.build)
         if build is None:
             continue
-        body = json.dumps({"build": build["url"], "description": "change point: " + c.line()}).encode()
+        text = "change point: " + c.line() + (f"; {note}" if note else "")
+        body = json.dumps({"build": build["url"], "description": text}).encode()
         req = urllib.request.Request(f"{server.url}/api/annotations/", data=body, method="POST",
                                      headers={"Content-Type": "application/json",
                                               "Authorization": f"Token {server.token()}"})

@@ -22,6 +22,8 @@ def cmd_history(args):
         print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
               + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))
         return 1 if left else 0
+    if args.action == "watch":   # the bisect's own verb (bisect.watch), set by the command line
+        return args.watch(args)
     if args.action == "changes":
         from boardlab.history import changes
         points = changes.find(server, board=args.board, metric=args.metric, since=args.since)
@@ -47,8 +49,8 @@ def cmd_history(args):
 def add_parser(sub):
     h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status; "
                                          "submit RUN... (queued, then sent); flush (the queue); "
-                                         "changes (change points, Apache Otava)")
-    h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes"])
+                                         "changes (change points, Apache Otava); watch (bisect new ones)")
+    h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes", "watch"])
     h.add_argument("runs", nargs="*", help="submit: run directories (results.json)")
     h.add_argument("--lab", default="vlab", help="the lab: SQUAD's project boardlab/<lab>")
     h.add_argument("--port", type=int, default=None,
@@ -59,7 +61,9 @@ def add_parser(sub):
     h.add_argument("--board", help="changes: this board's series only")
     h.add_argument("--metric", help="changes: this metric only (suite.name)")
     h.add_argument("--since", help="changes: builds from this date on (YYYY-MM-DD)")
+    h.add_argument("--tree", help="watch: the kernel tree (git) whose revisions the builds are")
     h.add_argument("--if-kept", action="store_true",
                    help="submit: only if the lab keeps a history (its data directory exists); "
                         "queued while SQUAD is down")
     h.set_defaults(func=cmd_history, errors=(HistoryError,))
+    return h

@@ -1,0 +1,49 @@
+"""`boardlab bisect ...` and `boardlab history watch`: the bisect's verbs."""
+from __future__ import annotations
+
+
+def cmd_bisect(args):
+    from boardlab.bisect import run
+    b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
+                  config=args.config, root=args.root or "", repeats=args.repeats,
+                  max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out)
+    # git bisect run's last line ends without a newline
+    print("\n" + run.summary(b), end="")
+    return 0 if b.first_bad else 1
+
+
+def cmd_watch(args):
+    """`boardlab history watch` (its parser is the history's)."""
+    from boardlab.bisect.watch import cmd_watch as watch
+    return watch(args)
+
+
+def add_parser(sub):
+    from boardlab.bisect import BisectError
+    from boardlab.build.kbuild import KernelBuildError
+    bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric "
+                                       "regressed, measured on the board (git bisect run)")
+    bi.add_argument("--tree", required=True, help="the kernel source, a git work tree")
+    bi.add_argument("--good", required=True, help="a revision without the regression")
+    bi.add_argument("--bad", required=True, help="a revision with it")
+    bi.add_argument("--metric", required=True,
+                    help="a catalogue name, e.g. boot_time.guest_login, lmbench.lat_syscall_null_us, "
+                         "build.vmlinux_text_bytes (a build metric needs no boot)")
+    bi.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
+    bi.add_argument("--env", default=None, help="labgrid environment (default lab/<board>.yaml; "
+                                                "lab/remote/<board>.yaml for a reserved place)")
+    bi.add_argument("--config", default=None,
+                    help="kernel config fragment, merged over allnoconfig or the defconfig "
+                         "its '# base:' line names (default: kernels/virt-nfs/<board>.config, "
+                         "else the board's one kernels/*/<board>.config)")
+    bi.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system "
+                    "of the boots (default: the board's)")
+    bi.add_argument("--repeats", type=int, default=5,
+                    help="boots a revision for a noisy metric (an exact one needs one; default 5)")
+    bi.add_argument("--max-repeats", type=int, default=10,
+                    help="more boots while a noisy verdict is unknown, up to this many (default 10)")
+    bi.add_argument("--failed-boot", choices=["skip", "bad"], default="skip",
+                    help="a revision whose boot fails: skip it (default), or count it bad when the "
+                         "failure is what you are hunting")
+    bi.add_argument("--out", default=None, help="run directory (default results/bisect-<time>)")
+    bi.set_defaults(func=cmd_bisect, errors=(BisectError, KernelBuildError))
