@@ -89,7 +89,7 @@ def cmd_report(args):
             from boardlab.judge import study_table
             print(study_table.markdown(args.run), end="")
             return 0
-        print(markdown(args.run, args.run2), end="")
+        print(markdown(args.run, args.run2, with_summary=True), end="")
         out = Path(args.html) if args.html else (
             Path(args.run) / "report.html" if Path(args.run).is_dir() else Path("report.html"))
         html_page(args.run, args.run2, out)
@@ -254,6 +254,9 @@ def main(argv=None):
     except BoardlabError as e:   # a busy board, an unwritable run directory, a failed boot
         print(f"boardlab {args.cmd}: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:   # `boardlab report RUN | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

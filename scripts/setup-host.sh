@@ -35,6 +35,8 @@ APT_PACKAGES=(
   # real lab hosts switch power through pdudaemon; the tests put one in front of the
   # virtual lab's switch
   pdudaemon
+  # the report and history pages are looked at by a test in a real headless browser
+  chromium
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -282,6 +282,24 @@ def test_report_of_one_run_shows_verdicts_and_writes_html(tmp_path):
     assert "<table>" in page and '<tr class="regressed">' in page
 
 
+def test_the_report_opens_with_a_summary_and_groups_metrics_by_family(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "samples": [300], "source": HERE},
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "samples": [88832], "source": HERE}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "jitter", "max_us", 900, "us")
+    res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 330, "us")
+    res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, "kB")
+    md = report.markdown(str(tmp_path / "run"), with_summary=True)
+    assert md.startswith("1 regressed | 1 same | 1 new | of 3 metrics\n"
+                         "regressed: qemu-arm lmbench.lat_pipe_us +10.0 %\n"
+                         "not judged: qemu-arm jitter.max_us: new\n"), md
+    page = report.html_page(str(tmp_path / "run"), None, tmp_path / "r.html").read_text()
+    # families in the catalogue's order, each a header row; the deltas drawn against the floor
+    assert page.index(">memory (1)<") < page.index(">lmbench (1)<") < page.index(">jitter (1)<")
+    assert page.count('<svg class="delta"') == 2 and 'fill="#c00"' in page   # +10 % beyond 3 %
+
+
 def test_report_of_a_missing_run_is_a_clear_error(tmp_path):
     from boardlab.judge.results import BadRun
     with pytest.raises(BadRun, match="no results.json"):

@@ -110,10 +110,36 @@ def test_a_step_in_the_series_is_a_change_point_at_its_build(tmp_path):
         c = points[0]
         assert 0.9 < c.change_pct < 1.1 and c.interval_pct[0] > 0.5 and c.pvalue < 0.001
         assert changes.annotate(server, points) == 1
+        assert changes.annotate(server, points) == 0       # noted once
         notes = json.loads(_get(f"{server.url}/api/annotations/")[1])["results"]
         assert any("change point: boot_time/guest_login" in a["description"] for a in notes)
+        # what the bisect found replaces the note's line (SQUAD keeps one note a build)
+        assert changes.annotate(server, points, note=f"first bad commit {'ab' * 6} 'net: sleep' (bisect x)") == 1
+        assert changes.notes(server) == {"k08": [f"change point: {c.line()}; first bad commit "
+                                                 f"{'ab' * 6} 'net: sleep' (bisect x)"]}
+        look_at_the_pictures(server, tmp_path)
     finally:
         server.down()
+
+
+def look_at_the_pictures(server, tmp_path):
+    """The history page and SQUAD's own chart, rendered by a real browser: the change
+    point's line and its culprit are on the page, its note on SQUAD's chart."""
+    from boardlab.history import charts
+    from browser import dom, pixels_near, screenshot
+    page = charts.page(server, tmp_path / "page")
+    text = dom(page.as_uri())
+    assert "1 change point(s)" in text and "first bad commit abababababab 'net: sleep'" in text
+    assert text.count("<img") == 2                                  # login and memory series
+    shot = screenshot(page.as_uri(), tmp_path / "history.png")
+    assert pixels_near(shot, (204, 0, 0), 40) > 60, "no change-point line drawn"   # charts.CHANGE_COLOUR
+    metric = "boot_time/guest_login"
+    url = (f"{server.url}/boardlab/{server.project}/metrics/?environment=qemu-arm.guest-deterministic"
+           f"&metric={metric}&range_{metric}=0,100")
+    assert f">{metric}<" in dom(url).replace(" ", "")             # the chart panel is there
+    shot = screenshot(url, tmp_path / "squad.png")
+    # SQUAD draws a build's note as a vertical line with a label on rgba(51,122,183,0.5)
+    assert pixels_near(shot, (153, 188, 219), 12) > 500, "SQUAD's chart shows no note"
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
 
 WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
 MAX_PVALUE = 0.001
+ANNOTATION_MAX = 1024    # SQUAD's annotation field
 MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
 
 
@@ -62,9 +63,9 @@ def _all(server: HistoryServer, path: str) -> list:
     return out
 
 
-def series(server: HistoryServer, board: str | None = None, metric: str | None = None,
-           since: str | None = None) -> tuple[dict, list]:
-    """({(metric, environment): [(build, value)] in build order}, builds) from SQUAD."""
+def sample_series(server: HistoryServer, board: str | None = None, metric: str | None = None,
+                  since: str | None = None) -> tuple[dict, list]:
+    """({(metric, environment): [(build, [every sample])] in build order}, builds)."""
     try:
         project = _all(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
     except (OSError, IndexError):
@@ -80,9 +81,9 @@ def series(server: HistoryServer, board: str | None = None, metric: str | None =
             env = envs.get(m["environment"], "")
             if (board and not env.startswith(board + ".")) or (metric and m["name"] != metric.replace(".", "/")):
                 continue
-            per.setdefault((m["name"], env), []).append(float(m["result"]))
+            per.setdefault((m["name"], env), []).extend(m.get("measurement_list") or [float(m["result"])])
         for key, values in per.items():
-            out.setdefault(key, []).append((b["version"], sum(values) / len(values)))
+            out.setdefault(key, []).append((b["version"], values))
     return out, builds
 
 
@@ -97,8 +98,10 @@ def detect(values: dict, steps: dict) -> dict:
     return json.loads(r.stdout)
 
 
-def find(server: HistoryServer, board=None, metric=None, since=None) -> list[ChangePoint]:
-    found, _ = series(server, board, metric, since)
+def find(server: HistoryServer, board=None, metric=None, since=None, samples=None) -> list[ChangePoint]:
+    """samples: sample_series' answer when the caller has it already."""
+    samples = samples if samples is not None else sample_series(server, board, metric, since)[0]
+    found = {k: [(b, sum(v) / len(v)) for b, v in pts] for k, pts in samples.items()}
     keys = {f"{m}@{e}": (m, e) for m, e in found}
     detected = detect({k: [v for _, v in found[keys[k]]] for k in keys},
                       {k: min_step(keys[k][1]) for k in keys})
@@ -118,23 +121,45 @@ def find(server: HistoryServer, board=None, metric=None, since=None) -> list[Cha
     return sorted(out, key=lambda c: (c.environment, c.metric))
 
 
+def _send(server: HistoryServer, path: str, method: str, doc: dict) -> None:
+    req = urllib.request.Request(f"{server.url}{path}", data=json.dumps(doc).encode(), method=method,
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": f"Token {server.token()}"})
+    urllib.request.urlopen(req, timeout=30).read()
+
+
 def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -> int:
     """Each change point as an annotation of the build where it begins (with a note: what
-    its bisect found); returns how many."""
+    its bisect found); returns how many were written. SQUAD keeps one annotation per build
+    (shown on its charts): a build's change points are its lines, each written once and
+    replaced when a note comes."""
     builds = {b["version"]: b for b in _all(server, f"/api/builds/?project__slug={server.project}")}
     done = 0
     for c in points:
         build = builds.get(c.build)
         if build is None:
             continue
-        text = "change point: " + c.line() + (f"; {note}" if note else "")
-        body = json.dumps({"build": build["url"], "description": text}).encode()
-        req = urllib.request.Request(f"{server.url}/api/annotations/", data=body, method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              "Authorization": f"Token {server.token()}"})
+        head = "change point: " + c.line()
+        text = head + (f"; {note}" if note else "")
+        had = _all(server, f"/api/annotations/?build={build['id']}")
+        lines = (had[0]["description"] or "").splitlines() if had else []
+        if text in lines or (not note and any(ln.startswith(head) for ln in lines)):
+            continue
+        lines = [ln for ln in lines if not ln.startswith(head)] + [text]
+        description = "\n".join(lines)[-ANNOTATION_MAX:]
         try:
-            urllib.request.urlopen(req, timeout=30).read()
+            if had:
+                _send(server, f"/api/annotations/{had[0]['id']}/", "PATCH", {"description": description})
+            else:
+                _send(server, "/api/annotations/", "POST", {"build": build["url"], "description": description})
             done += 1
         except OSError:
             pass
     return done
+
+
+def notes(server: HistoryServer) -> dict:
+    """{build: its annotation's lines}: the change points noted and what their bisects found."""
+    builds = {b["url"]: b["version"] for b in _all(server, f"/api/builds/?project__slug={server.project}")}
+    return {builds[a["build"]]: (a["description"] or "").splitlines()
+            for a in _all(server, "/api/annotations/") if a["build"] in builds}

@@ -33,6 +33,12 @@ def cmd_history(args):
         print(f"history {server.lab}: {len(points)} change point(s)"
               + (f", {noted} noted on their builds in SQUAD" if points else ""))
         return 0
+    if args.action == "page":
+        from boardlab.history import charts
+        out = charts.page(server, Path(args.out or f"results/history-{server.lab}"), board=args.board,
+                          metric=args.metric, since=args.since)
+        print(f"history {server.lab}: {out}")
+        return 0
     if args.action == "up":
         server.up()
     elif args.action == "down":
@@ -49,8 +55,10 @@ def cmd_history(args):
 def add_parser(sub):
     h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status; "
                                          "submit RUN... (queued, then sent); flush (the queue); "
-                                         "changes (change points, Apache Otava); watch (bisect new ones)")
-    h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes", "watch"])
+                                         "changes (change points, Apache Otava); watch (bisect new ones); "
+                                         "page (the series as charts, change points marked)")
+    h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes", "watch",
+                                      "page"])
     h.add_argument("runs", nargs="*", help="submit: run directories (results.json)")
     h.add_argument("--lab", default="vlab", help="the lab: SQUAD's project boardlab/<lab>")
     h.add_argument("--port", type=int, default=None,
@@ -58,9 +66,10 @@ def add_parser(sub):
     h.add_argument("--data", default=None,
                    help="data directory (default $BOARDLAB_HISTORY_DIR/<lab> or /var/lib/boardlab/history/<lab>)")
     h.add_argument("--json", action="store_true", help="status as JSON")
-    h.add_argument("--board", help="changes: this board's series only")
+    h.add_argument("--board", help="changes, page: this board's series only")
     h.add_argument("--metric", help="changes: this metric only (suite.name)")
     h.add_argument("--since", help="changes: builds from this date on (YYYY-MM-DD)")
+    h.add_argument("--out", help="page: the directory of history.html (default results/history-<lab>)")
     h.add_argument("--tree", help="watch: the kernel tree (git) whose revisions the builds are")
     h.add_argument("--if-kept", action="store_true",
                    help="submit: only if the lab keeps a history (its data directory exists); "

@@ -8,6 +8,7 @@ A, B and the delta; where both sides have samples, the verdict of B against A
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -63,15 +64,49 @@ def _order(key):
     return (catalogue.FAMILIES.index(suite) if suite in catalogue.FAMILIES else 99, key[0], key[1])
 
 
-def single_rows(a: dict) -> list[list[str]]:
+@dataclass
+class Row:
+    """One metric's line: its cells as the table shows them, and what the page draws."""
+    cells: list
+    metric: str           # "<board> <suite.name>"
+    verdict: str          # as the table words it
+    why: str
+    delta: float | None   # %, B against A (or the run against its baseline)
+    floor: float | None   # the metric's floor there, % of A
+
+    @property
+    def family(self) -> str:
+        return self.metric.split(" ", 1)[1].split(".")[0]
+
+
+def _floor_pct(name: str, reference) -> float | None:
+    spec = catalogue.METRICS.get(name)
+    if spec is None or reference in (None, 0):
+        return None
+    return 100.0 * spec.floor(reference) / abs(reference)
+
+
+def _unjudged_why(m: dict) -> str:
+    """Why a run's figure was not judged: whose host or clock its baseline is of."""
+    source = (m.get("baseline") or {}).get("source") or {}
+    if m.get("verdict") == bl.OTHER_HOST:
+        return f"baseline measured on {source.get('host_id', '?')}, this run on {m.get('host', '?')}"
+    if m.get("verdict") == bl.OTHER_CLOCK:
+        return f"baseline on the {source.get('clock', '?')} clock, this run on {m.get('clock', '?')}"
+    return ""
+
+
+def single_rows(a: dict) -> list[Row]:
     rows = []
     for (board, name) in sorted(a, key=_order):
         m = a[(board, name)]
         base = (m.get("baseline") or {}).get("value")
-        cmp = m.get("comparison") or {}
-        rows.append([f"{board} {name}", m["unit"], _fmt(m["value"]), _fmt(base),
-                     _pct(delta_pct(base, m["value"])), m.get("clock") or "-",
-                     VERDICT_WORDS.get(m["verdict"], m["verdict"]), cmp.get("why", "")])
+        why = (m.get("comparison") or {}).get("why", "") or _unjudged_why(m)
+        verdict = VERDICT_WORDS.get(m["verdict"], m["verdict"])
+        delta = delta_pct(base, m["value"])
+        rows.append(Row([f"{board} {name}", m["unit"], _fmt(m["value"]), _fmt(base), _pct(delta),
+                         m.get("clock") or "-", verdict, why], f"{board} {name}", verdict, why,
+                        delta, _floor_pct(name, base)))
     return rows
 
 
@@ -83,7 +118,7 @@ def _facts(board: str):
         return None
 
 
-def pair_rows(a: dict, b: dict) -> list[list[str]]:
+def pair_rows(a: dict, b: dict) -> list[Row]:
     rows = []
     for key in sorted(set(a) | set(b), key=_order):
         va, vb = a.get(key), b.get(key)
@@ -99,14 +134,15 @@ def pair_rows(a: dict, b: dict) -> list[list[str]]:
             else:
                 c = vd.compare(sa, sb, spec)
                 verdict, why = c.outcome, c.why
-        rows.append([f"{key[0]} {key[1]}", unit, _fmt(va["value"] if va else None),
-                     _fmt(vb["value"] if vb else None),
-                     _pct(delta_pct(va["value"] if va else None, vb["value"] if vb else None)),
-                     verdict, why])
+        ref = va["value"] if va else None
+        delta = delta_pct(ref, vb["value"] if vb else None)
+        rows.append(Row([f"{key[0]} {key[1]}", unit, _fmt(ref), _fmt(vb["value"] if vb else None),
+                         _pct(delta), verdict, why], f"{key[0]} {key[1]}", verdict, why, delta,
+                        _floor_pct(key[1], ref)))
     return rows
 
 
-def table(spec_a: str, spec_b: str | None = None) -> tuple[list[str], list[list[str]], list]:
+def table(spec_a: str, spec_b: str | None = None) -> tuple[list[str], list[Row], list]:
     la, a, plots = load_side(spec_a)
     if spec_b:
         lb, b, plots_b = load_side(spec_b)
@@ -126,18 +162,65 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def markdown(spec_a: str, spec_b: str | None = None) -> str:
+def markdown(spec_a: str, spec_b: str | None = None, with_summary: bool = False) -> str:
     head, rows, _ = table(spec_a, spec_b)
-    return markdown_table(head, rows)
+    return (summary_text(rows) if with_summary else "") + markdown_table(head, [r.cells for r in rows])
+
+
+JUDGED = (vd.SAME, vd.IMPROVED, vd.REGRESSED)
+
+
+def summary(rows: list[Row]) -> dict:
+    """What a reader wants first: how many metrics got each verdict, which regressed (by
+    how much), and which could not be judged, and why."""
+    counts = {}
+    for r in rows:
+        counts[r.verdict or "not judged"] = counts.get(r.verdict or "not judged", 0) + 1
+    order = [vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN]
+    return {"counts": dict(sorted(counts.items(), key=lambda kv: (
+                order.index(kv[0]) if kv[0] in order else len(order), kv[0]))),
+            "regressed": [(r.metric, _pct(r.delta)) for r in rows if r.verdict == vd.REGRESSED],
+            "unjudged": [(r.metric, r.verdict or "not judged", r.why)
+                         for r in rows if r.verdict not in JUDGED]}
+
+
+def summary_text(rows: list[Row]) -> str:
+    s = summary(rows)
+    out = [" | ".join(f"{n} {v}" for v, n in s["counts"].items()) + f" | of {len(rows)} metrics"]
+    out += [f"regressed: {m} {d}" for m, d in s["regressed"]]
+    out += [f"not judged: {m}: {v}" + (f" ({why})" if why else "") for m, v, why in s["unjudged"]]
+    return "\n".join(out) + "\n\n"
+
+
+def delta_svg(r: Row, width: int = 160, height: int = 14) -> str:
+    """The delta drawn against its floor: the grey band is +-floor, the mark the delta
+    (red beyond the floor, grey where not judged; the scale +-max(2 floors, |delta|))."""
+    if r.delta is None:
+        return ""
+    floor = r.floor or 0.0
+    span = max(2 * floor, abs(r.delta), 1e-9) * 1.1
+    x = lambda v: width / 2 + v / span * (width / 2)   # noqa: E731
+    colour = ("#999" if r.verdict not in JUDGED else "#c00" if abs(r.delta) > floor else "#06c")
+    return (f'<svg class="delta" width="{width}" height="{height}"><title>{r.delta:+.2f} % '
+            f'(floor {floor:.2g} %)</title>'
+            f'<rect x="{x(-floor):.1f}" y="2" width="{x(floor) - x(-floor):.1f}" height="{height - 4}" fill="#ddd"/>'
+            f'<line x1="{width / 2}" y1="0" x2="{width / 2}" y2="{height}" stroke="#888"/>'
+            f'<circle cx="{x(r.delta):.1f}" cy="{height / 2}" r="4" fill="{colour}"/></svg>')
+
+
+def families(rows: list[Row]) -> list[tuple[str, list[Row]]]:
+    out = {}
+    for r in rows:
+        out.setdefault(r.family, []).append(r)
+    return list(out.items())
 
 
 def html_page(spec_a: str, spec_b: str | None, path: Path) -> Path:
     head, rows, plots = table(spec_a, spec_b)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
-    verdict_col = head.index("verdict")
     path.write_text(env.get_template("report.html.j2").render(
-        title=spec_a + (f" vs. {spec_b}" if spec_b else ""), head=head, rows=rows,
-        verdict_col=verdict_col,
+        title=spec_a + (f" vs. {spec_b}" if spec_b else ""), head=head, families=families(rows),
+        summary=summary(rows), delta_svg=delta_svg, total=len(rows),
         plots=[{"title": p.stem, "data": base64.b64encode(p.read_bytes()).decode()} for p in plots]))
     return path

@@ -1,0 +1,109 @@
+"""The history as pictures a person reads: per metric and environment (board and clock),
+the series of builds with each build's samples as an error bar (as the Phoronix study
+showed its kernels side by side), its change points marked where the new level begins,
+and, where the bisect that starts itself ran, the first bad commit named. One page,
+`history.html`, with every chart and the table of change points; SQUAD's own charts
+show the same series (min..max bands) with the same notes as build annotations."""
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from boardlab.history import changes  # noqa: E402
+from boardlab.history.server import HistoryServer  # noqa: E402
+from boardlab.measure import catalogue  # noqa: E402
+
+CULPRIT = re.compile(r"first bad commit [0-9a-f]+ .*?(?= \(bisect |$)")
+CHANGE_COLOUR = "#c00"
+
+
+def culprit(c: changes.ChangePoint, notes: dict) -> str:
+    """What the bisect found for this change point, as noted on its build ('' if none)."""
+    head = "change point: " + c.line()
+    for line in notes.get(c.build, []):
+        m = CULPRIT.search(line) if line.startswith(head) else None
+        if m:
+            return m.group(0)
+    return ""
+
+
+def chart(key: tuple, points: list, found: list, notes: dict, path: Path) -> Path:
+    """points: [(build, [samples])]; found: this series' change points."""
+    metric, env = key
+    xs = range(len(points))
+    means = [sum(v) / len(v) for _, v in points]
+    lo = [m - min(v) for m, (_, v) in zip(means, points)]
+    hi = [max(v) - m for m, (_, v) in zip(means, points)]
+    fig, ax = plt.subplots(figsize=(9, 3.6), dpi=100)
+    for x, (_, v) in zip(xs, points):
+        ax.plot([x] * len(v), v, ".", color="0.6", ms=3, zorder=1)
+    ax.errorbar(list(xs), means, yerr=[lo, hi], fmt="o", color="C0", capsize=3, ms=4, zorder=2,
+                label="mean; bar: the build's samples, min..max")
+    index = {b: i for i, (b, _) in enumerate(points)}
+    for c in found:
+        x = index[c.build] - 0.5
+        ax.axvline(x, color=CHANGE_COLOUR, ls="--", lw=1.2)
+        who = culprit(c, notes)
+        ax.annotate(f"{c.change_pct:+.2f} % from {c.build}" + (f"\n{who[:60]}" if who else ""),
+                    (x, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
+                    textcoords="offset points", va="top", fontsize=8, color=CHANGE_COLOUR)
+    ax.set_xticks(list(xs), [b for b, _ in points], rotation=45, ha="right", fontsize=7)
+    spec = catalogue.METRICS.get(metric.replace("/", "."))
+    ax.set_ylabel(spec.unit if spec else "")
+    ax.set_title(f"{metric} on {env}", fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _order(key: tuple, found: dict):
+    family = key[0].split("/")[0]
+    return (not found.get(key), catalogue.FAMILIES.index(family) if family in catalogue.FAMILIES else 99,
+            key[1], key[0])
+
+
+def page(server: HistoryServer, out_dir: Path, board=None, metric=None, since=None) -> Path:
+    """history.html in out_dir (and each chart as a PNG beside it): the series with change
+    points first, then the others by family."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    series, _ = changes.sample_series(server, board, metric, since)
+    found = {}
+    for c in changes.find(server, samples=series):
+        found.setdefault((c.metric, c.environment), []).append(c)
+    notes = changes.notes(server)
+    rows, charts = [], []
+    for key in sorted((k for k, v in series.items() if len(v) > 1), key=lambda k: _order(k, found)):
+        png = chart(key, series[key], found.get(key, []), notes,
+                    out_dir / (re.sub(r"[^A-Za-z0-9_.-]", "_", f"{key[0]}@{key[1]}") + ".png"))
+        charts.append(f'<h3>{html.escape(key[0])} on {html.escape(key[1])}</h3>\n'
+                      f'<img alt="{html.escape(key[0])} on {html.escape(key[1])}" '
+                      f'src="data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}">')
+        for c in found.get(key, []):
+            rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
+                c.metric, c.environment, c.build, c.before, f"{c.change_pct:+.2f} %",
+                f"{c.interval_pct[0]:+.2f}..{c.interval_pct[1]:+.2f} %", f"{c.pvalue:.2g}",
+                culprit(c, notes) or "-")) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("metric", "environment", "from build", "after",
+                                             "change", "95 % interval", "p", "bisect"))
+    path = out_dir / "history.html"
+    path.write_text(
+        f"<!doctype html>\n<meta charset=utf-8>\n<title>boardlab history {server.lab}</title>\n"
+        "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 8px}</style>\n"
+        f"<h1>boardlab history: {html.escape(server.lab)}</h1>\n"
+        f"<p>{len(charts)} series from {server.url}/{server.project}/; change points by Apache "
+        "Otava (E-divisive means, t-test)</p>\n"
+        f'<h2 id="changes">{len(rows)} change point(s)</h2>\n'
+        + (f"<table>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>\n" if rows else "")
+        + "<h2>Series</h2>\n" + "\n".join(charts) + "\n")
+    return path
