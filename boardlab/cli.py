@@ -241,7 +241,14 @@ def _report_parser(sub):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # `history submit --if-kept RUN`: argparse gives a '*' positional only the words before
+    # the first option; the run directories after it are the same list
+    if extra and isinstance(getattr(args, "runs", None), list) and not any(e.startswith("-") for e in extra):
+        args.runs += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     verb = f" {args.verb}" if getattr(args, "verb", None) else ""
     try:
         return args.func(args)

@@ -33,12 +33,13 @@ mode=--quick
   --junitxml "$run_dir/junit.xml" "$@"
 status=$?
 phase "suites"
+# into the lab's history (SQUAD), where the lab keeps one: queued while it is down; with
+# SQUAD up, the board's series as charts in $run_dir/history/, linked from the report
+[ -f "$run_dir/results.json" ] && .venv/bin/boardlab history submit --if-kept --lab vlab "$run_dir"
 if [ -f "$run_dir/results.json" ]; then
   .venv/bin/boardlab report "$run_dir"
 fi
 phase "report"
-# into the lab's history (SQUAD), where the lab keeps one: queued while it is down
-[ -f "$run_dir/results.json" ] && .venv/bin/boardlab history submit --if-kept --lab vlab "$run_dir"
 echo
 .venv/bin/boardlab report --timing "$run_dir"
 echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console, phases.tsv)"

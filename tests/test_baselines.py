@@ -337,3 +337,19 @@ def test_a_host_clock_figure_is_not_judged_across_sessions(tmp_path):
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     m = res.record("qemu-arm", "armmp", "boot_time", "login", 5.77, samples=[5.75, 5.77, 5.8, 5.76, 5.79])
     assert m.verdict == vd.UNKNOWN and "drifts between sessions" in m.comparison["why"]
+
+
+def test_the_report_page_as_a_browser_shows_it(tmp_path):
+    """Debian's headless Chromium renders the page: the summary on top, the regressed
+    metric's delta drawn red beyond its grey floor band."""
+    from browser import dom, pixels_near, screenshot
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "samples": [300], "source": HERE}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 330, "us")
+    page = report.html_page(str(tmp_path / "run"), None, tmp_path / "r.html")
+    text = dom(page.as_uri())
+    assert text.index("Summary") < text.index("Regressed") < text.index("Metrics by family")
+    shot = screenshot(page.as_uri(), tmp_path / "r.png", size=(1400, 700))
+    assert pixels_near(shot, (204, 0, 0), 20) > 20          # the red mark, beyond the floor
+    assert pixels_near(shot, (221, 221, 221), 2) > 50       # the floor's grey band

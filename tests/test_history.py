@@ -54,9 +54,10 @@ def _get(url):
 
 
 @pytest.mark.vlab   # a daemon of its own: SQUAD's web server
-def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path):
+def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path, monkeypatch, capsys):
     run = a_run(tmp_path)
-    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
+    monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "history")
+    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history" / "vlab")
     try:
         server.up()
         assert server.is_up()
@@ -77,6 +78,12 @@ def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path):
         assert login["measurement_list"] == [4.93, 4.93, 4.94]
         for page in ("/", "/boardlab/vlab/", "/boardlab/vlab/build/armmp/", "/static/jquery.js"):
             assert _get(base + page)[0] == 200, page     # the web UI, its assets served here
+        # as the main job lands its run: options before the run, the series beside its report
+        from boardlab.cli import main
+        capsys.readouterr()
+        assert main(["history", "submit", "--if-kept", "--lab", "vlab", str(run)]) == 0
+        assert "3 there already" in capsys.readouterr().out
+        assert (run / "history" / "history.html").exists()
     finally:
         server.down()
     assert not server.is_up()

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from boardlab.history.server import DEFAULT_PORT, HistoryError, HistoryServer
+from boardlab.judge.results import load_run
 
 
 def cmd_history(args):
@@ -12,7 +13,11 @@ def cmd_history(args):
     if args.action == "submit" and args.if_kept:   # the main job: only where history is kept
         from boardlab.history.submit import land
         for run in args.runs:
-            land(Path(run), args.lab)
+            if land(Path(run), args.lab) and server.is_up():   # the series beside the run's report
+                from boardlab.history import charts
+                boards = sorted({m["board"] for m in load_run(Path(run))["metrics"]})
+                out = charts.page(server, Path(run) / "history", board=boards[0] if len(boards) == 1 else None)
+                print(f"history {server.lab}: {out}")
         return 0
     if args.action in ("submit", "flush"):
         from boardlab.history import submit

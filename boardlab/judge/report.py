@@ -21,6 +21,7 @@ from boardlab.judge.results import load_run
 from boardlab.measure import catalogue, clocks
 
 TEMPLATES = Path(__file__).parent / "templates"
+HISTORY_PAGE = "history/history.html"   # the run's series in the lab's history, where it keeps one
 # how a verdict reads in the table
 VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged", bl.OTHER_CLOCK: "other clock, not judged"}
 
@@ -222,5 +223,6 @@ def html_page(spec_a: str, spec_b: str | None, path: Path) -> Path:
     path.write_text(env.get_template("report.html.j2").render(
         title=spec_a + (f" vs. {spec_b}" if spec_b else ""), head=head, families=families(rows),
         summary=summary(rows), delta_svg=delta_svg, total=len(rows),
+        history=HISTORY_PAGE if (Path(spec_a) / HISTORY_PAGE).exists() else None,
         plots=[{"title": p.stem, "data": base64.b64encode(p.read_bytes()).decode()} for p in plots]))
     return path
