@@ -84,6 +84,15 @@ def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path, monk
         assert main(["history", "submit", "--if-kept", "--lab", "vlab", str(run)]) == 0
         assert "3 there already" in capsys.readouterr().out
         assert (run / "history" / "history.html").exists()
+        # for KernelCI: the history as KCIDB JSON, checked by kcidb-io's schema
+        assert main(["history", "export", "--kcidb", "--out", str(tmp_path / "k.json")]) == 0
+        assert "valid KCIDB v5" in capsys.readouterr().out
+        doc = json.loads((tmp_path / "k.json").read_text())
+        login = next(t for t in doc["tests"] if t["path"] == "boardlab.boot_time.guest_login")
+        assert login["number"] == {"value": pytest.approx(4.9333, abs=1e-4), "unit": "s"}
+        assert login["misc"]["samples"] == [4.93, 4.93, 4.94]
+        assert login["environment"]["misc"]["clock"] == "guest-deterministic"
+        assert [b["architecture"] for b in doc["builds"]] == ["arm"]
     finally:
         server.down()
     assert not server.is_up()
@@ -191,3 +200,15 @@ def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path):
         assert watch(server, tree.path, board="qemu-arm") == []     # bisected once
     finally:
         server.down()
+
+
+def test_an_export_kcidb_refuses_is_named_by_its_field():
+    from boardlab.history import kcidb
+    from boardlab.history.server import HistoryError
+    doc = {"version": {"major": 5, "minor": 3},
+           "tests": [{"id": "boardlab:vlab:x", "build_id": "boardlab:vlab:b", "origin": "boardlab",
+                      "path": "boot time!"}]}
+    with pytest.raises(HistoryError, match=r"tests/0/path: 'boot time!' does not match"):
+        kcidb.validate(doc)
+    doc["tests"][0]["path"] = "boardlab.boot_time.guest_login"
+    assert kcidb.validate(doc).startswith("v5")

@@ -52,7 +52,7 @@ def _get(server: HistoryServer, path: str) -> dict:
         return json.loads(r.read())
 
 
-def _all(server: HistoryServer, path: str) -> list:
+def api_list(server: HistoryServer, path: str) -> list:
     sep = "&" if "?" in path else "?"
     out, url = [], f"{path}{sep}limit=500"
     while url:
@@ -67,17 +67,17 @@ def sample_series(server: HistoryServer, board: str | None = None, metric: str |
                   since: str | None = None) -> tuple[dict, list]:
     """({(metric, environment): [(build, [every sample])] in build order}, builds)."""
     try:
-        project = _all(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
+        project = api_list(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
     except (OSError, IndexError):
         raise HistoryError(f"no project {GROUP}/{server.project} at {server.url}: boardlab history up") from None
-    envs = {e["url"]: e["slug"] for e in _all(server, f"/api/environments/?project={project['id']}")}
-    builds = sorted(_all(server, f"/api/projects/{project['id']}/builds/"), key=lambda b: b["datetime"])
+    envs = {e["url"]: e["slug"] for e in api_list(server, f"/api/environments/?project={project['id']}")}
+    builds = sorted(api_list(server, f"/api/projects/{project['id']}/builds/"), key=lambda b: b["datetime"])
     if since:
         builds = [b for b in builds if b["datetime"] >= since]
     out = {}
     for b in builds:
         per = {}
-        for m in _all(server, f"/api/builds/{b['id']}/metrics/"):
+        for m in api_list(server, f"/api/builds/{b['id']}/metrics/"):
             env = envs.get(m["environment"], "")
             if (board and not env.startswith(board + ".")) or (metric and m["name"] != metric.replace(".", "/")):
                 continue
@@ -133,7 +133,7 @@ def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -
     its bisect found); returns how many were written. SQUAD keeps one annotation per build
     (shown on its charts): a build's change points are its lines, each written once and
     replaced when a note comes."""
-    builds = {b["version"]: b for b in _all(server, f"/api/builds/?project__slug={server.project}")}
+    builds = {b["version"]: b for b in api_list(server, f"/api/builds/?project__slug={server.project}")}
     done = 0
     for c in points:
         build = builds.get(c.build)
@@ -141,7 +141,7 @@ def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -
             continue
         head = "change point: " + c.line()
         text = head + (f"; {note}" if note else "")
-        had = _all(server, f"/api/annotations/?build={build['id']}")
+        had = api_list(server, f"/api/annotations/?build={build['id']}")
         lines = (had[0]["description"] or "").splitlines() if had else []
         if text in lines or (not note and any(ln.startswith(head) for ln in lines)):
             continue
@@ -160,6 +160,6 @@ def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -
 
 def notes(server: HistoryServer) -> dict:
     """{build: its annotation's lines}: the change points noted and what their bisects found."""
-    builds = {b["url"]: b["version"] for b in _all(server, f"/api/builds/?project__slug={server.project}")}
+    builds = {b["url"]: b["version"] for b in api_list(server, f"/api/builds/?project__slug={server.project}")}
     return {builds[a["build"]]: (a["description"] or "").splitlines()
-            for a in _all(server, "/api/annotations/") if a["build"] in builds}
+            for a in api_list(server, "/api/annotations/") if a["build"] in builds}

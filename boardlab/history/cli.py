@@ -38,6 +38,19 @@ def cmd_history(args):
         print(f"history {server.lab}: {len(points)} change point(s)"
               + (f", {noted} noted on their builds in SQUAD" if points else ""))
         return 0
+    if args.action == "export":
+        if not args.kcidb:
+            print("boardlab history export: --kcidb (the one format it writes) is needed")
+            return 2
+        from boardlab.files import atomic_write
+        from boardlab.history import kcidb
+        doc = kcidb.document(server)
+        version = kcidb.validate(doc)
+        out = Path(args.out or f"results/history-{server.lab}.kcidb.json")
+        atomic_write(out, json.dumps(doc, indent=1) + "\n")
+        print(f"history {server.lab}: {len(doc['checkouts'])} checkouts, {len(doc['builds'])} builds, "
+              f"{len(doc['tests'])} tests, valid KCIDB {version}: {out}")
+        return 0
     if args.action == "page":
         from boardlab.history import charts
         out = charts.page(server, Path(args.out or f"results/history-{server.lab}"), board=args.board,
@@ -61,9 +74,10 @@ def add_parser(sub):
     h = sub.add_parser("history", help="the lab's results database (SQUAD on 127.0.0.1): up, down, status; "
                                          "submit RUN... (queued, then sent); flush (the queue); "
                                          "changes (change points, Apache Otava); watch (bisect new ones); "
-                                         "page (the series as charts, change points marked)")
+                                         "page (the series as charts, change points marked); "
+                                         "export --kcidb (KCIDB JSON, validated)")
     h.add_argument("action", choices=["up", "down", "status", "submit", "flush", "changes", "watch",
-                                      "page"])
+                                      "page", "export"])
     h.add_argument("runs", nargs="*", help="submit: run directories (results.json)")
     h.add_argument("--lab", default="vlab", help="the lab: SQUAD's project boardlab/<lab>")
     h.add_argument("--port", type=int, default=None,
@@ -74,7 +88,9 @@ def add_parser(sub):
     h.add_argument("--board", help="changes, page: this board's series only")
     h.add_argument("--metric", help="changes: this metric only (suite.name)")
     h.add_argument("--since", help="changes: builds from this date on (YYYY-MM-DD)")
-    h.add_argument("--out", help="page: the directory of history.html (default results/history-<lab>)")
+    h.add_argument("--out", help="page: the directory of history.html (default results/history-<lab>); "
+                                 "export: the file (default results/history-<lab>.kcidb.json)")
+    h.add_argument("--kcidb", action="store_true", help="export: as KCIDB JSON (kcidb-io's schema)")
     h.add_argument("--tree", help="watch: the kernel tree (git) whose revisions the builds are")
     h.add_argument("--if-kept", action="store_true",
                    help="submit: only if the lab keeps a history (its data directory exists); "

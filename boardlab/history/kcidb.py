@@ -1,0 +1,101 @@
+"""`boardlab history export --kcidb`: the lab's history as KCIDB JSON (the schema KernelCI's
+common database takes), for a lab that also reports to KernelCI. From SQUAD's API:
+
+- a checkout per build (the kernel as the history names it), a KCIDB build per build and
+  board (its architecture from the board's facts);
+- a test per metric of each test run: path `boardlab.<suite>.<name>`, its number (the
+  mean of the samples, with its unit), status FAIL where it regressed, PASS where judged
+  same or better, DONE where it was only measured (KCIDB's status for a measurement);
+  environment = SQUAD's `<board>.<clock>[.<host>]`, and every sample in `misc`.
+
+IDs are `boardlab:<lab>:...` and stable, so a second export of the same history gives the
+same objects (KCIDB merges by ID). The document is validated against kcidb-io's own schema
+(in the history's venv) before it is written."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+from boardlab.errors import BoardlabError
+from boardlab.facts.board import load_board
+from boardlab.history.changes import api_list
+from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
+
+ORIGIN = "boardlab"
+STATUS = {"pass": "PASS", "fail": "FAIL", "skip": "DONE", "xfail": "PASS"}
+VALIDATE = ("import json, sys, jsonschema, kcidb_io\n"
+            "try:\n"
+            "    kcidb_io.schema.LATEST.validate(json.load(sys.stdin))\n"
+            "except jsonschema.ValidationError as e:\n"
+            "    sys.exit('/'.join(map(str, e.absolute_path)) + ': ' + e.message)\n"
+            "print(kcidb_io.schema.LATEST)\n")
+
+
+def _architecture(board: str) -> str | None:
+    try:
+        return load_board(board).arch
+    except (BoardlabError, AttributeError):
+        return None
+
+
+def _rfc3339(dt: str) -> str:
+    return dt.replace("Z", "+00:00") if dt else dt
+
+
+def document(server: HistoryServer) -> dict:
+    """The history as one KCIDB document (not yet validated)."""
+    try:
+        project = api_list(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
+    except (OSError, IndexError):
+        raise HistoryError(f"no project {GROUP}/{server.project} at {server.url}: boardlab history up") from None
+    envs = {e["url"]: e["slug"] for e in api_list(server, f"/api/environments/?project={project['id']}")}
+    checkouts, builds, tests = [], {}, []
+    prefix = f"{ORIGIN}:{server.lab}"
+    for b in api_list(server, f"/api/projects/{project['id']}/builds/"):
+        checkout_id = f"{prefix}:{b['version']}"
+        checkouts.append({"id": checkout_id, "origin": ORIGIN, "tree_name": server.lab,
+                          "start_time": _rfc3339(b["datetime"]), "valid": True,
+                          "comment": f"kernel {b['version']}", "misc": {"kernel": b["version"]}})
+        for run in api_list(server, f"/api/builds/{b['id']}/testruns/"):
+            env = envs.get(run["environment"], "")
+            board = env.split(".")[0]
+            build_id = f"{checkout_id}:{board}"
+            build = {"id": build_id, "checkout_id": checkout_id, "origin": ORIGIN,
+                     "config_name": b["version"], "status": "PASS",
+                     "start_time": _rfc3339(b["datetime"]), "misc": {"board": board}}
+            arch = _architecture(board)
+            if arch:
+                build["architecture"] = arch
+            builds.setdefault(build_id, build)
+            tests += _tests(server, run, env, build_id, prefix)
+    return {"version": {"major": 5, "minor": 3}, "checkouts": checkouts,
+            "builds": list(builds.values()), "tests": tests}
+
+
+def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: str) -> list:
+    status = {t["name"]: t["status"] for t in api_list(server, f"/api/testruns/{run['id']}/tests/")}
+    out = []
+    for m in api_list(server, f"/api/testruns/{run['id']}/metrics/"):
+        samples = m.get("measurement_list") or [m["result"]]
+        number = {"value": sum(samples) / len(samples)}
+        if m.get("unit"):
+            number["unit"] = m["unit"]
+        board, clock, host = (env.split(".", 2) + ["", ""])[:3]
+        out.append({"id": f"{prefix}:{run['job_id']}:{m['name'].replace('/', '.')}",
+                    "build_id": build_id, "origin": ORIGIN,
+                    "path": "boardlab." + m["name"].replace("/", "."),
+                    "status": STATUS.get(status.get(m["name"], "skip"), "DONE"),
+                    "number": number, "start_time": _rfc3339(run.get("datetime") or ""),
+                    "environment": {"comment": env, "misc": {"board": board, "clock": clock, "host": host}},
+                    "misc": {"samples": samples, "squad_test_run": run["id"]}})
+    return out
+
+
+def validate(doc: dict) -> str:
+    """Raises HistoryError naming what KCIDB's schema refuses; returns the schema version."""
+    r = subprocess.run([str(VENV / "bin" / "python"), "-c", VALIDATE], input=json.dumps(doc),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        last = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+        raise HistoryError(f"KCIDB's schema refuses the export: {last[-1] if last else r.returncode}")
+    return r.stdout.strip()
