@@ -54,7 +54,7 @@ def _get(url):
 
 
 @pytest.mark.vlab   # a daemon of its own: SQUAD's web server
-def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path, monkeypatch, capsys):
+def test_pytest_and_lava_runs_land_once_and_wait_in_the_queue_while_squad_is_down(tmp_path, monkeypatch, capsys):
     run = a_run(tmp_path)
     monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "history")
     server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history" / "vlab")
@@ -84,6 +84,15 @@ def test_runs_wait_in_the_queue_while_squad_is_down_and_land_once(tmp_path, monk
         assert main(["history", "submit", "--if-kept", "--lab", "vlab", str(run)]) == 0
         assert "3 there already" in capsys.readouterr().out
         assert (run / "history" / "history.html").exists()
+        # a LAVA job's results (a real job's log, as `boardlab lava results` reads it) land too
+        from boardlab.lava import logs as lava_logs
+        from paths import DATA
+        lava_logs.results_from_log(lava_logs.read_log((DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log")
+                                                      .read_text()), load_board("qemu-arm"), "armmp",
+                                   tmp_path / "lava-run", "captured")
+        assert "test runs added" in submit.land(tmp_path / "lava-run", "vlab", progress=lambda *_: None)
+        runs = json.loads(_get(f"{base}/api/builds/{builds[0]['id']}/testruns/")[1])["results"]
+        assert {json.loads(_get(r["metadata_file"])[1]).get("harness") for r in runs} == {"pytest", "lava"}
         # for KernelCI: the history as KCIDB JSON, checked by kcidb-io's schema
         assert main(["history", "export", "--kcidb", "--out", str(tmp_path / "k.json")]) == 0
         assert "valid KCIDB v5" in capsys.readouterr().out

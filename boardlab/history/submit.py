@@ -82,7 +82,8 @@ def submissions(run_dir: Path) -> list[Submission]:
                                                    "unit": m["unit"]} for m in metrics},
             metadata={"job_id": job_id, "board": board, "kernel": kernel, "clock": clock,
                       "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
-                      "boardlab_commit": commit, "datetime": _iso(meta.get("started", ""))},
+                      "boardlab_commit": commit, "datetime": _iso(meta.get("started", "")),
+                      "harness": meta.get("source") or "pytest"},
             attachments=[str(p) for p in logs]))
     return out
 
