@@ -1,6 +1,7 @@
 """The lab's history: runs become SQUAD test runs (one per board, kernel and clock, all
 samples kept), queued on disk first, sent once; SQUAD itself brought up and down by PID."""
 import json
+import os
 import shutil
 import socket
 import urllib.request
@@ -221,3 +222,39 @@ def test_an_export_kcidb_refuses_is_named_by_its_field():
         kcidb.validate(doc)
     doc["tests"][0]["path"] = "boardlab.boot_time.guest_login"
     assert kcidb.validate(doc).startswith("v5")
+
+
+@pytest.mark.vlab   # PostgreSQL (the host's cluster) and SQUAD's web server
+def test_the_history_can_keep_its_database_in_the_lava_servers_postgresql(tmp_path):
+    """`history up --db postgresql`: SQUAD's database in the host's PostgreSQL cluster; the
+    cluster is started if it was down, shared (another user of it keeps it running when
+    the history goes down) and stopped by its last user; the data dir remembers the choice."""
+    from boardlab import postgres
+    from boardlab.errors import InputError
+    was = postgres.status()
+    lab = f"pgtest{os.getpid()}"
+    server = HistoryServer(lab, port=_free_port(), data=tmp_path / "history", db="postgresql")
+    try:
+        server.up()
+        assert postgres.status() == "online"
+        submit.enqueue(server, a_run(tmp_path))
+        assert submit.flush(server, progress=lambda *_: None) == (3, 0, 0)
+        builds = json.loads(_get(f"{server.url}/api/builds/?version=armmp")[1])["results"]
+        assert len(builds) == 1
+        assert postgres.psql("SELECT count(*) FROM core_build", database=server.pg_name) == "1"
+        with pytest.raises(InputError, match="keeps its data in postgresql"):
+            HistoryServer(lab, data=tmp_path / "history", db="sqlite")
+        postgres.up("another-user", echo=lambda *_: None)     # e.g. the LAVA server
+        server.down()
+        assert postgres.status() == "online"                  # still in use
+        postgres.down("another-user", echo=lambda *_: None)
+        assert postgres.status() == was                       # stopped by its last user, if the lab started it
+    finally:
+        server.down()
+        postgres.down("another-user", echo=lambda *_: None)
+        if postgres.status() == "online":
+            postgres.drop_database(server.pg_name, server.pg_name)
+        else:
+            postgres.up("cleanup", echo=lambda *_: None)
+            postgres.drop_database(server.pg_name, server.pg_name)
+            postgres.down("cleanup", echo=lambda *_: None)

@@ -9,7 +9,8 @@ from boardlab.judge.results import load_run
 
 
 def cmd_history(args):
-    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
+    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None,
+                           db=args.db)
     if args.action == "submit" and args.if_kept:   # the main job: only where history is kept
         from boardlab.history.submit import land
         for run in args.runs:
@@ -66,7 +67,8 @@ def cmd_history(args):
         print(json.dumps(st, indent=2))
     elif args.action != "down":
         state = f"running, pid {st['squad_pid']}" if st["squad_pid"] else "stopped"
-        print(f"history {st['lab']}: SQUAD {state}, {st['url']}/{st['project']}/ (data {st['data']})")
+        print(f"history {st['lab']}: SQUAD {state}, {st['url']}/{st['project']}/ "
+              f"(data {st['data']}, database: {st['db']})")
     return 3 if args.action == "status" and not st["squad_pid"] else 0
 
 
@@ -85,6 +87,9 @@ def add_parser(sub):
     h.add_argument("--data", default=None,
                    help="data directory (default $BOARDLAB_HISTORY_DIR/<lab> or /var/lib/boardlab/history/<lab>)")
     h.add_argument("--json", action="store_true", help="status as JSON")
+    h.add_argument("--db", choices=["sqlite", "postgresql"], default=None,
+                   help="up: where SQUAD keeps its database: a SQLite file in the data directory (default), "
+                        "or the host's PostgreSQL cluster (the LAVA server's); kept from the first up")
     h.add_argument("--board", help="changes, page: this board's series only")
     h.add_argument("--metric", help="changes: this metric only (suite.name)")
     h.add_argument("--since", help="changes: builds from this date on (YYYY-MM-DD)")

@@ -2,7 +2,9 @@
 127.0.0.1, started and stopped by PID like the virtual lab's services. It runs from its
 own venv (.venv-squad, history/requirements.lock) on SQLite in a data directory that
 outlives it (default /var/lib/boardlab/history/<lab>): database, attachments, the
-secret key and the submit token. `up` puts SQUAD's web assets in place (history.assets),
+secret key and the submit token. `up --db postgresql` keeps the database in the host's
+PostgreSQL cluster instead (the one the LAVA server uses; database and role
+`squad_<lab>`), for a lab whose history grows large or is read by many. `up` puts SQUAD's web assets in place (history.assets),
 migrates, collects static files, makes the group `boardlab`, a project per lab and a
 submit token, and starts the web server (gunicorn, 2 workers; no task broker: SQUAD then
 processes a submission within its request)."""
@@ -15,7 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab import postgres
+from boardlab.errors import BoardlabError, InputError
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
 from boardlab.log import progress
@@ -26,6 +29,7 @@ GROUP = "boardlab"
 DEFAULT_PORT = 8300
 DATA_ROOT = Path(os.environ.get("BOARDLAB_HISTORY_DIR", "/var/lib/boardlab/history"))
 VENV = PROJECT_ROOT / ".venv-squad"
+DATABASES = ("sqlite", "postgresql")
 
 
 class HistoryError(BoardlabError):
@@ -33,13 +37,20 @@ class HistoryError(BoardlabError):
 
 
 class HistoryServer:
-    def __init__(self, lab: str = "vlab", port: int | None = None, data: Path | None = None):
+    def __init__(self, lab: str = "vlab", port: int | None = None, data: Path | None = None,
+                 db: str | None = None):
         self.lab, self.project = lab, lab
         self.data = Path(data or DATA_ROOT / lab)
         self.daemons = Daemons(self.data / "pids", self.data / "logs")
         saved = self.saved()
         self.port = port or saved.get("port") or DEFAULT_PORT
         self.url = f"http://127.0.0.1:{self.port}"
+        if db and saved.get("db", db) != db:   # the history is where it was first kept
+            raise InputError(f"history {lab} keeps its data in {saved['db']} ({self.data}); "
+                             f"--db {db} would start an empty one: give another --data or --lab")
+        self.db = db or saved.get("db") or "sqlite"
+        self.pg_name = "squad_" + "".join(c if c.isalnum() else "_" for c in lab.lower())
+        self.pg_user = f"history-{lab}"   # as the shared PostgreSQL cluster's users are written down
 
     # ---- what `up` leaves for clients: url, group, project, token ------------------------
     def saved(self) -> dict:
@@ -54,14 +65,24 @@ class HistoryServer:
         except OSError:
             raise HistoryError(f"no submit token in {self.data}: boardlab history up") from None
 
+    def _secret(self, name: str) -> str:
+        path = self.data / name
+        if not path.exists():
+            path.write_text("s" + secrets.token_hex(24))   # a letter first: SQUAD's DATABASE parser takes digits for numbers
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def _database(self) -> str:
+        if self.db == "sqlite":
+            return f"ENGINE=django.db.backends.sqlite3:NAME={self.data / 'db.sqlite3'}"
+        port = self.saved().get("pg_port", 5432)
+        return (f"ENGINE=django.db.backends.postgresql:NAME={self.pg_name}:USER={self.pg_name}:"
+                f"PASSWORD={self._secret('pgpassword')}:HOST=127.0.0.1:PORT={port}")
+
     def _env(self) -> dict:
-        secret = self.data / "secret"
-        if not secret.exists():
-            secret.write_text(secrets.token_hex(32))
-            secret.chmod(0o600)
         return {**os.environ, "PATH": f"{VENV / 'bin'}:{os.environ.get('PATH', '')}",
-                "SECRET_KEY": secret.read_text().strip(), "ENV": "production",
-                "DATABASE": f"ENGINE=django.db.backends.sqlite3:NAME={self.data / 'db.sqlite3'}",
+                "SECRET_KEY": self._secret("secret"), "ENV": "production",
+                "DATABASE": self._database(),
                 "SQUAD_STATIC_DIR": str(self.data / "static"),
                 "SQUAD_STORAGE_DIR": str(self.data / "storage"),
                 "SQUAD_BASE_URL": self.url, "SQUAD_HOSTNAME": "127.0.0.1"}
@@ -94,13 +115,16 @@ class HistoryServer:
             raise HistoryError(f"127.0.0.1:{self.port} is taken by another program: "
                                f"boardlab history up --port N")
         assets.install(static, progress=progress)
+        saved = {"url": self.url, "port": self.port, "group": GROUP, "project": self.project, "db": self.db}
+        if self.db == "postgresql":
+            saved["pg_port"] = postgres.up(self.pg_user, echo=progress)
+            postgres.ensure_database(self.pg_name, self.pg_name, self._secret("pgpassword"))
+        (self.data / "server.json").write_text(json.dumps(saved) + "\n")
         self._admin("migrate", "--no-input", "-v", "0")
         self._admin("collectstatic", "--no-input", "-v", "0")
         token = self._admin("get_token", f"{GROUP}/{self.project}").strip().splitlines()[-1]
         (self.data / "token").write_text(token + "\n")
         (self.data / "token").chmod(0o600)
-        (self.data / "server.json").write_text(json.dumps(
-            {"url": self.url, "port": self.port, "group": GROUP, "project": self.project}) + "\n")
         env = self._env()
         self.daemons.start("squad", [str(VENV / "bin" / "squad"), "--fast", "--bind",
                                      f"127.0.0.1:{self.port}", "--workers", "2",
@@ -111,10 +135,12 @@ class HistoryServer:
 
     def down(self):
         self.daemons.stop("squad")
+        if self.db == "postgresql":
+            postgres.down(self.pg_user, echo=progress)
 
     def status(self) -> dict:
         return {"lab": self.lab, "url": self.url, "project": f"{GROUP}/{self.project}",
-                "data": str(self.data), "squad_pid": self.daemons.pid("squad")}
+                "data": str(self.data), "db": self.db, "squad_pid": self.daemons.pid("squad")}
 
     def is_up(self) -> bool:
         return self.daemons.pid("squad") is not None

@@ -3,8 +3,8 @@ runs (submit -> scheduler -> worker -> lava-run -> results), on 127.0.0.1.
 
 No systemd here, so the services the Debian packages describe as units are started
 by hand, each by PID (gunicorn for the web/API, `lava-server manage lava-scheduler`,
-`lava-worker`), PostgreSQL with pg_ctlcluster. `down` stops what `up` started, and
-PostgreSQL only if `up` started it. The registrations (user, token, worker, device
+`lava-worker`), PostgreSQL with pg_ctlcluster (boardlab.postgres). `down` stops what `up`
+started, and PostgreSQL only if the lab started it and nothing else of it still uses it. The registrations (user, token, worker, device
 type, device) live in LAVA's database and files and are reused: `up` is idempotent.
 
 Verified facts this relies on: lava-server installs only with PostgreSQL running;
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from boardlab import postgres
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board, load_lab_host
 from boardlab.lava import devices
@@ -33,6 +34,7 @@ from boardlab.procs import running
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
 USER = "boardlab"
+PG_USER = "lava-server"   # as the shared PostgreSQL cluster's users are written down
 
 
 class ServerError(BoardlabError):
@@ -64,7 +66,6 @@ class LocalLavaServer:
         self.url = f"http://127.0.0.1:{port}/"
         self.echo = echo
         self.pids: dict[str, int] = {}
-        self.started_postgres: list[tuple[str, str]] = []
 
     # ---- processes -------------------------------------------------------------------
     def _spawn(self, name, cmd, env=None):
@@ -75,16 +76,6 @@ class LocalLavaServer:
         (self.run_dir / f"{name}.pid").write_text(f"{proc.pid}\n")
         self.echo(f"lava server: {name} started, pid {proc.pid} (log {self.run_dir / name}.log)")
         return proc
-
-    def _postgres_up(self):
-        out = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            ver, cluster, _port, status = line.split()[:4]
-            if status != "online":
-                subprocess.run(["pg_ctlcluster", ver, cluster, "start"], check=True)
-                self.started_postgres.append((ver, cluster))
-                (self.run_dir / "postgres.started").write_text(f"{ver} {cluster}\n")
-                self.echo(f"lava server: PostgreSQL {ver}/{cluster} started")
 
     def _wait(self, what, ok, timeout):
         deadline = time.monotonic() + timeout
@@ -147,7 +138,7 @@ class LocalLavaServer:
         if tcp_open(self.port):
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
                               f"(choose another port)")
-        self._postgres_up()
+        postgres.up(PG_USER, echo=self.echo)
         token = self._ensure_user_token()
         worker_token = self._ensure_worker()
         for b in boards or self.lab.boards:
@@ -184,9 +175,6 @@ class LocalLavaServer:
             f = self.run_dir / f"{name}.pid"
             if name not in self.pids and f.exists():
                 self.pids[name] = int(f.read_text())
-        f = self.run_dir / "postgres.started"
-        if not self.started_postgres and f.exists():
-            self.started_postgres = [tuple(f.read_text().split())]
 
     def down(self):
         self._recorded()
@@ -207,11 +195,7 @@ class LocalLavaServer:
                 os.killpg(pid, signal.SIGKILL)
             _reap(pid)
             self.echo(f"lava server: {name} (pid {pid}) stopped")
-        for ver, cluster in self.started_postgres:
-            subprocess.run(["pg_ctlcluster", ver, cluster, "stop", "--", "-m", "fast"], check=False)
-            self.echo(f"lava server: PostgreSQL {ver}/{cluster} stopped")
-        self.started_postgres = []
-        (self.run_dir / "postgres.started").unlink(missing_ok=True)
+        postgres.down(PG_USER, echo=self.echo)   # stopped if the lab started it, and no one else uses it
 
     def __enter__(self):
         return self
