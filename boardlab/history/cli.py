@@ -8,56 +8,62 @@ from boardlab.history.server import DEFAULT_PORT, HistoryError, HistoryServer
 from boardlab.judge.results import load_run
 
 
-def cmd_history(args):
-    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None,
-                           db=args.db)
-    if args.action == "submit" and args.if_kept:   # the main job: only where history is kept
-        from boardlab.history.submit import land
-        for run in args.runs:
-            if land(Path(run), args.lab) and server.is_up():   # the series beside the run's report
-                from boardlab.history import charts
-                boards = sorted({m["board"] for m in load_run(Path(run))["metrics"]})
-                out = charts.page(server, Path(run) / "history", board=boards[0] if len(boards) == 1 else None)
-                print(f"history {server.lab}: {out}")
-        return 0
-    if args.action in ("submit", "flush"):
-        from boardlab.history import submit
-        for run in args.runs:
-            submit.enqueue(server, Path(run))   # queued first: nothing is lost if SQUAD is down
-        added, had, left = submit.flush(server, progress=print)
-        print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
-              + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))
-        return 1 if left else 0
-    if args.action == "watch":   # the bisect's own verb (bisect.watch), set by the command line
-        return args.watch(args)
-    if args.action == "changes":
-        from boardlab.history import changes
-        points = changes.find(server, board=args.board, metric=args.metric, since=args.since)
-        for c in points:
-            print(c.line())
-        noted = changes.annotate(server, points) if points else 0
-        print(f"history {server.lab}: {len(points)} change point(s)"
-              + (f", {noted} noted on their builds in SQUAD" if points else ""))
-        return 0
-    if args.action == "export":
-        if not args.kcidb:
-            print("boardlab history export: --kcidb (the one format it writes) is needed")
-            return 2
-        from boardlab.files import atomic_write
-        from boardlab.history import kcidb
-        doc = kcidb.document(server)
-        version = kcidb.validate(doc)
-        out = Path(args.out or f"results/history-{server.lab}.kcidb.json")
-        atomic_write(out, json.dumps(doc, indent=1) + "\n")
-        print(f"history {server.lab}: {len(doc['checkouts'])} checkouts, {len(doc['builds'])} builds, "
-              f"{len(doc['tests'])} tests, valid KCIDB {version}: {out}")
-        return 0
-    if args.action == "page":
-        from boardlab.history import charts
-        out = charts.page(server, Path(args.out or f"results/history-{server.lab}"), board=args.board,
-                          metric=args.metric, since=args.since)
-        print(f"history {server.lab}: {out}")
-        return 0
+def _land(server, args):   # the main job: only where history is kept
+    from boardlab.history.submit import land
+    for run in args.runs:
+        if land(Path(run), args.lab) and server.is_up():   # the series beside the run's report
+            from boardlab.history import charts
+            boards = sorted({m["board"] for m in load_run(Path(run))["metrics"]})
+            out = charts.page(server, Path(run) / "history", board=boards[0] if len(boards) == 1 else None)
+            print(f"history {server.lab}: {out}")
+    return 0
+
+
+def _submit(server, args):
+    from boardlab.history import submit
+    for run in args.runs:
+        submit.enqueue(server, Path(run))   # queued first: nothing is lost if SQUAD is down
+    added, had, left = submit.flush(server, progress=print)
+    print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
+          + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))
+    return 1 if left else 0
+
+
+def _changes(server, args):
+    from boardlab.history import changes
+    points = changes.find(server, board=args.board, metric=args.metric, since=args.since)
+    for c in points:
+        print(c.line())
+    noted = changes.annotate(server, points) if points else 0
+    print(f"history {server.lab}: {len(points)} change point(s)"
+          + (f", {noted} noted on their builds in SQUAD" if points else ""))
+    return 0
+
+
+def _export(server, args):
+    if not args.kcidb:
+        print("boardlab history export: --kcidb (the one format it writes) is needed")
+        return 2
+    from boardlab.files import atomic_write
+    from boardlab.history import kcidb
+    doc = kcidb.document(server)
+    version = kcidb.validate(doc)
+    out = Path(args.out or f"results/history-{server.lab}.kcidb.json")
+    atomic_write(out, json.dumps(doc, indent=1) + "\n")
+    print(f"history {server.lab}: {len(doc['checkouts'])} checkouts, {len(doc['builds'])} builds, "
+          f"{len(doc['tests'])} tests, valid KCIDB {version}: {out}")
+    return 0
+
+
+def _page(server, args):
+    from boardlab.history import charts
+    out = charts.page(server, Path(args.out or f"results/history-{server.lab}"), board=args.board,
+                      metric=args.metric, since=args.since)
+    print(f"history {server.lab}: {out}")
+    return 0
+
+
+def _server(server, args):   # up, down, status
     if args.action == "up":
         server.up()
     elif args.action == "down":
@@ -70,6 +76,20 @@ def cmd_history(args):
         print(f"history {st['lab']}: SQUAD {state}, {st['url']}/{st['project']}/ "
               f"(data {st['data']}, database: {st['db']})")
     return 3 if args.action == "status" and not st["squad_pid"] else 0
+
+
+ACTIONS = {"submit": _submit, "flush": _submit, "changes": _changes, "export": _export, "page": _page,
+           "up": _server, "down": _server, "status": _server}
+
+
+def cmd_history(args):
+    if args.action == "watch":   # the bisect's own verb (bisect.watch), set by the command line
+        return args.watch(args)
+    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None,
+                           db=args.db)
+    if args.action == "submit" and args.if_kept:
+        return _land(server, args)
+    return ACTIONS[args.action](server, args)
 
 
 def add_parser(sub):
