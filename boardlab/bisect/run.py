@@ -2,6 +2,7 @@
 name the first bad commit, leave the tree and the board as they were."""
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -10,28 +11,10 @@ from pathlib import Path
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
                              tree_lock)
 from boardlab.bisect.step import run_revision
-from boardlab.errors import BoardlabError
-from boardlab.facts.board import PROJECT_ROOT, load_board, load_lab_host
+from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue
-
-def _virtual_lab(board_name: str):
-    """The board's virtual lab host, brought up if it is not (None: a real board)."""
-    lab_host = load_board(board_name).lab_host
-    try:
-        if load_lab_host(lab_host).kind != "virtual":
-            return None, True
-    except (FileNotFoundError, BoardlabError):
-        return None, True
-    from boardlab.vlab.host import VirtualLab
-    lab = VirtualLab(lab_host)
-    was_up = lab.is_up()
-    if not was_up:
-        lab.up()
-    lab.prepare(board_name)
-    return lab, was_up
-
 
 def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path:
     """The board's own kernel config: kernels/virt-nfs/<board>.config (the virtual board's),
@@ -83,11 +66,16 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
 
 
 def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
+    """On a virtual board: its lab host up for the bisect (and down after, if it was)."""
+    from boardlab.vlab.host import kept_up, virtual_host_of
+    host = virtual_host_of(load_board(b.board)) if b.needs_boot else None
+    with kept_up(host, boards=(b.board,)) if host else contextlib.nullcontext():
+        return _bisect_steps(b, tree, origin)
+
+
+def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
     """Measure the endpoints, `git bisect run` the steps, leave the tree as found."""
     good, bad, run_dir = b.good, b.bad, Path(b.run_dir)
-    lab, was_up = (None, True)
-    if b.needs_boot:
-        lab, was_up = _virtual_lab(b.board)
     started = False
     try:
         _measure_endpoints(b, tree)
@@ -122,8 +110,6 @@ def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
         if r.returncode != 0:   # said, not raised: it must not hide why the bisect ended
             progress(f"WARNING: `git {' '.join(back)}` in {tree} failed, the tree is not as it "
                      f"was found: {(r.stderr or r.stdout).strip()}")
-        if lab is not None and not was_up:
-            lab.down()
 
 
 def table(b: Bisect) -> str:

@@ -244,13 +244,18 @@ class VirtualLab:
         return st["netns"] is not None and all(st["services"].values())
 
 
+def virtual_host_of(board) -> str | None:
+    """The board's lab host if it is this machine's virtual one; None for a real one."""
+    try:
+        return board.lab_host if load_lab_host(board.lab_host).kind == "virtual" else None
+    except (FileNotFoundError, BoardlabError):
+        return None
+
+
 def prepare_if_virtual(board) -> bool:
     """A board's images and NFS root before its first boot, when its lab host is this
     machine's virtual one (False: a real lab host, nothing to build here)."""
-    try:
-        if load_lab_host(board.lab_host).kind != "virtual":
-            return False
-    except (FileNotFoundError, BoardlabError):
+    if virtual_host_of(board) is None:
         return False
     VirtualLab(board.lab_host).prepare(board.name)
     return True
