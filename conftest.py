@@ -116,6 +116,12 @@ def pytest_collection_modifyitems(items):
         name = item.path.stem if item.path.parent.name == "testsuites" else None
         return SUITE_ORDER.index(name) if name in SUITE_ORDER else len(SUITE_ORDER)
     items.sort(key=rank)   # stable: each suite keeps its own order
+    chosen = {}
+    for item in items:   # a suite named test by test (file::test) is not run whole
+        chosen.setdefault(item.parent, []).append(item)
+    for module, its in chosen.items():
+        if _suite_of(module.path) and len(its) < sum(isinstance(x, pytest.Function) for x in module.collect()):
+            _PARTIAL_SUITES.add(_suite_of(module.path))
 
 
 @pytest.fixture(scope="session")
@@ -163,6 +169,7 @@ def results(run_dir, request):
     from boardlab.judge.baselines import KERNELS_DIR
     from boardlab.judge.results import RunResults
     res = RunResults(run_dir, Path(request.config.getoption("--baselines-dir") or KERNELS_DIR))
+    request.config.boardlab_results = res
     yield res
     if request.config.getoption("--update-baselines") and res.metrics:
         for path in res.update_baselines():
@@ -194,3 +201,38 @@ def offline_gate(results, unpowered_strategy, request):
 @pytest.fixture(scope="session")
 def quick(request):
     return request.config.getoption("--quick")
+
+
+# ---- nothing goes missing in silence -----------------------------------------------------
+# A suite run whole (none of its tests deselected or skipped) must produce every metric of
+# its family that the baseline of a kernel it measured holds; the rest are recorded as
+# 'missing' and fail the suite (as LAVA's expected test cases do).
+_PARTIAL_SUITES: set = set()
+
+
+def _suite_of(path) -> str | None:
+    path = Path(str(path))
+    return path.stem.removeprefix("test_") if path.parent.name == "testsuites" else None
+
+
+def pytest_deselected(items):
+    _PARTIAL_SUITES.update(_suite_of(i.path) for i in items)
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _PARTIAL_SUITES.add(_suite_of(report.fspath))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_missing(request):
+    yield
+    suite = _suite_of(request.path)
+    res = getattr(request.config, "boardlab_results", None)   # the run's, once a test made it
+    if suite is None or suite in _PARTIAL_SUITES or res is None:
+        return
+    measured = {(m.board, m.kernel) for m in res.metrics if m.suite == suite and m.value is not None}
+    missing = [m for board, kernel in sorted(measured) for m in res.mark_missing(board, kernel, {suite})]
+    if missing:
+        pytest.fail("missing (the baseline holds them, this run did not produce them):\n"
+                    + "\n".join(f"  {m.board} {m.kernel} {m.describe()}" for m in missing), pytrace=False)

@@ -106,6 +106,7 @@ def cmd_baselines(args):
         written = seed()
     else:
         from boardlab.judge.results import Metric, load_run, update_baselines
+        from boardlab.measure import kernelid
         if not args.runs:
             print("boardlab baselines update: name one or more run directories", file=sys.stderr)
             return 2
@@ -122,7 +123,16 @@ def cmd_baselines(args):
             from boardlab.facts.board import load_board
             from boardlab.measure.clocks import host_bound
             runs = [[m for m in run if not host_bound(m.clock, load_board(m.board), m.key)] for run in runs]
-        written = update_baselines(runs, harness=harness)
+        identities = {}
+        for d in docs:   # runs pooled into one baseline must be of one kernel
+            for target, ident in d["meta"].get("kernels", {}).items():
+                if target in identities and kernelid.differs(identities[target], ident):
+                    print(f"boardlab baselines update: {target}: the runs measured two kernels under "
+                          f"one name ({' / '.join(kernelid.differs(identities[target], ident))}): "
+                          f"pool one at a time", file=sys.stderr)
+                    return 2
+                identities[target] = kernelid.merge(identities.get(target), ident)
+        written = update_baselines(runs, harness=harness, identities=identities)
     for p in written:
         print(f"wrote: {p}")
     return 0

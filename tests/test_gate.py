@@ -11,7 +11,7 @@ from test_baselines import write_baseline
 
 def _strategy():
     return SimpleNamespace(board=load_board("qemu-arm"), last_boot=None,
-                           kernel_under_test=SimpleNamespace(name="armmp"))
+                           kernel_under_test=SimpleNamespace(name="armmp"), kernel_identity=dict)
 
 
 def test_a_noisy_metric_is_sampled_until_decided(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from boardlab.build import kbuild, uimage
 from boardlab.judge.baselines import KERNELS_DIR
+from boardlab.measure import kernelid
 from boardlab.net import tcp_open
 
 pytestmark = pytest.mark.slow
@@ -36,15 +37,12 @@ def test_build_time_and_size(built, offline_gate):
     for cfg in configs_of(gate.strategy.board.name):
         configs[f"{gate.strategy.board.name} {cfg.parent.name}"] = kbuild.describe_config(cfg)
     for kernel, b in built.items():
-        gate.record("build", "real_s", b.real_s, kernel=kernel)
-        gate.record("build", "user_s", b.user_s, kernel=kernel)
-        gate.record("build", "sys_s", b.sys_s, kernel=kernel)
-        gate.record("build", "uimage_data_bytes", b.uimage_data_bytes, kernel=kernel)
-        for part in ("text", "data", "bss", "dec"):
-            gate.record("build", f"vmlinux_{part}_bytes", b.vmlinux[part],
-                        kernel=kernel)
-        gate.record("build", "uncompressed_bytes", b.uncompressed_bytes,
-                    kernel=kernel)
+        figures = {"real_s": b.real_s, "user_s": b.user_s, "sys_s": b.sys_s,
+                   "uimage_data_bytes": b.uimage_data_bytes, "uncompressed_bytes": b.uncompressed_bytes,
+                   **{f"vmlinux_{part}_bytes": b.vmlinux[part] for part in ("text", "data", "bss", "dec")}}
+        ident = kernelid.of_image(b.uimage)   # the source, config and compiler it was built from
+        for name, value in figures.items():
+            gate.record("build", name, value, kernel=kernel, identity=ident)
     gate.check()
 
 

@@ -32,7 +32,7 @@ from boardlab.boot.kernelboot import KernelToShell
 from boardlab.boot.serialdriver import TimestampingSerialDriver
 from boardlab.boot.ubootdialog import UBootDialog
 from boardlab.facts.board import load_board
-from boardlab.measure import clocks
+from boardlab.measure import clocks, kernelid
 
 # the environment files import this module: it registers both with labgrid
 __all__ = ["BoardStrategy", "BootError", "Status", "TimestampingSerialDriver"]
@@ -122,6 +122,13 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
     @property
     def kernel_under_test(self) -> bootplan.KernelUnderTest:
         return self.plan().kernel
+
+    def kernel_identity(self) -> dict:
+        """What the kernel under test is: its uImage's identity (measure.kernelid) and what
+        the last boot printed of it."""
+        k = self.kernel_under_test
+        boot = self.last_boot if self.last_boot is not None and self.last_boot.kernel == k else None
+        return kernelid.merge(kernelid.of_image(k.local), kernelid.from_console(boot.lines) if boot else {})
 
     def timeout(self, name) -> float:
         override = {"uboot_s": self.uboot_timeout, "boot_s": self.boot_timeout}.get(name)

@@ -12,13 +12,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from boardlab.build import sources
 from boardlab.build.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import Board
 from boardlab.log import progress
+from boardlab.measure import kernelid
 from boardlab.measure.parsers import parse_mkimage_list, parse_size
 
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")   # Debian's linux-source-6.1
+SOURCE_VERSION = ".boardlab-source-version"   # in an unpacked tree: the package it came from
 # A fragment's first lines may name the config it is merged over: `# base: tqm8xx_defconfig`
 BASE_DIRECTIVE = "# base:"
 
@@ -57,27 +60,51 @@ class BuildResult:
     log: Path
 
 
-def source_tree(tarball: Path = SOURCE_TARBALL) -> Path:
-    """The unpacked source (once; a stamp marks a complete unpack)."""
-    if not tarball.exists():
-        raise KernelBuildError(f"{tarball} not found: install Debian's linux-source-6.1 "
+def source_tree(src: sources.Source | None = None) -> Path:
+    """The unpacked source of a linux-source version (default: the installed one), once
+    per version (a stamp marks a complete unpack)."""
+    src = src or sources.installed()
+    if not src.tarball.exists():
+        raise KernelBuildError(f"{src.tarball} not found: install Debian's {src.package} "
                                f"(scripts/setup-host.sh does)")
-    dest = CACHE_DIR / "src"
-    tree = dest / tarball.name.replace(".tar.xz", "")
+    dest = CACHE_DIR / "src" / f"{src.package}_{src.version}"
+    tree = dest / src.tarball.name.replace(".tar.xz", "")
     stamp = tree / ".boardlab-unpacked"
     if stamp.exists():
         return tree
-    progress(f"unpacking {tarball} into {dest} (once)")
+    progress(f"unpacking {src.label} ({src.tarball}) into {dest} (once)")
     shutil.rmtree(tree, ignore_errors=True)
     dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-xf", str(tarball), "-C", str(dest)], check=True)
-    stamp.write_text(str(tarball.stat().st_mtime))
+    subprocess.run(["tar", "-xf", str(src.tarball), "-C", str(dest)], check=True)
+    (tree / SOURCE_VERSION).write_text(src.label + "\n")
+    stamp.write_text(str(src.tarball.stat().st_mtime))
     return tree
+
+
+def source_identity(src: Path) -> tuple[str, int]:
+    """(what the source is, its date as a Unix time): a git tree by its revision and commit
+    date; an unpacked linux-source by its package version and the tarball's date. The date
+    is the build's KBUILD_BUILD_TIMESTAMP: the same source, config and compiler print the
+    same /proc/version however often they are built."""
+    if (src / ".git").exists():
+        out = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%H %ct"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        return f"git {out[0]}", int(out[1])
+    version = src / SOURCE_VERSION
+    stamp = src / ".boardlab-unpacked"
+    when = int(float(stamp.read_text())) if stamp.exists() else int(src.stat().st_mtime)
+    return (version.read_text().strip() if version.exists() else src.name), when
+
+
+def build_timestamp(when: int) -> str:
+    """As `date` prints it (the kernel's own default), so the version string keeps its length."""
+    return time.strftime("%a %b %e %H:%M:%S UTC %Y", time.gmtime(when))
 
 
 def _make(src, out, xa: CrossArch, *targets, log, jobs=None, cc=None):
     cmd = ["make", "-C", str(src), f"O={out}", f"ARCH={xa.arch}", f"CROSS_COMPILE={xa.cross}",
            "KBUILD_BUILD_USER=boardlab", "KBUILD_BUILD_HOST=lab"]
+    env = {**os.environ, "KBUILD_BUILD_TIMESTAMP": build_timestamp(source_identity(Path(src))[1])}
     if cc:
         cmd.append(f"CC={cc}")
     if jobs:
@@ -85,7 +112,7 @@ def _make(src, out, xa: CrossArch, *targets, log, jobs=None, cc=None):
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd + list(targets))}\n")
         f.flush()
-        r = subprocess.run(cmd + list(targets), stdout=f, stderr=subprocess.STDOUT)
+        r = subprocess.run(cmd + list(targets), stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode != 0:
         tail = "\n".join(Path(log).read_text().splitlines()[-15:])
         raise KernelBuildError(f"make {' '.join(targets)} failed ({r.returncode}); log {log}:\n{tail}")
@@ -177,6 +204,11 @@ def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
                              check=True).stdout
     size = subprocess.run([f"{xa.cross}size", str(out / "vmlinux")], capture_output=True, text=True,
                           check=True).stdout
+    compiler = subprocess.run([f"{xa.cross}gcc", "--version"], capture_output=True, text=True,
+                              check=True).stdout.splitlines()[0]
+    kernelid.write_sidecar(uimage, {"release": release, "source_version": source_identity(Path(src))[0],
+                                    "config_sha256": kernelid.sha256(out / ".config"),
+                                    "compiler": compiler})
     return BuildResult(uimage, release, *times, parse_mkimage_list(listing)["data_size"],
                        parse_size(size), _uncompressed_bytes(out, xa), log)
 
@@ -197,7 +229,7 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
     xa = _arch(board)
     if not fragment.exists():
         raise KernelBuildError(f"no config for board {board.name}, kernel {kernel}: {fragment}")
-    src = source_tree()
+    src = source_tree(sources.of_kernel(kernel))   # its pin's linux-source, or the installed one
     out = CACHE_DIR / "kbuild" / f"{board.name}-{kernel}"
     shutil.rmtree(out, ignore_errors=True)   # from clean, as the study built
     out.mkdir(parents=True)

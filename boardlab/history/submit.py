@@ -28,6 +28,7 @@ from pathlib import Path
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.files import atomic_write
 from boardlab.history.server import GROUP, HistoryServer
+from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run
 from boardlab.measure import clocks
@@ -53,7 +54,7 @@ def _commit() -> str:
 
 
 def _test_result(m: dict) -> str:
-    if m.get("verdict") == vd.REGRESSED:
+    if m.get("verdict") in (vd.REGRESSED, bl.MISSING):
         return "fail"
     return "pass" if m.get("verdict") in (vd.SAME, vd.IMPROVED) else "skip"
 
@@ -79,7 +80,8 @@ def submissions(run_dir: Path) -> list[Submission]:
             build=kernel, environment=env, job_id=job_id,
             tests={f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics},
             metrics={f"{m['suite']}/{m['name']}": {"value": m["samples"] or [m["value"]],
-                                                   "unit": m["unit"]} for m in metrics},
+                                                   "unit": m["unit"]} for m in metrics
+                     if m["value"] is not None},   # a missing metric is a failed test, no figure
             metadata={"job_id": job_id, "board": board, "kernel": kernel, "clock": clock,
                       "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
                       "boardlab_commit": commit, "datetime": _iso(meta.get("started", "")),

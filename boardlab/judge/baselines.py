@@ -19,10 +19,12 @@ import yaml
 from boardlab.boot import bootwatch
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.measure import clocks
+from boardlab.measure import clocks, kernelid
 from boardlab.measure.catalogue import METRICS, for_harness
 
-OTHER_HOST, OTHER_CLOCK = clocks.OTHER_HOST, clocks.OTHER_CLOCK   # clocks.judgeable's verdicts
+OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL = (clocks.OTHER_HOST, clocks.OTHER_CLOCK,
+                                         clocks.OTHER_KERNEL)   # clocks.judgeable's verdicts
+MISSING = "missing"   # the baseline holds the metric, the run did not produce it
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 
@@ -125,14 +127,27 @@ def parse_baselines(data, path) -> dict[str, Baseline]:
     return out
 
 
-def _load_file(path: Path) -> dict[str, Baseline]:
-    if not path.exists():
-        return {}
+def _read(path: Path):
     try:
-        data = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise BaselineError(f"{path}: not valid YAML: {e}") from None
-    return parse_baselines(data, path)
+
+
+def _load_file(path: Path) -> dict[str, Baseline]:
+    return parse_baselines(_read(path), path) if path.exists() else {}
+
+
+def load_identity(kernel: str, board: str, root: Path = KERNELS_DIR) -> dict | None:
+    """The identity of the kernel the baselines were measured with (measure.kernelid);
+    None where the file records none (the study's figures)."""
+    path = baseline_path(kernel, board, root)
+    if not path.exists():
+        return None
+    ident = (_read(path) or {}).get("identity")
+    if ident is not None and not (isinstance(ident, dict) and all(isinstance(v, str) for v in ident.values())):
+        raise BaselineError(f"{path}: identity must map names to strings, got {ident!r}")
+    return ident
 
 
 def load(kernel: str, board: str, root: Path = KERNELS_DIR, harness: str | None = None,
@@ -169,20 +184,29 @@ def spread_of(values) -> dict:
 
 
 def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KERNELS_DIR,
-          merge=True, harness: str | None = None) -> Path:
-    """Write baselines (atomically), keeping metrics of the file not given here."""
+          merge=True, harness: str | None = None, identity: dict | None = None) -> Path:
+    """Write baselines (atomically), keeping metrics of the file not given here, unless
+    they are of another kernel (identity: the kernel these metrics were measured with)."""
     path = baseline_path(kernel, board, root, harness)
     existing = {}
+    had = load_identity(kernel, board, root) if not harness else None
+    if identity and had and kernelid.differs(had, identity):
+        merge = False   # the file's other metrics are another kernel's figures
     if merge and path.exists():
         existing = {k: v.to_dict() for k, v in _load_file(path).items()}
     existing.update({k: v.to_dict() for k, v in metrics.items()})
-    doc = {"board": board, "kernel": kernel, "metrics": dict(sorted(existing.items()))}
+    doc = {"board": board, "kernel": kernel}
+    if not harness and (identity or had):
+        doc["identity"] = dict(sorted((identity or had).items()))
+    doc["metrics"] = dict(sorted(existing.items()))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".baseline-")
     with os.fdopen(fd, "w") as f:
         through = f", as {harness} measures them" if harness else ""
         f.write(f"# Baselines of {board} with kernel {kernel}{through}. Written by --update-baselines;\n"
-                f"# each metric: value (median of its samples), unit, direction, samples, spread, source.\n")
+                f"# identity: the kernel they were measured with (uname -r, /proc/version, package\n"
+                f"# or build inputs, uImage sha256); each metric: value (median of its samples),\n"
+                f"# unit, direction, samples, spread, source.\n")
         yaml.safe_dump(doc, f, sort_keys=False, default_flow_style=None, width=100)
     os.replace(tmp, path)
     return path

@@ -16,11 +16,16 @@ class Gate:
         self.repeats, self.max_repeats = repeats, max_repeats
         self.recorded = {}
 
-    def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None):
+    def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None,
+               identity=None):
+        """identity: what the kernel is (measure.kernelid); default: the kernel under test's
+        as the strategy knows it (its uImage, what the last boot printed)."""
         boot = self.strategy.last_boot
+        if identity is None and kernel is None:
+            identity = self.strategy.kernel_identity()
         m = self.results.record(self.strategy.board, kernel or self.strategy.kernel_under_test.name,
                                 suite, name, value, unit, direction, samples, test=self.nodeid,
-                                qemu_clock=boot.qemu_clock if boot else None)
+                                qemu_clock=boot.qemu_clock if boot else None, identity=identity)
         self.recorded[(m.kernel, m.key)] = m
         return m
 

@@ -15,7 +15,7 @@ from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
-from boardlab.measure import catalogue, clocks
+from boardlab.measure import catalogue, clocks, kernelid
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Metric:
     kernel: str
     suite: str
     name: str
-    value: float
+    value: float | None             # None: missing (the baseline has it, the run did not)
     unit: str
     direction: str = "lower"
     samples: list = field(default_factory=list)
@@ -42,6 +42,12 @@ class Metric:
 
     def describe(self) -> str:
         base = self.baseline
+        if self.verdict == bl.MISSING:
+            return (f"{self.key}: missing (the baseline holds {base['value']:g} {base['unit']}; "
+                    f"this run did not produce it)")
+        if self.verdict == bl.OTHER_KERNEL:
+            return (f"{self.key} = {self.value:g} {self.unit}: other kernel, not judged "
+                    f"({(self.comparison or {}).get('why', '')})")
         if not base:
             return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
         if self.verdict == bl.OTHER_CLOCK:
@@ -129,17 +135,29 @@ class RunResults:
             self._boards[board] = load_board(board)
         return self._boards[board]
 
+    def identify(self, board: str, kernel: str, identity: dict | None):
+        """What the kernel a run calls `kernel` is (measure.kernelid), in meta.kernels."""
+        if identity:
+            known = self.meta.setdefault("kernels", {})
+            known[f"{board}/{kernel}"] = kernelid.merge(known.get(f"{board}/{kernel}"), identity)
+
+    def identity(self, board: str, kernel: str) -> dict | None:
+        return self.meta.get("kernels", {}).get(f"{board}/{kernel}")
+
     def record(self, board, kernel, suite, name, value, unit=None, direction=None, samples=(),
-               test="", qemu_clock=None) -> Metric:
+               test="", qemu_clock=None, identity=None) -> Metric:
         """A metric of the catalogue (its unit and direction; a caller that names them must
         agree) with its samples, judged against the baseline's samples. qemu_clock: the
-        clock a virtual board ran on (its power switch says; default the board's facts)."""
+        clock a virtual board ran on (its power switch says; default the board's facts).
+        identity: what the kernel is (measure.kernelid); one other than the baseline's
+        is not judged against it."""
         spec = catalogue.spec(f"{suite}.{name}")
         if unit not in (None, spec.unit) or direction not in (None, spec.direction):
             raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
                                    f"but the catalogue says {spec.unit!r} ({spec.direction})")
         facts = self.board_facts(board)   # board: a Board (its facts as loaded) or a name
         board = facts.name
+        self.identify(board, kernel, identity)
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
         m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
                    [float(s) for s in samples] or [float(value)], test=test, clock=clock,
@@ -151,9 +169,12 @@ class RunResults:
                                        f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
                                        f"says {spec.unit!r}")
             m.baseline = base.to_dict()
-            rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host)
+            rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host,
+                                    bl.load_identity(kernel, board, self.baselines_root),
+                                    self.identity(board, kernel))
             if not rule.ok:
-                m.verdict = rule.verdict   # other units, or another machine's timing
+                m.verdict = rule.verdict   # other units, another machine's timing, another kernel
+                m.comparison = {"why": rule.why}
             else:
                 cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
                 if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
@@ -170,6 +191,21 @@ class RunResults:
         self.save()
         return m
 
+    def mark_missing(self, board: str, kernel: str, suites) -> list[Metric]:
+        """Each metric of these suites the baseline holds and this run did not produce:
+        recorded as 'missing' (it fails its suite; nothing goes missing in silence)."""
+        have = {m.key for m in self.metrics if (m.board, m.kernel) == (board, kernel)}
+        out = []
+        for key, base in sorted(self.baselines(board, kernel).items()):
+            if key.split(".")[0] in suites and key not in have and key in catalogue.METRICS:
+                spec = catalogue.METRICS[key]
+                out.append(Metric(board, kernel, spec.suite, spec.name, None, spec.unit, spec.direction,
+                                  [], base.to_dict(), verdict=bl.MISSING, host=self.meta["host"]))
+        self.metrics += out
+        if out:
+            self.save()
+        return out
+
     def save(self):
         doc = {"meta": self.meta, "metrics": [asdict(m) for m in self.metrics]}
         atomic_write(self.path, json.dumps(doc, indent=1) + "\n")
@@ -177,11 +213,11 @@ class RunResults:
     def update_baselines(self) -> list[Path]:
         """Write the run's metrics as baselines (only when asked: --update-baselines)."""
         return update_baselines([self.metrics], self.baselines_root, harness=self.harness,
-                                facts=self._boards)
+                                facts=self._boards, identities=self.meta.get("kernels", {}))
 
 
 def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None,
-                     facts: dict | None = None) -> list[Path]:
+                     facts: dict | None = None, identities: dict | None = None) -> list[Path]:
     """Baselines from one or more runs (lists of Metric): per metric all samples pooled
     (over runs, they carry the run-to-run noise the verdict must not take for a change),
     their median and spread."""
@@ -190,6 +226,8 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
     pooled = {}
     for metrics in runs:
         for m in metrics:
+            if m.value is None:   # missing: nothing measured to pool
+                continue
             entry = pooled.setdefault((m.board, m.kernel, m.key),
                                       {"m": m, "samples": [], "runs": 0, "hosts": set()})
             entry["samples"] += m.samples or [m.value]
@@ -212,7 +250,8 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
             source["runs"] = e["runs"]
             new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
                                    bl.spread_of(samples), source, list(samples))
-        written.append(bl.write(kernel, board, new, root, harness=harness))
+        written.append(bl.write(kernel, board, new, root, harness=harness,
+                                identity=(identities or {}).get(f"{board}/{kernel}")))
     return written
 
 

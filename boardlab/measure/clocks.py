@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from boardlab.facts.board import Board
+from boardlab.measure import kernelid
 
 HOST = "host"
 GUEST_REALTIME = "guest-realtime"
@@ -105,6 +106,7 @@ def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
 
 OTHER_HOST = "other-host"   # a host-bound figure against one from another machine
 OTHER_CLOCK = "other-clock"  # figures of two clocks: other units
+OTHER_KERNEL = "other-kernel"  # figures of two kernels under one name: not the same kernel
 
 
 @dataclass(frozen=True)
@@ -120,10 +122,16 @@ class Judgeable:
 
 
 def judgeable(key: str, board: Board | None, clock_a: str | None, host_a: str | None,
-              clock_b: str | None, host_b: str | None) -> Judgeable:
+              clock_b: str | None, host_b: str | None, kernel_a: dict | None = None,
+              kernel_b: dict | None = None) -> Judgeable:
     """The one rule. clock_*: boardlab.measure.clocks names, None when a stored figure does not
     say (the study's numbers): then it is taken to be the other side's. host_*: this_host
-    ids, None when unknown (an unknown host never matches one of a host-bound figure)."""
+    ids, None when unknown (an unknown host never matches one of a host-bound figure).
+    kernel_*: the kernels' identities (measure.kernelid) where both sides should be one
+    kernel (a run against its baseline; not `compare`, whose sides differ by design)."""
+    other = kernelid.differs(kernel_a, kernel_b)
+    if other:
+        return Judgeable(False, OTHER_KERNEL, f"the baseline's kernel is {other[0]}, this run's {other[1]}")
     if clock_a is not None and clock_b is not None and clock_a != clock_b:
         return Judgeable(False, OTHER_CLOCK, f"other clock, not judged ({clock_a} / {clock_b}: "
                                              f"other units)")

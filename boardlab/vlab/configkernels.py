@@ -6,11 +6,12 @@ would serve), and rebuilt only when the fragment or the source changes."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import threading
 import time
 from pathlib import Path
 
-from boardlab.build import kbuild
+from boardlab.build import kbuild, sources
 from boardlab.build.buildenv import CACHE_DIR
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
@@ -18,10 +19,14 @@ from boardlab.log import progress
 PROGRESS_EVERY_S = 30
 
 
-def kernel_inputs(fragment: Path, tarball: Path = kbuild.SOURCE_TARBALL) -> str:
-    h = hashlib.sha256(fragment.read_bytes())
-    st = tarball.stat()
-    h.update(f"{tarball.name} {st.st_size} {st.st_mtime}".encode())
+# v2: built reproducibly (KBUILD_BUILD_TIMESTAMP from the source) with an identity beside it
+BUILDER = "configkernels v2"
+
+
+def kernel_inputs(fragment: Path, src: sources.Source) -> str:
+    h = hashlib.sha256(BUILDER.encode() + fragment.read_bytes())
+    st = src.tarball.stat()
+    h.update(f"{src.label} {st.st_size} {st.st_mtime}".encode())
     return h.hexdigest()
 
 
@@ -47,19 +52,23 @@ def build_config_kernels(board: Board, out: Path):
         fragment = PROJECT_ROOT / k.config
         uimage = out / k.uimage
         stamp = out / f".{k.uimage}.inputs"
-        want = kernel_inputs(fragment)
+        src = sources.of_kernel(name)   # its pin's linux-source version, or the installed one
+        want = kernel_inputs(fragment, src)
         if uimage.exists() and stamp.exists() and stamp.read_text() == want:
             continue
         work = CACHE_DIR / "kbuild" / f"{board.name}-{name}-image"
+        if (work / ".boardlab-source").exists() and (work / ".boardlab-source").read_text() != src.label:
+            shutil.rmtree(work)   # another source: nothing of the last build is reused
+        work.mkdir(parents=True, exist_ok=True)
+        (work / ".boardlab-source").write_text(src.label)
         what = f"kernel {name} for {board.name}"
-        progress(f"building {what} from {k.config} (Debian's linux-source; "
-                 f"log {work / 'build.log'})")
+        progress(f"building {what} from {k.config} ({src.label}; log {work / 'build.log'})")
         done = threading.Event()
         ticker = threading.Thread(target=_report_progress, args=(work / "build.log", what, done),
                                   daemon=True)
         ticker.start()
         try:
-            result = kbuild.build_tree(board, kbuild.source_tree(), work, fragment, uimage,
+            result = kbuild.build_tree(board, kbuild.source_tree(src), work, fragment, uimage,
                                        ccache=False)
         finally:
             done.set()

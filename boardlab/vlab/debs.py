@@ -83,3 +83,28 @@ def download(pkgs, debs_dir: Path) -> dict[str, Path]:
 def extract(deb: Path, dest: Path):
     dest.mkdir(parents=True, exist_ok=True)
     run(["dpkg-deb", "-x", str(deb), str(dest)])
+
+
+def download_exact(pins, debs_dir: Path) -> dict[str, Path]:
+    """Pinned kernel packages (facts.kernelpin.Pin) at exactly their versions: from the
+    cache, else apt-get download pkg=version; one line naming the pin when neither has it."""
+    debs_dir.mkdir(parents=True, exist_ok=True)
+    have = {}
+    for pin in pins:
+        deb = debs_dir / f"{pin.package}_{pin.version.replace(':', '%3a')}_armhf.deb"
+        if not deb.exists():
+            progress(f"downloading {pin.package} {pin.version} (armhf), as kernels/{pin.kernel}/pin.yaml pins it")
+            try:
+                run(["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root",
+                     f"{pin.package}:armhf={pin.version}"], cwd=debs_dir)
+            except ImageBuildError:
+                pass
+        if not deb.exists():
+            served = run(["apt-cache", "madison", f"{pin.package}:armhf"]) if pin.package else ""
+            versions = ", ".join(ln.split("|")[1].strip() for ln in served.splitlines() if "|" in ln)
+            raise ImageBuildError(
+                f"kernel {pin.kernel} is pinned to {pin.line()} (kernels/{pin.kernel}/pin.yaml): not in "
+                f"{debs_dir}, and apt cannot get it (it serves: {versions or 'no version'}); put the .deb "
+                f"there, or move the pin: boardlab kernel pin {pin.kernel} VERSION --why '...'")
+        have[pin.package] = deb
+    return have

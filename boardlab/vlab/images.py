@@ -17,10 +17,12 @@ from pathlib import Path
 from boardlab.build.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
+from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
+from boardlab.measure import kernelid
 from boardlab.vlab.configkernels import build_config_kernels
 from boardlab.vlab.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
-from boardlab.vlab.debs import ImageBuildError, download, extract, resolve_packages, run
+from boardlab.vlab.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
 from boardlab.vlab.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
                                   overlay, tree_entries)
 
@@ -92,9 +94,13 @@ def build_images(board: Board, force=False) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     cross = board.arch in CROSS_TARGETS   # no Debian binaries for it: built from source
-    kernel_pkgs = resolve_packages(_debian_packages(board))
-    debs = download(list(kernel_pkgs.values()) + ([] if cross else USERLAND_PACKAGES),
+    metas = _debian_packages(board)
+    pins = {n: p for n in metas if (p := load_pin(n)) is not None and not p.is_source}
+    kernel_pkgs = {**resolve_packages({n: m for n, m in metas.items() if n not in pins}),
+                   **{n: p.package for n, p in pins.items()}}   # a pinned kernel: exactly its package
+    debs = download([p for n, p in kernel_pkgs.items() if n not in pins] + ([] if cross else USERLAND_PACKAGES),
                     CACHE_DIR / "debs")
+    debs.update(download_exact(pins.values(), CACHE_DIR / "debs"))
     build_config_kernels(board, out)
     userland = build_userland(board.arch, CROSS_PACKAGES, CACHE_DIR / "cross") if cross else None
     digest = inputs_digest(board, debs, userland[1] if userland else {})
@@ -105,6 +111,7 @@ def build_images(board: Board, force=False) -> Path:
             and all(p.exists() for p in expected)):
         progress(f"images for {board.name} are up to date ({out})")
         nfsroot_tarball(out)
+        _note_identities(board, kernel_pkgs, debs, out)
         return out
 
     progress(f"building images for {board.name} into {out}")
@@ -124,9 +131,20 @@ def build_images(board: Board, force=False) -> Path:
                 pkg_roots.append(build / "pkgs" / name)
         _userland(board, build, rootfs, pkg_roots)
     _roots(board, build, rootfs, out)
+    _note_identities(board, kernel_pkgs, debs, out)
     stampfile.write_text(digest)
     progress(f"images for {board.name} built in {time.monotonic() - t0:.1f} s")
     return out
+
+
+def _note_identities(board: Board, kernel_pkgs, debs, out: Path):
+    """Beside each packaged kernel's uImage: the package and version it came from."""
+    for name, pkg in kernel_pkgs.items():
+        uimage = out / board.images.kernels[name].uimage
+        if uimage.exists():
+            version = run(["dpkg-deb", "-f", str(debs[pkg]), "Version"]).strip()
+            kernelid.write_sidecar(uimage, {"release": pkg.removeprefix("linux-image-"), "package": pkg,
+                                            "package_version": version})
 
 
 def _kernels(board: Board, kernel_pkgs, debs, build: Path, rootfs: Path, out: Path):

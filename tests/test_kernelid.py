@@ -1,0 +1,103 @@
+"""A kernel is named by what it is: the board's own `Linux version` line, the package or
+the build inputs, the uImage's digest; a run of another kernel under the same short name
+is "other kernel", never a verdict; a metric the baseline holds and the run did not
+produce is "missing"."""
+import yaml
+
+from boardlab.judge import baselines as bl
+from boardlab.judge import report
+from boardlab.judge.results import RunResults
+from boardlab.measure import clocks, kernelid
+
+HERE = {"kind": "measured", "host_id": clocks.this_host()["id"]}
+# as the virtual board printed them (results/20261125-141249, console logs)
+ARMMP_176 = ("[    0.000000] Linux version 6.1.0-50-armmp (debian-kernel@lists.debian.org) (gcc-12 "
+             "(Debian 12.2.0-14+deb12u1) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP Debian "
+             "6.1.176-1 (2026-07-02)")
+VIRT_NFS = ("[    0.000000] Linux version 6.1.192 (boardlab@lab) (arm-linux-gnueabihf-gcc (Debian "
+            "12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 Wed Nov 25 14:20:11 UTC 2026")
+
+
+def test_the_boards_own_line_names_the_kernel():
+    ident = kernelid.from_console(["U-Boot 2023.01", ARMMP_176, "Run /init as init process"])
+    assert ident["release"] == "6.1.0-50-armmp"
+    assert ident["proc_version"].startswith("Linux version 6.1.0-50-armmp (debian-kernel")
+    assert ident["proc_version"].endswith("#1 SMP Debian 6.1.176-1 (2026-07-02)")
+    assert kernelid.from_console([VIRT_NFS])["release"] == "6.1.192"
+    assert kernelid.from_console(["no kernel here"]) == {}
+
+
+def test_two_identities_are_compared_on_what_both_sides_know():
+    a = {"release": "6.1.0-50-armmp", "package": "linux-image-6.1.0-50-armmp", "package_version": "6.1.176-1"}
+    moved = {**a, "package_version": "6.1.180-1"}
+    assert kernelid.differs(a, a) is None
+    assert kernelid.differs(a, moved) == ("6.1.0-50-armmp linux-image-6.1.0-50-armmp 6.1.176-1",
+                                          "6.1.0-50-armmp linux-image-6.1.0-50-armmp 6.1.180-1")
+    # what the board printed decides over the image's digest (a re-wrapped image is the same kernel)
+    printed = kernelid.from_console([ARMMP_176])
+    assert kernelid.differs({**printed, "uimage_sha256": "aa"}, {**printed, "uimage_sha256": "bb"}) is None
+    assert kernelid.differs(a, None) is None and kernelid.differs({}, a) is None   # unknown: not decided here
+
+
+def test_a_uimage_carries_what_its_maker_knew(tmp_path):
+    img = tmp_path / "armmp.uImage"
+    img.write_bytes(b"uImage bytes")
+    kernelid.write_sidecar(img, {"release": "6.1.0-50-armmp", "package": "linux-image-6.1.0-50-armmp",
+                                 "package_version": "6.1.176-1"})
+    ident = kernelid.of_image(img)
+    assert ident["package_version"] == "6.1.176-1" and ident["uimage_sha256"] == kernelid.sha256(img)
+    img.write_bytes(b"another kernel's bytes")          # replaced: the note is not of it
+    assert set(kernelid.of_image(img)) == {"uimage_sha256"}
+
+
+def _baseline(root, identity, metrics):
+    (root / "armmp").mkdir(parents=True)
+    (root / "armmp" / "qemu-arm.yaml").write_text(yaml.safe_dump(
+        {"board": "qemu-arm", "kernel": "armmp", "identity": identity, "metrics": metrics}))
+
+
+def test_a_moved_package_is_another_kernel_not_a_verdict(tmp_path):
+    pinned = {"release": "6.1.0-50-armmp", "package": "linux-image-6.1.0-50-armmp", "package_version": "6.1.176-1"}
+    _baseline(tmp_path / "k", pinned, {"memory.mem_eat_kb": {
+        "value": 88832, "unit": "kB", "direction": "higher", "samples": [88832], "source": HERE}})
+    same = RunResults(tmp_path / "same", baselines_root=tmp_path / "k")
+    assert same.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, identity=pinned).verdict == "same"
+    moved = RunResults(tmp_path / "moved", baselines_root=tmp_path / "k")
+    m = moved.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000,
+                     identity={**pinned, "package_version": "6.1.180-1"})
+    assert m.verdict == bl.OTHER_KERNEL                    # far lower, yet not "regressed"
+    assert m.comparison["why"] == ("the baseline's kernel is 6.1.0-50-armmp linux-image-6.1.0-50-armmp "
+                                   "6.1.176-1, this run's 6.1.0-50-armmp linux-image-6.1.0-50-armmp 6.1.180-1")
+    assert moved.meta["kernels"]["qemu-arm/armmp"]["package_version"] == "6.1.180-1"
+    md = report.markdown(str(tmp_path / "moved"), with_summary=True)
+    assert md.startswith("1 other kernel, not judged | of 1 metrics\n")
+
+
+def test_baselines_record_the_kernel_they_were_measured_with(tmp_path):
+    pinned = {"release": "6.1.0-50-armmp", "package": "linux-image-6.1.0-50-armmp", "package_version": "6.1.176-1"}
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, identity=pinned)
+    res.record("qemu-arm", "armmp", "memory", "free_total_kb", 112196, identity=pinned)
+    res.update_baselines()
+    assert bl.load_identity("armmp", "qemu-arm", tmp_path / "k") == pinned
+    # a new kernel under the name: its figures replace the old kernel's, none are kept
+    other = RunResults(tmp_path / "run2", baselines_root=tmp_path / "k")
+    other.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88000, identity={**pinned, "package_version": "6.1.180-1"})
+    other.update_baselines()
+    assert set(bl.load("armmp", "qemu-arm", tmp_path / "k")) == {"memory.mem_eat_kb"}
+
+
+def test_a_metric_the_run_did_not_produce_is_missing_and_counted(tmp_path):
+    _baseline(tmp_path / "k", {}, {
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832], "source": HERE},
+        "memory.free_total_kb": {"value": 112196, "unit": "kB", "samples": [112196], "source": HERE},
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "samples": [300], "source": HERE}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832)
+    missing = res.mark_missing("qemu-arm", "armmp", {"memory"})     # lmbench did not run: not missing
+    assert [m.key for m in missing] == ["memory.free_total_kb"]
+    assert missing[0].verdict == bl.MISSING and missing[0].value is None
+    assert "missing (the baseline holds 112196 kB; this run did not produce it)" in missing[0].describe()
+    md = report.markdown(str(tmp_path / "run"), with_summary=True)
+    assert md.startswith("1 same | 1 missing | of 2 metrics\n")
+    assert "| qemu-arm memory.free_total_kb | kB | - | 112196 | - |" in md
