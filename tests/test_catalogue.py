@@ -61,7 +61,7 @@ def test_the_study_and_the_stored_baselines_use_the_catalogue():
             for result in kernels.values():
                 for key in reference.study_metrics(result):
                     catalogue.spec(key)
-    for path in ROOT.glob("kernels/*/*.yaml"):
+    for path in (p for p in ROOT.glob("kernels/*/*.yaml") if p.name != "pin.yaml"):
         for key, m in yaml.safe_load(path.read_text())["metrics"].items():
             spec = catalogue.spec(key)
             assert (m["unit"], m["direction"]) == (spec.unit, spec.direction), f"{path}: {key}"
