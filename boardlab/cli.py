@@ -9,6 +9,7 @@ from pathlib import Path
 from boardlab.errors import BoardlabError, InputError
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
+from boardlab.kernel import cli as kernel_cli
 from boardlab.lava import cli as lava_cli
 
 
@@ -201,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     bisect_cli.add_parser(sub)
     lava_cli.add_parser(sub)
     history_cli.add_parser(sub).set_defaults(watch=bisect_cli.cmd_watch)
+    kernel_cli.add_parser(sub)
     return ap
 
 

@@ -79,6 +79,7 @@ LAYERS = [
     ("history",),    # the results database: runs submitted, change points
     ("lava",),       # LAVA's device types, jobs, server
     ("bisect",),     # the automatic bisect
+    ("kernel",),     # kernels by what they are: built by version, pinned, swept
     ("envgen", "cli"),  # what is generated from the facts; the command line
 ]
 

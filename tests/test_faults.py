@@ -29,6 +29,27 @@ def test_a_panic_of_either_era_is_recognised(line, quoted):
     assert m and m.group(0).endswith(quoted)
 
 
+@pytest.mark.parametrize("line", [
+    "loader: no modules for kernel 6.12.117 in the ramdisk",    # as a 6.12 kernel given as a file met it
+    "loader: insmod virtio_net.ko failed",
+    "loader: NFS mount of 192.168.10.1:/srv/boardlab/nfs/qemu-arm failed",
+])
+def test_the_nfs_loaders_own_failure_lines_are_recognised(line):
+    m = re.search(bootplan.LOADER_FAILURE, "[    0.80] " + line + "\r\nloader: dropping to a shell")
+    assert m and m.group(0) == line
+    assert not re.search(bootplan.LOADER_FAILURE, "loader: mounting 192.168.10.1:/srv (nolock)")
+
+
+def test_a_kernel_file_says_how_it_mounts_its_nfs_root(tmp_path):
+    from boardlab.measure import kernelid
+    board = load_board("qemu-arm")
+    img = tmp_path / "uImage-6.12.117"
+    img.write_bytes(b"x")
+    assert bootplan.resolve_kernel(board, str(img)).nfs_loader        # unsaid: as the default kernel (armmp)
+    kernelid.write_sidecar(img, {"release": "6.12.117"}, nfs_root="built-in")
+    assert not bootplan.resolve_kernel(board, str(img)).nfs_loader
+
+
 def test_old_uboots_tftp_error_names_file_and_server():
     out = "Loading: *\b\nTFTP error: 'File not found' (1)\nStarting again\n"
     why = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, "tqm860l/uImage-x", "192.168.20.1")

@@ -101,3 +101,37 @@ def test_a_metric_the_run_did_not_produce_is_missing_and_counted(tmp_path):
     md = report.markdown(str(tmp_path / "run"), with_summary=True)
     assert md.startswith("1 same | 1 missing | of 2 metrics\n")
     assert "| qemu-arm memory.free_total_kb | kB | - | 112196 | - |" in md
+
+
+def test_a_version_changes_options_and_the_change_is_listed(tmp_path):
+    from boardlab.build import registry
+    before, after = tmp_path / "a.config", tmp_path / "b.config"
+    before.write_text("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\nCONFIG_D=16\n")
+    after.write_text("CONFIG_A=y\nCONFIG_C=y\nCONFIG_D=32\nCONFIG_E=m\n")
+    assert registry.config_changes(before, after) == ["+ CONFIG_E=m", "- CONFIG_B", "~ CONFIG_C: n -> y",
+                                                      "~ CONFIG_D: 16 -> 32"]
+
+
+def test_a_registered_kernel_boots_by_its_name(tmp_path, monkeypatch):
+    from boardlab.boot import bootplan
+    from boardlab.build import registry
+    from boardlab.facts.board import load_board
+    monkeypatch.setattr(registry, "REGISTRY_DIR", tmp_path)
+    img = registry.uimage("qemu-arm", "virt-nfs-6.12.117-1~deb12u1")
+    img.parent.mkdir(parents=True)
+    img.write_bytes(b"uImage")
+    kernelid.write_sidecar(img, {"release": "6.12.117", "source_version": "linux-source-6.12 6.12.117-1~deb12u1"},
+                           nfs_root="built-in")
+    k = bootplan.resolve_kernel(load_board("qemu-arm"), "virt-nfs-6.12.117-1~deb12u1")
+    assert (k.name, k.local, k.nfs_loader) == ("virt-nfs-6.12.117-1~deb12u1", img, False)
+
+
+def test_a_version_this_host_cannot_get_is_one_line_exit_2(capsys):
+    from boardlab.cli import main
+    assert main(["kernel", "build", "6.1.999-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "linux-source-6.1 6.1.999-1: not installed" in err and "it serves: " in err
+    assert main(["kernel", "pin", "6.1.999-1", "--name", "armmp", "--why", "a test"]) == 2
+    assert "linux-image-6.1.0-50-armmp 6.1.999-1: not in the cache and apt does not serve it" in capsys.readouterr().err
+    assert main(["kernel", "build", "six"]) == 2
+    assert "'six' is not a Debian kernel source version" in capsys.readouterr().err

@@ -10,9 +10,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from boardlab.build import registry
 from boardlab.errors import InputError
 from boardlab.facts.board import Board, bootargs
 from boardlab.measure import console as con
+from boardlab.measure import kernelid
 
 TFTP_PREFIX = "tftp:"       # a kernel or ramdisk already on the TFTP server
 
@@ -67,13 +69,18 @@ def resolve_kernel(board: Board, spec: str | None = None, tftp_prefix: str | Non
     if spec in images.kernels:
         k = images.kernels[spec]
         return KernelUnderTest(spec, spec, Path(images.dir) / k.uimage, None, k.nfs_loader)
+    built = registry.lookup(board.name, spec)
+    if built is not None:   # built here by version (boardlab kernel build): named by its registration
+        return KernelUnderTest(spec, spec, built, None, kernelid.nfs_root(built) == "loader")
     local = Path(spec)
-    if local.is_file():   # a uImage of one's own: booted like the board's default kernel
+    if local.is_file():   # a uImage of one's own: its NFS root as its maker says, else the default kernel's way
         check_file_name("kernel", local.name, board)
+        said = kernelid.nfs_root(local)
         return KernelUnderTest(spec, local.name, local, None,
-                               images.kernels[images.default_kernel].nfs_loader)
+                               said == "loader" if said else images.kernels[images.default_kernel].nfs_loader)
     raise PlanError(f"kernel {spec!r}: neither a kernel of board {board.name} "
-                    f"({', '.join(images.kernels)}), nor a uImage file, nor tftp:<file>")
+                    f"({', '.join(list(images.kernels) + registry.registered(board.name))}), "
+                    f"nor a uImage file, nor tftp:<file>")
 
 
 def resolve_root(board: Board, mode: str | None = None) -> str:
@@ -118,6 +125,10 @@ IMAGE_FAULTS = (   # what bootm (or a load) says of an image it cannot boot
 LOAD_FAULTS = TFTP_FAULTS + NETWORK_FAULTS + IMAGE_FAULTS
 # 2.6 and later: "Kernel panic - not syncing: ..."; 2.4: "Kernel panic: VFS: ..."
 PANIC = r"Kernel panic(?: - not syncing)?: [^\n]*"
+# the NFS loader ramdisk's own failure lines (target/rootfs/init): it drops to a shell,
+# so no login prompt will come
+LOADER_FAILURE = (r"loader: (?:no modules for kernel|insmod \S+ failed|no network interface|"
+                  r"cannot configure|NFS mount of)[^\r\n]*")
 
 
 def uboot_fault(output: str, faults, file: str, server: str) -> str | None:

@@ -25,7 +25,7 @@ class KernelToShell:
         expected = (self.milestones_due(self.board.name, plan.kernel.name)
                     if self.milestones_due else bootwatch.Expected())
         faults = [f.pattern for f in plan.boot_faults]
-        expect = [bootplan.PANIC] + faults + [self.board.shell.login_prompt]
+        expect = [bootplan.PANIC, bootplan.LOADER_FAILURE] + faults + [self.board.shell.login_prompt]
         while True:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
@@ -37,6 +37,12 @@ class KernelToShell:
                 continue
             if index == 0:
                 self._panic(kernel_patterns)
+            elif index == 1:
+                line = match.group(0).decode("utf-8", "replace").strip()
+                self._fail(f"the NFS root loader failed: {line!r} (the kernel {plan.kernel.name} was booted "
+                           f"through the board's loader ramdisk; a kernel with its NFS root built in says so "
+                           f"beside its uImage: nfs_root: built-in)",
+                           self._reached(kernel_patterns), kernel_fault=True)
             elif index < len(expect) - 1:
                 problem = bootplan.uboot_fault(match.group(0).decode("utf-8", "replace"),
                                                plan.boot_faults, plan.loads[0].file,

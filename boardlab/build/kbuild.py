@@ -206,9 +206,10 @@ def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
                           check=True).stdout
     compiler = subprocess.run([f"{xa.cross}gcc", "--version"], capture_output=True, text=True,
                               check=True).stdout.splitlines()[0]
+    built_in = "CONFIG_ROOT_NFS=y" in (out / ".config").read_text().splitlines()
     kernelid.write_sidecar(uimage, {"release": release, "source_version": source_identity(Path(src))[0],
                                     "config_sha256": kernelid.sha256(out / ".config"),
-                                    "compiler": compiler})
+                                    "compiler": compiler}, nfs_root="built-in" if built_in else "loader")
     return BuildResult(uimage, release, *times, parse_mkimage_list(listing)["data_size"],
                        parse_size(size), _uncompressed_bytes(out, xa), log)
 

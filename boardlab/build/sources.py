@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.build.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError
+from boardlab.errors import InputError
 from boardlab.log import progress
 
 SOURCES_DIR = CACHE_DIR / "sources"
 VERSION = re.compile(r"^(\d+\.\d+)\.\d+-[0-9A-Za-z.+~]+$")   # 6.12.117-1~deb12u1
 
 
-class SourceError(BoardlabError):
-    pass
+class SourceError(InputError):
+    """A linux-source version this host cannot get: said in one line (exit 2)."""
 
 
 @dataclass(frozen=True)

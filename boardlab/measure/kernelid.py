@@ -67,12 +67,24 @@ def read_sidecar(uimage: Path) -> dict:
         return {}
 
 
-def write_sidecar(uimage: Path, known: dict) -> dict:
-    """What the maker of a uImage knows of it, beside it, with the image's digest."""
+NFS_ROOTS = ("built-in", "loader")   # how a kernel mounts an NFS root: itself, or by the loader ramdisk
+
+
+def write_sidecar(uimage: Path, known: dict, nfs_root: str | None = None) -> dict:
+    """What the maker of a uImage knows of it, beside it, with the image's digest; and
+    how it mounts an NFS root, where the maker knows."""
     doc = {k: v for k, v in known.items() if k in FIELDS and v}
     doc["uimage_sha256"] = sha256(uimage)
+    if nfs_root:
+        assert nfs_root in NFS_ROOTS, nfs_root
+        doc["nfs_root"] = nfs_root
     sidecar(uimage).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return doc
+
+
+def nfs_root(uimage: Path) -> str | None:
+    """'built-in' or 'loader' where the uImage's maker said (None: it did not)."""
+    return read_sidecar(uimage).get("nfs_root")
 
 
 def of_image(uimage: Path | None) -> dict:

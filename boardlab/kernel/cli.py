@@ -1,0 +1,72 @@
+"""`boardlab kernel show | build | pin`: kernels by what they are."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from boardlab.build import registry
+from boardlab.facts.board import PROJECT_ROOT, load_board
+from boardlab.facts.kernelpin import load_pin
+from boardlab.judge.baselines import load_identity
+from boardlab.measure import kernelid
+
+
+def _image_of(board, name) -> Path | None:
+    if name in board.images.kernels:
+        return Path(board.images.dir) / board.images.kernels[name].uimage
+    return registry.lookup(board.name, name)
+
+
+def show(board) -> list[str]:
+    """Per kernel of the board (facts and registered): pin, image, baseline identity."""
+    lines = []
+    for name in list(board.images.kernels) + registry.registered(board.name):
+        pin, image, base = load_pin(name), _image_of(board, name), load_identity(name, board.name)
+        ident = kernelid.of_image(image)
+        other = kernelid.differs(base, ident)
+        lines.append(f"{name}: pinned to {pin.line() if pin else '(no pin)'}")
+        lines.append(f"  image:    {kernelid.describe(ident) if ident else '(not built yet)'}"
+                     + (f" ({image})" if ident else ""))
+        lines.append(f"  baseline: {kernelid.describe(base) if base else '(none, or no identity)'}"
+                     + (" -- OTHER KERNEL than the image" if other else ""))
+    return lines
+
+
+def cmd_kernel(args):
+    board = load_board(args.board)
+    if args.action == "show":
+        print("\n".join(show(board)))
+        return 0
+    if args.action == "build":
+        from boardlab.kernel.frombuild import build_version
+        if not args.version:
+            print("boardlab kernel build: VERSION (a linux-source version, e.g. 6.12.117-1~deb12u1) is needed")
+            return 2
+        fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
+        r = build_version(board, args.version, fragment.resolve(), args.name)
+        for c in r.changes:
+            print(f"  {c}")
+        print(f"kernel {r.name}: {kernelid.describe(r.identity)}; boot it with --kernel {r.name}")
+        return 0
+    from boardlab.kernel.pinmove import move
+    if not (args.name and args.version):
+        print("boardlab kernel pin: KERNEL (--name) and VERSION are needed, and --why")
+        return 2
+    run = move(board, args.name, args.version, args.why or "", args.package)
+    print(f"kernel {args.name}: pinned to {load_pin(args.name).line()}; measured in {run}")
+    return 0
+
+
+def add_parser(sub):
+    k = sub.add_parser("kernel", help="kernels by what they are: show (pins, images, baselines' identities); "
+                                      "build VERSION (from Debian's linux-source at that version, registered); "
+                                      "pin (move a kernel's pin and re-measure)")
+    k.add_argument("action", choices=["show", "build", "pin"])
+    k.add_argument("version", nargs="?", help="build, pin: the version (6.12.117-1~deb12u1; a package's 6.1.176-1)")
+    k.add_argument("--board", default="qemu-arm")
+    k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>); "
+                                   "pin: the kernel whose pin moves")
+    k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
+    k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")
+    k.add_argument("--why", help="pin: why it moves (kept in the pin)")
+    k.set_defaults(func=cmd_kernel)
+    return k
