@@ -31,8 +31,9 @@ def test_a_run_is_one_submission_per_board_kernel_and_clock(tmp_path):
     run = a_run(tmp_path)
     subs = {s.environment: s for s in submit.submissions(run)}
     host = clocks.this_host()["id"]
-    assert set(subs) == {"qemu-arm.guest-deterministic", f"qemu-arm.host.{host}", "qemu-arm.none"}
-    guest = subs["qemu-arm.guest-deterministic"]
+    # a series per board, kernel flavour and clock (and host, for a host-bound clock)
+    assert set(subs) == {"qemu-arm.armmp.guest-deterministic", f"qemu-arm.armmp.host.{host}", "qemu-arm.armmp.none"}
+    guest = subs["qemu-arm.armmp.guest-deterministic"]
     assert guest.build == "armmp"
     assert guest.metrics == {"boot_time/guest_login": {"value": [4.93, 4.93, 4.94], "unit": "s"}}
     assert guest.tests["boot_time/guest_login"] in ("pass", "skip")
@@ -102,6 +103,7 @@ def test_pytest_and_lava_runs_land_once_and_wait_in_the_queue_while_squad_is_dow
         assert login["number"] == {"value": pytest.approx(4.9333, abs=1e-4), "unit": "s"}
         assert login["misc"]["samples"] == [4.93, 4.93, 4.94]
         assert login["environment"]["misc"]["clock"] == "guest-deterministic"
+        assert login["environment"]["misc"]["flavour"] == "armmp"
         assert [b["architecture"] for b in doc["builds"]] == ["arm"]
     finally:
         server.down()
@@ -258,3 +260,17 @@ def test_the_history_can_keep_its_database_in_the_lava_servers_postgresql(tmp_pa
             postgres.up("cleanup", echo=lambda *_: None)
             postgres.drop_database(server.pg_name, server.pg_name)
             postgres.down("cleanup", echo=lambda *_: None)
+
+
+def test_a_kernel_is_a_build_by_its_identity_in_a_series_of_its_flavour(tmp_path):
+    ident = {"release": "6.1.192", "source_version": "linux-source-6.1 6.1.190-1", "config_sha256": "ab" * 32,
+             "compiler": "arm-linux-gnueabihf-gcc (Debian 12.2.0-14) 12.2.0", "flavour": "virt-nfs"}
+    res = RunResults(tmp_path / "run")
+    res.record(load_board("qemu-arm"), "virt-nfs-6.1.190-1", "memory", "mem_eat_kb", 90000, identity=ident)
+    sub, = submit.submissions(tmp_path / "run")
+    assert sub.environment == "qemu-arm.virt-nfs.none"          # beside the pinned virt-nfs, not armmp
+    assert sub.build.startswith("6.1.192+") and len(sub.build) == len("6.1.192+") + 8
+    assert sub.metadata["kernel_source_version"] == "linux-source-6.1 6.1.190-1"
+    assert submit.parse_environment("qemu-arm.armmp.host.vm-1") == {
+        "board": "qemu-arm", "flavour": "armmp", "clock": "host", "host": "vm-1"}
+    assert submit.parse_environment("qemu-arm.guest-deterministic")["flavour"] == ""

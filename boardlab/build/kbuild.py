@@ -188,7 +188,7 @@ def _uncompressed_bytes(out: Path, xa: CrossArch) -> int:
     return image.stat().st_size
 
 
-def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
+def _result(board: Board, src, out, uimage: Path, times, log, flavour: str = "") -> BuildResult:
     """Wrap the image with mkimage (unless make did) and read its sizes."""
     xa = ARCH[board.arch]
     release = subprocess.run(["make", "-s", "-C", str(src), f"O={out}", f"ARCH={xa.arch}",
@@ -209,7 +209,8 @@ def _result(board: Board, src, out, uimage: Path, times, log) -> BuildResult:
     built_in = "CONFIG_ROOT_NFS=y" in (out / ".config").read_text().splitlines()
     kernelid.write_sidecar(uimage, {"release": release, "source_version": source_identity(Path(src))[0],
                                     "config_sha256": kernelid.sha256(out / ".config"),
-                                    "compiler": compiler}, nfs_root="built-in" if built_in else "loader")
+                                    "compiler": compiler, "flavour": flavour},
+                           nfs_root="built-in" if built_in else "loader")
     return BuildResult(uimage, release, *times, parse_mkimage_list(listing)["data_size"],
                        parse_size(size), _uncompressed_bytes(out, xa), log)
 
@@ -241,13 +242,13 @@ def build(board: Board, kernel: str, fragment: Path, jobs: int | None = None) ->
              f"with -j{jobs} (log {log})")
     times = _timed_make(src, out, xa, log, jobs)
     name = board.images.kernels[kernel].uimage if kernel in board.images.kernels else f"{kernel}.uImage"
-    result = _result(board, src, out, Path(board.images.dir) / name, times, log)
+    result = _result(board, src, out, Path(board.images.dir) / name, times, log, flavour=kernel)
     progress(f"built {result.uimage.name} ({result.release}) in {times[0]:.1f} s")
     return result
 
 
 def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path,
-               jobs: int | None = None, ccache: bool = True) -> BuildResult:
+               jobs: int | None = None, ccache: bool = True, flavour: str = "") -> BuildResult:
     """A kernel tree of one's own (a git checkout at some revision), built incrementally
     in `out` through ccache: the first build configures (base config + fragment), later
     ones run olddefconfig (the revision's Kconfig may differ) and rebuild only what
@@ -272,7 +273,7 @@ def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path
         os.environ.setdefault("CCACHE_DIR", str(CACHE_DIR / "ccache"))
     times = _timed_make(tree, out, xa, log, jobs or os.cpu_count(),
                         cc=f"ccache {xa.cross}gcc" if ccache else None)
-    return _result(board, tree, out, uimage, times, log)
+    return _result(board, tree, out, uimage, times, log, flavour)
 
 
 def _unset_options(config: Path, fragment: Path) -> list[str]:

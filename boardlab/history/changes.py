@@ -1,5 +1,5 @@
 """Change points in the lab's history: each metric's series over the builds, per
-environment (board and clock), as SQUAD holds them, searched by Apache Otava (E-divisive
+environment (board, kernel flavour and clock), as SQUAD holds them, searched by Apache Otava (E-divisive
 means with a t-test, the Hunter variant) in the history's own venv. A change point is
 where a new level begins: the build, the builds before and after, its magnitude with a
 95 % interval, its p-value. The smallest step looked for depends on the clock: on the
@@ -25,7 +25,8 @@ MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
 
 def min_step(environment: str) -> float:
     """The smallest relative step that counts, by the clock in the environment's name."""
-    clock = environment.split(".")[1] if "." in environment else ""
+    from boardlab.history.submit import parse_environment
+    clock = parse_environment(environment)["clock"]
     return MIN_STEP["deterministic" if clock in ("guest-deterministic", "none") else "host-bound"]
 
 

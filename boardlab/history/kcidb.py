@@ -6,7 +6,7 @@ common database takes), for a lab that also reports to KernelCI. From SQUAD's AP
 - a test per metric of each test run: path `boardlab.<suite>.<name>`, its number (the
   mean of the samples, with its unit), status FAIL where it regressed, PASS where judged
   same or better, DONE where it was only measured (KCIDB's status for a measurement);
-  environment = SQUAD's `<board>.<clock>[.<host>]`, and every sample in `misc`.
+  environment = SQUAD's `<board>[.<flavour>].<clock>[.<host>]`, and every sample in `misc`.
 
 IDs are `boardlab:<lab>:...` and stable, so a second export of the same history gives the
 same objects (KCIDB merges by ID). The document is validated against kcidb-io's own schema
@@ -20,6 +20,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.history.changes import api_list
 from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
+from boardlab.history.submit import parse_environment
 
 ORIGIN = "boardlab"
 STATUS = {"pass": "PASS", "fail": "FAIL", "skip": "DONE", "xfail": "PASS"}
@@ -80,13 +81,15 @@ def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: st
         number = {"value": sum(samples) / len(samples)}
         if m.get("unit"):
             number["unit"] = m["unit"]
-        board, clock, host = (env.split(".", 2) + ["", ""])[:3]
+        where = parse_environment(env)
+        board, clock, host = where["board"], where["clock"], where["host"]
         out.append({"id": f"{prefix}:{run['job_id']}:{m['name'].replace('/', '.')}",
                     "build_id": build_id, "origin": ORIGIN,
                     "path": "boardlab." + m["name"].replace("/", "."),
                     "status": STATUS.get(status.get(m["name"], "skip"), "DONE"),
                     "number": number, "start_time": _rfc3339(run.get("datetime") or ""),
-                    "environment": {"comment": env, "misc": {"board": board, "clock": clock, "host": host}},
+                    "environment": {"comment": env, "misc": {"board": board, "clock": clock, "host": host,
+                                                                  "flavour": where["flavour"]}},
                     "misc": {"samples": samples, "squad_test_run": run["id"]}})
     return out
 

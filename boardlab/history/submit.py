@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import urllib.error
 import urllib.request
@@ -25,13 +26,14 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from boardlab.errors import BoardlabError
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.files import atomic_write
 from boardlab.history.server import GROUP, HistoryServer
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run
-from boardlab.measure import clocks
+from boardlab.measure import clocks, kernelid
 
 HOST_BOUND_CLOCKS = (clocks.HOST, clocks.GUEST_REALTIME)
 
@@ -70,24 +72,62 @@ def submissions(run_dir: Path) -> list[Submission]:
     out = []
     for (board, kernel, clock), metrics in sorted(groups.items()):
         host = metrics[0].get("host") or meta.get("host") or ""
-        env = f"{board}.{clock}" + (f".{host}" if clock in HOST_BOUND_CLOCKS and host else "")
+        ident = meta.get("kernels", {}).get(f"{board}/{kernel}") or {}
+        flavour = flavour_of(board, kernel, ident)
+        env = environment(board, flavour, clock, host if clock in HOST_BOUND_CLOCKS else "")
         # the run as it was made, not where it lies now: a copied run is the same run
         key = "\n".join((meta.get("run_id", ""), meta.get("started", ""), meta.get("host", ""),
                          board, kernel, clock))
         job_id = "run-" + hashlib.sha256(key.encode()).hexdigest()[:16]
         logs = sorted((run_dir / "console").glob(f"boot-{board}-{kernel}-*.log"))
         out.append(Submission(
-            build=kernel, environment=env, job_id=job_id,
+            build=revision_or(kernel) or kernelid.build_name(kernel, ident), environment=env, job_id=job_id,
             tests={f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics},
             metrics={f"{m['suite']}/{m['name']}": {"value": m["samples"] or [m["value"]],
                                                    "unit": m["unit"]} for m in metrics
                      if m["value"] is not None},   # a missing metric is a failed test, no figure
             metadata={"job_id": job_id, "board": board, "kernel": kernel, "clock": clock,
+                      "flavour": flavour, **{f"kernel_{k}": v for k, v in ident.items()},
                       "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
                       "boardlab_commit": commit, "datetime": _iso(meta.get("started", "")),
                       "harness": meta.get("source") or "pytest"},
             attachments=[str(p) for p in logs]))
     return out
+
+
+REVISION = re.compile(r"^(?:bisect-)?[0-9a-f]{7,40}$")
+CLOCKS = (clocks.GUEST_DETERMINISTIC, clocks.GUEST_REALTIME, clocks.HOST, clocks.NO_CLOCK)
+
+
+def revision_or(kernel: str) -> str | None:
+    """A kernel named by its git revision (a nightly build, a bisect step) keeps that name."""
+    return kernel if REVISION.match(kernel) else None
+
+
+def flavour_of(board: str, kernel: str, ident: dict) -> str:
+    """The series a kernel belongs to: what its maker said (a version built from a
+    fragment), else the kernel's name when it is one of the board's; '' otherwise (the
+    revisions of a tree: one series)."""
+    if ident.get("flavour"):
+        return ident["flavour"]
+    try:
+        return kernel if kernel in load_board(board).images.kernels else ""
+    except BoardlabError:
+        return ""
+
+
+def environment(board: str, flavour: str, clock: str, host: str = "") -> str:
+    """SQUAD's environment: <board>[.<flavour>].<clock>[.<host>] -- a series per kernel
+    flavour, clock and (for a host-bound clock) host."""
+    return ".".join(p for p in (board, flavour, clock, host) if p)
+
+
+def parse_environment(env: str) -> dict:
+    """{board, flavour, clock, host} of an environment's name."""
+    parts = env.split(".")
+    at = next((i for i, p in enumerate(parts) if p in CLOCKS), len(parts))
+    return {"board": parts[0], "flavour": ".".join(parts[1:at]) if at > 1 else "",
+            "clock": parts[at] if at < len(parts) else "", "host": ".".join(parts[at + 1:])}
 
 
 def _iso(started: str) -> str:

@@ -8,6 +8,7 @@ incremental through ccache), so a version's figures and a bisect's agree."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
 from boardlab.measure import kernelid
+from boardlab.vlab.configkernels import report_progress
 
 
 @dataclass
@@ -56,7 +58,12 @@ def build_version(board: Board, version: str, fragment: Path, name: str | None =
     progress(f"building {name} for {board.name}: {src.label} with {fragment.relative_to(PROJECT_ROOT)} "
              f"(log {out / 'build.log'})")
     t0 = time.monotonic()
-    built = kbuild.build_tree(board, tree, out, fragment, target)
+    done = threading.Event()   # a clean build takes minutes: say how it goes
+    threading.Thread(target=report_progress, args=(out / "build.log", f"{name}", done), daemon=True).start()
+    try:
+        built = kbuild.build_tree(board, tree, out, fragment, target, flavour=base)
+    finally:
+        done.set()
     took = time.monotonic() - t0
     shutil.copyfile(out / ".config", target.with_suffix(".config"))
     ref = reference_config(board, base)

@@ -20,7 +20,9 @@ import re
 from pathlib import Path
 
 FIELDS = ("release", "proc_version", "package", "package_version", "source_version",
-          "config_sha256", "compiler", "uimage_sha256")
+          "config_sha256", "compiler", "uimage_sha256", "flavour")
+# flavour: which series of kernels it belongs to (armmp, virt-nfs: one config over
+# versions); it names the series in the history, it does not tell two kernels apart
 # compared in this order: the first group both identities have decides
 KEYS = (("proc_version",), ("package", "package_version"),
         ("source_version", "config_sha256", "compiler"), ("uimage_sha256",))
@@ -132,3 +134,13 @@ def describe(ident: dict | None) -> str:
         if m:
             parts.append(m.group(0))
     return " ".join(p for p in parts if p) or "an unknown kernel"
+
+
+def build_name(kernel: str, ident: dict | None) -> str:
+    """How the history names a kernel's build: its release and a digest of what decides
+    its identity ('6.1.0-50-armmp+3f2a9c1b'), or the lab's name where nothing is known."""
+    for group in KEYS:
+        if ident and all(ident.get(k) for k in group):
+            digest = hashlib.sha256("\n".join(ident[k] for k in group).encode()).hexdigest()[:8]
+            return f"{ident.get('release') or kernel}+{digest}"
+    return kernel

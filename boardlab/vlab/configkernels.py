@@ -38,7 +38,7 @@ def _compiled(log: Path) -> int:
         return 0
 
 
-def _report_progress(log: Path, what: str, done: threading.Event):
+def report_progress(log: Path, what: str, done: threading.Event):
     t0 = time.monotonic()
     while not done.wait(PROGRESS_EVERY_S):
         progress(f"  {what}: {time.monotonic() - t0:.0f} s, {_compiled(log)} files compiled")
@@ -64,12 +64,12 @@ def build_config_kernels(board: Board, out: Path):
         what = f"kernel {name} for {board.name}"
         progress(f"building {what} from {k.config} ({src.label}; log {work / 'build.log'})")
         done = threading.Event()
-        ticker = threading.Thread(target=_report_progress, args=(work / "build.log", what, done),
+        ticker = threading.Thread(target=report_progress, args=(work / "build.log", what, done),
                                   daemon=True)
         ticker.start()
         try:
             result = kbuild.build_tree(board, kbuild.source_tree(src), work, fragment, uimage,
-                                       ccache=False)
+                                       ccache=False, flavour=name)
         finally:
             done.set()
         stamp.write_text(want)
