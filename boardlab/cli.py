@@ -257,8 +257,9 @@ def main(argv=None):
     args, extra = parser.parse_known_args(argv)
     # `history submit --if-kept RUN`: argparse gives a '*' positional only the words before
     # the first option; the run directories after it are the same list
-    if extra and isinstance(getattr(args, "runs", None), list) and not any(e.startswith("-") for e in extra):
-        args.runs += extra
+    words = next((n for n in ("runs", "words") if isinstance(getattr(args, n, None), list)), None)
+    if extra and words and not any(e.startswith("-") for e in extra):
+        getattr(args, words).extend(extra)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     verb = f" {args.verb}" if getattr(args, "verb", None) else ""

@@ -100,7 +100,9 @@ def test_an_old_uboot_board_boots_without_ramdisk_in_its_own_words():
     ("4.4", None, r"kernel '4.4': neither a kernel of board qemu-arm \(armmp, rt-armmp, virt-nfs\)"),
     (None, "usb", r"board qemu-arm has no root mode 'usb' \(known: ramdisk, nfs\)"),
 ])
-def test_a_selection_the_board_cannot_boot_is_named(qemu_arm, kernel, root, message):
+def test_a_selection_the_board_cannot_boot_is_named(qemu_arm, kernel, root, message, tmp_path, monkeypatch):
+    from boardlab.build import registry
+    monkeypatch.setattr(registry, "REGISTRY_DIR", tmp_path)   # none built here: the facts' kernels only
     with pytest.raises(bootplan.PlanError, match=message):
         bootplan.plan_boot(qemu_arm, kernel, root)
 

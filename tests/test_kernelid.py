@@ -131,7 +131,7 @@ def test_a_version_this_host_cannot_get_is_one_line_exit_2(capsys):
     assert main(["kernel", "build", "6.1.999-1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "linux-source-6.1 6.1.999-1: not installed" in err and "it serves: " in err
-    assert main(["kernel", "pin", "6.1.999-1", "--name", "armmp", "--why", "a test"]) == 2
+    assert main(["kernel", "pin", "armmp", "6.1.999-1", "--why", "a test"]) == 2
     assert "linux-image-6.1.0-50-armmp 6.1.999-1: not in the cache and apt does not serve it" in capsys.readouterr().err
     assert main(["kernel", "build", "six"]) == 2
     assert "'six' is not a Debian kernel source version" in capsys.readouterr().err

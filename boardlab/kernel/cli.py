@@ -1,6 +1,7 @@
 """`boardlab kernel show | build | pin`: kernels by what they are."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from boardlab.build import registry
@@ -38,9 +39,11 @@ def cmd_kernel(args):
         return 0
     if args.action == "build":
         from boardlab.kernel.frombuild import build_version
-        if not args.version:
-            print("boardlab kernel build: VERSION (a linux-source version, e.g. 6.12.117-1~deb12u1) is needed")
+        if len(args.words) != 1:
+            print("boardlab kernel build VERSION: one linux-source version (e.g. 6.12.117-1~deb12u1)",
+                  file=sys.stderr)
             return 2
+        args.version = args.words[0]
         fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
         r = build_version(board, args.version, fragment.resolve(), args.name)
         for c in r.changes:
@@ -48,11 +51,12 @@ def cmd_kernel(args):
         print(f"kernel {r.name}: {kernelid.describe(r.identity)}; boot it with --kernel {r.name}")
         return 0
     from boardlab.kernel.pinmove import move
-    if not (args.name and args.version):
-        print("boardlab kernel pin: KERNEL (--name) and VERSION are needed, and --why")
+    if len(args.words) != 2:
+        print("boardlab kernel pin KERNEL VERSION --why TEXT: the kernel and its new version", file=sys.stderr)
         return 2
-    run = move(board, args.name, args.version, args.why or "", args.package)
-    print(f"kernel {args.name}: pinned to {load_pin(args.name).line()}; measured in {run}")
+    kernel, version = args.words
+    run = move(board, kernel, version, args.why or "", args.package)
+    print(f"kernel {kernel}: pinned to {load_pin(kernel).line()}; measured in {run}")
     return 0
 
 
@@ -61,10 +65,10 @@ def add_parser(sub):
                                       "build VERSION (from Debian's linux-source at that version, registered); "
                                       "pin (move a kernel's pin and re-measure)")
     k.add_argument("action", choices=["show", "build", "pin"])
-    k.add_argument("version", nargs="?", help="build, pin: the version (6.12.117-1~deb12u1; a package's 6.1.176-1)")
+    k.add_argument("words", nargs="*", metavar="ARG",
+                   help="build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1)")
     k.add_argument("--board", default="qemu-arm")
-    k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>); "
-                                   "pin: the kernel whose pin moves")
+    k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
     k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")
     k.add_argument("--why", help="pin: why it moves (kept in the pin)")
