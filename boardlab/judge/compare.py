@@ -22,7 +22,7 @@ from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue, clocks, sample
+from boardlab.measure import catalogue, clocks, kernelid, sample
 
 
 @dataclass
@@ -36,6 +36,7 @@ class Side:
     clock: str | None = None             # the virtual board's clock on the boots
     clocks: dict = field(default_factory=dict)    # catalogue key -> its clock (boardlab.measure.clocks)
     board: str | None = None             # whose figures (stored sides); None: the env's board
+    identity: dict = field(default_factory=dict)  # what the booted kernel is (measure.kernelid)
 
     def add(self, figures: dict):
         for key, value in figures.items():
@@ -108,6 +109,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                 strategy.select(kernel=side.kernel, root="ramdisk", ramdisk="")
                 figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
                 side.add(figures)
+                side.identity = kernelid.merge(side.identity, strategy.kernel_identity())
                 side.boots.append(extras["boot"].milestones)
                 side.histogram = extras.get("histogram", side.histogram)
                 side.clock, side.host = extras["boot"].qemu_clock, this_host
@@ -139,7 +141,8 @@ def markdown(a: Side, b: Side, rows) -> str:
         ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.ci_pct else "exact"
         out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
                    f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
-    return "\n".join(out) + "\n"
+    kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
+    return "\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
 
 
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
@@ -169,7 +172,7 @@ def record_booted(out_dir: Path, board, sides: list[Side]):
             for key, values in s.samples.items():
                 suite, name = key.split(".", 1)
                 res.record(board, kernel, suite, name, statistics.median(values), samples=values,
-                           qemu_clock=s.clock)
+                           qemu_clock=s.clock, identity=s.identity or None)
 
 
 def _one_board(env_path: str, sides: list[Side]) -> str | None:
