@@ -135,3 +135,21 @@ def test_a_version_this_host_cannot_get_is_one_line_exit_2(capsys):
     assert "linux-image-6.1.0-50-armmp 6.1.999-1: not in the cache and apt does not serve it" in capsys.readouterr().err
     assert main(["kernel", "build", "six"]) == 2
     assert "'six' is not a Debian kernel source version" in capsys.readouterr().err
+
+
+def test_the_sweep_orders_versions_and_resumes_where_it_stopped(tmp_path):
+    from boardlab.kernel import sweep
+    served = ["6.12.117-1~deb12u1", "6.1.192-2", "6.12.107-1~deb12u1", "6.1.170-3", "6.1.192-1"]
+    assert sorted(served, key=sweep.version_key) == ["6.1.170-3", "6.1.192-1", "6.1.192-2",
+                                                     "6.12.107-1~deb12u1", "6.12.117-1~deb12u1"]
+    run = tmp_path / "virt-nfs-6.1.170-3"
+    RunResults(run).record("qemu-arm", "virt-nfs-6.1.170-3", "boot_time", "guest_login", 1.0032)
+    state = sweep._load(tmp_path / "sweep.json", ["6.1.170-3", "6.1.192-2"], "virt-nfs")
+    state["6.1.170-3"].status, state["6.1.170-3"].run_dir = "measured", str(run)
+    state["6.1.192-2"].status, state["6.1.192-2"].why = "failed", "build: no space left"
+    sweep._save(tmp_path / "sweep.json", state)
+    again = sweep._load(tmp_path / "sweep.json", ["6.1.170-3", "6.1.192-2", "6.12.117-1~deb12u1"], "virt-nfs")
+    assert [e.status for e in again.values()] == ["measured", "failed", "pending"]   # a failed one is tried again
+    table = sweep.summary(again)
+    assert "| virt-nfs-6.1.170-3 | measured | - | - | 1.0032 | - | - | - |" in table
+    assert "| virt-nfs-6.1.192-2 | failed: build: no space left |" in table

@@ -50,6 +50,19 @@ def cmd_kernel(args):
             print(f"  {c}")
         print(f"kernel {r.name}: {kernelid.describe(r.identity)}; boot it with --kernel {r.name}")
         return 0
+    if args.action == "sweep":
+        from boardlab.kernel import sweep
+        versions = args.words or sweep.default_versions()
+        for v in versions:
+            sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
+        out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
+        fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
+        state = sweep.sweep(board, versions, out, fragment.resolve(), board.lab_host)
+        print(sweep.summary(state), end="")
+        failed = [e.name for e in state.values() if e.status != "measured"]
+        print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")
+              + f" ({out / 'sweep.json'})")
+        return 1 if failed else 0
     from boardlab.kernel.pinmove import move
     if len(args.words) != 2:
         print("boardlab kernel pin KERNEL VERSION --why TEXT: the kernel and its new version", file=sys.stderr)
@@ -63,10 +76,12 @@ def cmd_kernel(args):
 def add_parser(sub):
     k = sub.add_parser("kernel", help="kernels by what they are: show (pins, images, baselines' identities); "
                                       "build VERSION (from Debian's linux-source at that version, registered); "
-                                      "pin (move a kernel's pin and re-measure)")
-    k.add_argument("action", choices=["show", "build", "pin"])
+                                      "pin (move a kernel's pin and re-measure); sweep (many versions measured, resumable)")
+    k.add_argument("action", choices=["show", "build", "pin", "sweep"])
     k.add_argument("words", nargs="*", metavar="ARG",
-                   help="build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1)")
+                   help="build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1); "
+                        "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
+    k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
     k.add_argument("--board", default="qemu-arm")
     k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
