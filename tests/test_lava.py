@@ -323,6 +323,7 @@ def test_schedule_renders_every_job_and_its_timers(tmp_path):
     assert lava.validate(files) == {}
     cron = lava.cron_lines(sched)
     assert "15 2 * * * root" in cron and "lava submit --when nightly" in cron
+    assert "boardlab history changes" in cron and "boardlab kernel sweep" in cron   # the loop, scheduled
     units = lava.systemd_units(sched)
     assert "OnCalendar=*-*-* 02:15:00" in units["boardlab-lava-nightly.timer"]
 
