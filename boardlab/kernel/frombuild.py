@@ -29,6 +29,7 @@ class Registered:
     identity: dict
     changes: list          # config options this version changed (registry.config_changes)
     build_s: float
+    built: kbuild.BuildResult   # its sizes, as the build-size suite reads them
 
 
 def default_name(base: str, version: str) -> str:
@@ -73,4 +74,4 @@ def build_version(board: Board, version: str, fragment: Path, name: str | None =
         + "".join(f"{c}\n" for c in changes))
     progress(f"registered {name}: {target} ({built.release}, {took:.0f} s); "
              f"{len(changes)} config option(s) changed against the pinned {base}")
-    return Registered(name, target, kernelid.of_image(target), changes, round(took, 1))
+    return Registered(name, target, kernelid.of_image(target), changes, round(took, 1), built)

@@ -69,7 +69,7 @@ def _build(board: Board, e: Entry, fragment: Path):
     return r
 
 
-def _measure(board: Board, e: Entry, out: Path, built) -> None:
+def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     run = out / e.name
     cmd = [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(PROJECT_ROOT / "lab" / f"{board.name}.yaml"),
            "-p", "no:cacheprovider", "-q", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
@@ -83,6 +83,7 @@ def _measure(board: Board, e: Entry, out: Path, built) -> None:
         tail = (out / f"{e.name}.log").read_text(errors="replace").strip().splitlines()[-3:]
         raise BoardlabError(f"not measured (no boot time; {out / e.name}.log): {' / '.join(tail)}")
     res = RunResults(run)   # the build's exact figures beside the board's
+    built = registered.built
     ident = res.identity(board.name, e.name)
     for name, value in {"uimage_data_bytes": built.uimage_data_bytes, "uncompressed_bytes": built.uncompressed_bytes,
                         **{f"vmlinux_{p}_bytes": built.vmlinux[p] for p in ("text", "data", "bss", "dec")}}.items():
