@@ -25,7 +25,7 @@ def test_a_second_version_is_built_booted_compared_and_never_judged_as_the_first
     r = build_version(board, OTHER, ROOT / "kernels" / "virt-nfs" / "qemu-arm.config")
     assert r.name == f"virt-nfs-{OTHER}"
     assert (r.identity["source_version"], r.identity["release"], r.identity["flavour"]) == (
-        f"linux-source-6.1 {OTHER}", "6.1.190", "virt-nfs")
+        f"linux-source-6.1 {OTHER}", "6.1.190", "virt-nfs-6.1")
     assert r.uimage.with_suffix(".config").exists() and r.uimage.with_suffix(".config-changes").exists()
 
     # compare: the pinned kernel against this version, each booted and named by what it is

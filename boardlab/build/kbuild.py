@@ -207,7 +207,10 @@ def _result(board: Board, src, out, uimage: Path, times, log, flavour: str = "")
     compiler = subprocess.run([f"{xa.cross}gcc", "--version"], capture_output=True, text=True,
                               check=True).stdout.splitlines()[0]
     built_in = "CONFIG_ROOT_NFS=y" in (out / ".config").read_text().splitlines()
-    kernelid.write_sidecar(uimage, {"release": release, "source_version": source_identity(Path(src))[0],
+    label = source_identity(Path(src))[0]
+    if flavour and label.startswith("linux-source-"):   # one series per kernel series: virt-nfs-6.1, virt-nfs-6.12
+        flavour = f"{flavour}-{label.split()[0].removeprefix('linux-source-')}"
+    kernelid.write_sidecar(uimage, {"release": release, "source_version": label,
                                     "config_sha256": kernelid.sha256(out / ".config"),
                                     "compiler": compiler, "flavour": flavour},
                            nfs_root="built-in" if built_in else "loader")

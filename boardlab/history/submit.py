@@ -89,7 +89,9 @@ def submissions(run_dir: Path) -> list[Submission]:
             metadata={"job_id": job_id, "board": board, "kernel": kernel, "clock": clock,
                       "flavour": flavour, **{f"kernel_{k}": v for k, v in ident.items()},
                       "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
-                      "boardlab_commit": commit, "datetime": _iso(meta.get("started", "")),
+                      "boardlab_commit": commit,
+                      # a sweep's kernels are a series by their release dates, not by when measured
+                      "datetime": _iso(meta.get("kernel_date") or meta.get("started", "")),
                       "harness": meta.get("source") or "pytest"},
             attachments=[str(p) for p in logs]))
     return out

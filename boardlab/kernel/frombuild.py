@@ -75,3 +75,10 @@ def build_version(board: Board, version: str, fragment: Path, name: str | None =
     progress(f"registered {name}: {target} ({built.release}, {took:.0f} s); "
              f"{len(changes)} config option(s) changed against the pinned {base}")
     return Registered(name, target, kernelid.of_image(target), changes, round(took, 1), built)
+
+
+def source_date(version: str) -> str:
+    """The date of a linux-source version (its tarball's, as its builds' version string
+    has it), ISO 8601: how a sweep orders its kernels in the history."""
+    when = kbuild.source_identity(kbuild.source_tree(sources.source(version)))[1]
+    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(when))

@@ -25,7 +25,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
-from boardlab.kernel.frombuild import build_version, default_name
+from boardlab.kernel.frombuild import build_version, default_name, source_date
 from boardlab.log import progress
 
 SERIES = ("linux-source-6.1", "linux-source-6.12")
@@ -83,6 +83,7 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
         tail = (out / f"{e.name}.log").read_text(errors="replace").strip().splitlines()[-3:]
         raise BoardlabError(f"not measured (no boot time; {out / e.name}.log): {' / '.join(tail)}")
     res = RunResults(run)   # the build's exact figures beside the board's
+    res.meta["kernel_date"] = source_date(e.version)   # the history's series: by release date
     built = registered.built
     ident = res.identity(board.name, e.name)
     for name, value in {"uimage_data_bytes": built.uimage_data_bytes, "uncompressed_bytes": built.uncompressed_bytes,
