@@ -91,7 +91,8 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
         res.record(board, e.name, "build", name, value, identity=ident)
 
 
-def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str) -> dict[str, Entry]:
+def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None) -> dict[str, Entry]:
+    """lab: whose history the runs land in (None: none, a benchmark's)."""
     from boardlab.history.submit import land
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "sweep.json"
@@ -113,7 +114,8 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
                 try:
                     _measure(board, e, out, built)
                     e.status, e.why = "measured", ""
-                    land(Path(e.run_dir), lab, progress=progress)
+                    if lab:
+                        land(Path(e.run_dir), lab, progress=progress)
                 except BoardlabError as err:
                     e.status, e.why = "failed", f"boot or measurement: {err}"
             progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: {e.status}"
