@@ -1,11 +1,19 @@
 """Fixtures of the project's own tests: the virtual lab, brought up once per session
 (and down again, unless it was up before), and the virtual board's labgrid target."""
+import atexit
 import os
+import shutil
+import tempfile
 
-import pytest
+# The tests' runs (compare, bisect steps, suites) never land in this host's lab history:
+# theirs is a directory of their own, for every process they start.
+os.environ["BOARDLAB_HISTORY_DIR"] = tempfile.mkdtemp(prefix="boardlab-tests-history-")
+atexit.register(shutil.rmtree, os.environ["BOARDLAB_HISTORY_DIR"], True)
 
-from boardlab.judge import baselines
-from paths import ROOT
+import pytest  # noqa: E402
+
+from boardlab.judge import baselines  # noqa: E402
+from paths import ROOT  # noqa: E402
 
 
 @pytest.fixture(scope="session")
