@@ -138,9 +138,11 @@ def describe(ident: dict | None) -> str:
 
 def build_name(kernel: str, ident: dict | None) -> str:
     """How the history names a kernel's build: its release and a digest of what decides
-    its identity ('6.1.0-50-armmp+3f2a9c1b'), or the lab's name where nothing is known."""
+    its identity ('6.1.0-50-armmp_3f2a9c1b'; SQUAD's names take letters, digits and
+    '_.-' only), or the lab's name where nothing is known."""
     for group in KEYS:
         if ident and all(ident.get(k) for k in group):
             digest = hashlib.sha256("\n".join(ident[k] for k in group).encode()).hexdigest()[:8]
-            return f"{ident.get('release') or kernel}+{digest}"
+            release = re.sub(r"[^A-Za-z0-9_.-]", "-", ident.get("release") or kernel)
+            return f"{release}_{digest}"
     return kernel
