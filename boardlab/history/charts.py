@@ -59,7 +59,7 @@ def chart(key: tuple, points: list, found: list, notes: dict, path: Path) -> Pat
     ax.set_ylabel(spec.unit if spec else "")
     ax.set_title(f"{metric} on {env}", fontsize=10)
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
