@@ -104,7 +104,10 @@ def build_timestamp(when: int) -> str:
 def _make(src, out, xa: CrossArch, *targets, log, jobs=None, cc=None):
     cmd = ["make", "-C", str(src), f"O={out}", f"ARCH={xa.arch}", f"CROSS_COMPILE={xa.cross}",
            "KBUILD_BUILD_USER=boardlab", "KBUILD_BUILD_HOST=lab"]
-    env = {**os.environ, "KBUILD_BUILD_TIMESTAMP": build_timestamp(source_identity(Path(src))[1])}
+    # the version string's date is the source's and its build number always 1: a kernel
+    # rebuilt in the same directory prints the same /proc/version
+    env = {**os.environ, "KBUILD_BUILD_TIMESTAMP": build_timestamp(source_identity(Path(src))[1]),
+           "KBUILD_BUILD_VERSION": "1"}
     if cc:
         cmd.append(f"CC={cc}")
     if jobs:
