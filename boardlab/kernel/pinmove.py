@@ -29,10 +29,10 @@ def obtainable(pin: Pin) -> None:
         except sources.SourceError as e:
             raise InputError(str(e)) from None
         return
-    cached = Path("/var/cache/boardlab/debs") / f"{pin.package}_{pin.version}_armhf.deb"
-    r = subprocess.run(["apt-cache", "madison", f"{pin.package}:armhf"], capture_output=True, text=True)
-    served = [ln.split("|")[1].strip() for ln in r.stdout.splitlines() if "|" in ln]
-    if not cached.exists() and pin.version not in served:
+    from boardlab.build.buildenv import CACHE_DIR
+    from boardlab.vlab.debs import pinned_deb, served_versions
+    served = served_versions(pin.package)
+    if not pinned_deb(pin, CACHE_DIR / "debs").exists() and pin.version not in served:
         raise InputError(f"{pin.package} {pin.version}: not in the cache and apt does not serve it "
                          f"(it serves: {', '.join(served) or 'no version'})")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from boardlab.build.buildenv import ImageBuildError, run
@@ -85,13 +86,24 @@ def extract(deb: Path, dest: Path):
     run(["dpkg-deb", "-x", str(deb), str(dest)])
 
 
+def pinned_deb(pin, debs_dir: Path) -> Path:
+    """Where a pinned kernel package's .deb lies in the cache."""
+    return debs_dir / f"{pin.package}_{pin.version.replace(':', '%3a')}_armhf.deb"
+
+
+def served_versions(package: str) -> list[str]:
+    """The armhf versions apt serves of a package."""
+    out = subprocess.run(["apt-cache", "madison", f"{package}:armhf"], capture_output=True, text=True).stdout
+    return [ln.split("|")[1].strip() for ln in out.splitlines() if "|" in ln]
+
+
 def download_exact(pins, debs_dir: Path) -> dict[str, Path]:
     """Pinned kernel packages (facts.kernelpin.Pin) at exactly their versions: from the
     cache, else apt-get download pkg=version; one line naming the pin when neither has it."""
     debs_dir.mkdir(parents=True, exist_ok=True)
     have = {}
     for pin in pins:
-        deb = debs_dir / f"{pin.package}_{pin.version.replace(':', '%3a')}_armhf.deb"
+        deb = pinned_deb(pin, debs_dir)
         if not deb.exists():
             progress(f"downloading {pin.package} {pin.version} (armhf), as kernels/{pin.kernel}/pin.yaml pins it")
             try:
@@ -100,8 +112,7 @@ def download_exact(pins, debs_dir: Path) -> dict[str, Path]:
             except ImageBuildError:
                 pass
         if not deb.exists():
-            served = run(["apt-cache", "madison", f"{pin.package}:armhf"]) if pin.package else ""
-            versions = ", ".join(ln.split("|")[1].strip() for ln in served.splitlines() if "|" in ln)
+            versions = ", ".join(served_versions(pin.package))
             raise ImageBuildError(
                 f"kernel {pin.kernel} is pinned to {pin.line()} (kernels/{pin.kernel}/pin.yaml): not in "
                 f"{debs_dir}, and apt cannot get it (it serves: {versions or 'no version'}); put the .deb "

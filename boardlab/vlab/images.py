@@ -141,7 +141,7 @@ def _note_identities(board: Board, kernel_pkgs, debs, out: Path):
     """Beside each packaged kernel's uImage: the package and version it came from."""
     for name, pkg in kernel_pkgs.items():
         uimage = out / board.images.kernels[name].uimage
-        if uimage.exists():
+        if uimage.exists() and not kernelid.of_image(uimage).get("package_version"):   # noted once per image
             version = run(["dpkg-deb", "-f", str(debs[pkg]), "Version"]).strip()
             kernelid.write_sidecar(uimage, {"release": pkg.removeprefix("linux-image-"), "package": pkg,
                                             "package_version": version})
