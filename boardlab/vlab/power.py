@@ -16,6 +16,7 @@ import argparse
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -26,28 +27,70 @@ from pathlib import Path
 from boardlab.facts.board import QEMU_CLOCKS, Board, LabHost, load_board, load_lab_host
 
 
-def qemu_command(board: Board, lab: LabHost, clock: str | None = None) -> list[str]:
+# The UART's socket may hold this much unread (SO_SNDBUFFORCE; memory is charged only
+# while unread). A 16550's byte goes out as one 1-byte send of ~770 bytes of kernel
+# memory, so the default 208 kB holds only ~280 characters: a cable read late on a busy
+# host then made QEMU's write fail, the guest polled the UART's THRE in a loop that
+# ended when QEMU's iothread retried, and that real-time wait became 2-10 ms of
+# deterministic guest time (qemu-ppc; the ARM board's PL011 blocks instead). 256 MB
+# holds ~350,000 characters: no boot's console comes near it.
+UART_SEND_BUFFER = 256 << 20
+SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+
+
+def uart_socket(sock_path: str | Path) -> socket.socket:
+    """The board's end of its serial cable, connected to the cable's socket, for QEMU to
+    inherit (-chardev socket,fd=N): QEMU never waits on a slow reader."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(sock_path))
+    except OSError as e:
+        s.close()
+        raise RuntimeError(f"the serial cable is not listening at {sock_path}: "
+                           f"{e.strerror}") from None
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, UART_SEND_BUFFER)
+    except PermissionError:   # needs CAP_NET_ADMIN; the virtual lab runs as root
+        s.close()
+        raise RuntimeError("cannot enlarge the UART socket's buffer (SO_SNDBUFFORCE needs "
+                           "root): the deterministic clock would follow host load") from None
+    return s
+
+
+def clock_args(board: Board, clock: str | None = None) -> list[str]:
+    """deterministic: guest time is instructions executed (2**shift ns each), so the
+    kernel's figures do not depend on this host's speed; sleep=off lets guest time leap
+    over idle waits instead of following the host's clock."""
     q = board.qemu
-    clock = clock or q.clock
+    if (clock or q.clock) == "deterministic":
+        return ["-icount", f"shift={q.icount_shift},sleep=off"]
+    return []
+
+
+def uart_args(run_dir: Path, board: Board, uart_fd: int | None = None) -> list[str]:
+    """The UART on the cable: an inherited socket (see uart_socket) or, for a command shown
+    to a person, the cable's path."""
+    where = f"fd={uart_fd}" if uart_fd is not None else \
+        f"path={Path(run_dir) / (board.name + '.uart.sock')}"
+    return ["-chardev", f"socket,id=uart,{where}", "-serial", "chardev:uart"]
+
+
+def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
+                 uart_fd: int | None = None) -> list[str]:
+    q = board.qemu
     run_dir = Path(lab.run_dir)
     mac = board.network.mac
     # romfile= : U-Boot drives the NIC itself, no iPXE option ROM needed
     nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
-    # deterministic: guest time is instructions executed (2**shift ns each), so the
-    # kernel's figures do not depend on this host's speed; sleep=off lets guest time
-    # leap over idle waits instead of following the host's clock
-    clock_args = (["-icount", f"shift={q.icount_shift},sleep=off"]
-                  if clock == "deterministic" else [])
     return [
         q.binary, "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
         "-m", str(board.ram_mb), "-bios", q.bios,
         "-netdev", f"tap,id=lan,ifname={q.tap},script=no,downscript=no",
         "-device", nic,
-        "-chardev", f"socket,id=uart,path={run_dir / (board.name + '.uart.sock')}",
-        "-serial", "chardev:uart",
+        *uart_args(run_dir, board, uart_fd),
         "-display", "none", "-monitor", "none", "-nodefaults",
         "-name", f"boardlab-{board.name}",
-    ] + clock_args
+    ] + clock_args(board, clock)
 
 
 class Outlet:
@@ -68,15 +111,20 @@ class Outlet:
         with self.lock:
             if self.is_on():
                 return
-            cmd = ["ip", "netns", "exec", self.lab.netns] + qemu_command(self.board, self.lab,
-                                                                             self.clock)
+            uart = uart_socket(Path(self.lab.run_dir) / f"{self.board.name}.uart.sock")
+            cmd = ["ip", "netns", "exec", self.lab.netns] + qemu_command(
+                self.board, self.lab, self.clock, uart_fd=uart.fileno())
             self.running_clock = self.clock
             log = open(self.logfile, "ab")
             log.write(f"--- power on {time.strftime('%F %T')}: {' '.join(cmd)}\n".encode())
             log.flush()
             # its own session: the switch's signals and terminal are not the board's
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         start_new_session=True)
+            try:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=log, start_new_session=True,
+                                             pass_fds=(uart.fileno(),))
+            finally:
+                uart.close()   # QEMU holds it now: its exit unplugs the cable
             self.pidfile.write_text(f"{self.proc.pid}\n")
             try:   # a bad command line or a missing file makes QEMU exit at once
                 self.proc.wait(timeout=0.3)
