@@ -88,7 +88,7 @@ def cmd_report(args):
             return 0
         if args.study:
             from boardlab.judge import study_table
-            print(study_table.markdown(args.run), end="")
+            print(study_table.markdown([args.run] + ([args.run2] if args.run2 else [])), end="")
             return 0
         print(markdown(args.run, args.run2, with_summary=True), end="")
         out = Path(args.html) if args.html else (

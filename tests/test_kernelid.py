@@ -153,3 +153,19 @@ def test_the_sweep_orders_versions_and_resumes_where_it_stopped(tmp_path):
     table = sweep.summary(again)
     assert "| virt-nfs-6.1.170-3 | measured | - | - | 1.0032 | - | - | - |" in table
     assert "| virt-nfs-6.1.192-2 | failed: build: no space left |" in table
+
+
+def test_the_sweep_builds_the_study_boards_at_the_series_ends_and_remembers_them(tmp_path):
+    from boardlab.kernel import sweep
+    versions = ["6.1.192-2", "6.12.117-1~deb12u1", "6.1.170-3", "6.12.107-1~deb12u1"]
+    assert sweep.series_ends(versions) == ["6.1.170-3", "6.12.117-1~deb12u1"]
+    assert sweep.series_ends(["6.1.170-3"]) == ["6.1.170-3"]
+    assert sweep.study_boards() == ["sandpoint", "tqm860l"]   # kernels/6.1/<board>.config
+    state = sweep._load(tmp_path / "sweep.json", versions, "virt-nfs")
+    study = sweep._load_study(tmp_path / "sweep.json", versions)
+    assert sorted(study) == [("sandpoint", "6.1.170-3"), ("sandpoint", "6.12.117-1~deb12u1"),
+                             ("tqm860l", "6.1.170-3"), ("tqm860l", "6.12.117-1~deb12u1")]
+    study[("tqm860l", "6.1.170-3")].status = "measured"
+    sweep._save(tmp_path / "sweep.json", state, study)
+    again = sweep._load_study(tmp_path / "sweep.json", versions)
+    assert [b.status for b in again.values()].count("measured") == 1

@@ -47,6 +47,30 @@ def test_the_study_table_puts_6_1_beside_2_4_and_2_6(tmp_path):
     assert notes == ["tqm860l 6.1: tqm8xx_defconfig + 6.1/tqm860l.config"]
 
 
+def _build_run(path, kernel, sizes):
+    res = RunResults(path, baselines_root=path.parent / "none")
+    for name, value in sizes.items():
+        res.record("tqm860l", kernel, "build", name, value)
+    return str(path)
+
+
+def test_two_ends_of_a_series_are_judged_beside_the_study(tmp_path):
+    """As the DENX page set 2.4 against 2.6: the sweep's oldest 6.1 and newest 6.12 build,
+    columns in the order given, their change and its verdict (sizes are exact)."""
+    a = _build_run(tmp_path / "a", "6.1.170-3", {"uimage_data_bytes": 2615537, "vmlinux_bss_bytes": 162512})
+    b = _build_run(tmp_path / "b", "6.12.117-1~deb12u1", {"uimage_data_bytes": 2771000,
+                                                          "vmlinux_bss_bytes": 162512})
+    head, rows, _ = study_table.study_table([a, b])
+    assert head == ["metric", "unit", "2.4.25", "2.6.11.7", "6.1.170-3", "6.12.117-1~deb12u1",
+                    "2.6.11.7 -> 6.12.117-1~deb12u1", "6.1.170-3 -> 6.12.117-1~deb12u1",
+                    "verdict", "clock"]
+    by = {r[0]: r for r in rows}
+    assert by["tqm860l build.uimage_data_bytes"][2:9] == [
+        "507688", "723718", "2615537", "2771000", "+282.9 %", "+5.9 %", "regressed"]
+    assert by["tqm860l build.vmlinux_bss_bytes"][7:9] == ["+0.0 %", "same"]
+    assert "| 6.1.170-3 -> 6.12.117-1~deb12u1 | verdict |" in study_table.markdown([a, b])
+
+
 def test_build_times_of_2005_hosts_and_this_one_are_shown_never_compared(tmp_path):
     _, rows, _ = study_table.study_table(_run_with_61(tmp_path))
     real = {r[0]: r for r in rows}["tqm860l build.real_s"]

@@ -37,9 +37,7 @@ def test_build_time_and_size(built, offline_gate):
     for cfg in configs_of(gate.strategy.board.name):
         configs[f"{gate.strategy.board.name} {cfg.parent.name}"] = kbuild.describe_config(cfg)
     for kernel, b in built.items():
-        figures = {"real_s": b.real_s, "user_s": b.user_s, "sys_s": b.sys_s,
-                   "uimage_data_bytes": b.uimage_data_bytes, "uncompressed_bytes": b.uncompressed_bytes,
-                   **{f"vmlinux_{part}_bytes": b.vmlinux[part] for part in ("text", "data", "bss", "dec")}}
+        figures = b.figures()
         ident = kernelid.of_image(b.uimage)   # the source, config and compiler it was built from
         for name, value in figures.items():
             gate.record("build", name, value, kernel=kernel, identity=ident)

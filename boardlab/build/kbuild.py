@@ -59,6 +59,16 @@ class BuildResult:
     uncompressed_bytes: int  # arch/*/boot/Image
     log: Path
 
+    def figures(self, timed: bool = True) -> dict[str, float]:
+        """The build-size suite's metrics (build.<name>): the sizes, and the build's times
+        when it was a clean build on a host doing nothing else (timed)."""
+        sizes = {"uimage_data_bytes": self.uimage_data_bytes,
+                 "uncompressed_bytes": self.uncompressed_bytes,
+                 **{f"vmlinux_{part}_bytes": self.vmlinux[part]
+                    for part in ("text", "data", "bss", "dec")}}
+        times = {"real_s": self.real_s, "user_s": self.user_s, "sys_s": self.sys_s}
+        return {**times, **sizes} if timed else sizes
+
 
 def source_tree(src: sources.Source | None = None) -> Path:
     """The unpacked source of a linux-source version (default: the installed one), once

@@ -7,7 +7,12 @@ study's newest kernel to the run's.
 Whether a cell may be compared with the study's is clocks.judgeable's to say: build
 times were taken on the study's 2005 build hosts and on this run's host (host-bound:
 shown, marked with their hosts, never compared); a real board's boot milestones are the
-board's own time and are compared wherever they were stamped."""
+board's own time and are compared wherever they were stamped.
+
+Given several runs (e.g. a sweep's builds at the oldest 6.1 and the newest 6.12), their
+kernels are columns in that order, and two more columns judge the last two of them as the
+DENX page set 2.4 against 2.6: their change and its verdict (judge.verdict.compare on
+their samples)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,6 +20,7 @@ from pathlib import Path
 from boardlab.judge import baselines as bl
 from boardlab.judge.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from boardlab.judge.results import load_run
+from boardlab.judge import verdict as vd
 from boardlab.measure import catalogue, clocks
 
 
@@ -36,16 +42,28 @@ def study_kernels(board: str, root: Path = bl.KERNELS_DIR) -> list[str]:
 STUDY_HOSTS = "the study's 2005 build hosts"
 
 
-def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[list[str]], list[str]]:
+def _merged(runs: list[str]) -> dict:
+    """Several runs read as one: their metrics in order, their kernel configs together."""
+    loaded = [load_run(r) for r in runs]
+    meta = dict(loaded[0]["meta"])
+    meta["kernel_configs"] = {k: v for d in loaded for k, v in d["meta"].get("kernel_configs", {}).items()}
+    return {"meta": meta, "metrics": [m for d in loaded for m in d["metrics"]]}
+
+
+def study_table(run: str | list[str], root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[list[str]], list[str]]:
     """-> (head, rows, notes). Raises ValueError when no board of the run is one the
     study measured."""
-    data = load_run(run)
+    runs = [run] if isinstance(run, (str, Path)) else list(run)
+    data = _merged([str(r) for r in runs])
+    run = ", ".join(map(str, runs))
     values: dict[str, dict] = {}          # kernel -> {(board, key): value}
+    samples: dict[str, dict] = {}         # kernel -> {(board, key): samples}
     hosts: dict[str, str] = {}            # kernel -> the host its host-clock figures came from
     run_clocks: dict = {}                 # (board, key) -> the run's clock of it
     run_kernels = []
     for m in data["metrics"]:
         values.setdefault(m["kernel"], {})[(m["board"], f"{m['suite']}.{m['name']}")] = m["value"]
+        samples.setdefault(m["kernel"], {})[(m["board"], f"{m['suite']}.{m['name']}")] = m.get("samples") or [m["value"]]
         hosts[m["kernel"]] = m.get("host") or data["meta"].get("host", "this host")
         run_clocks[(m["board"], f"{m['suite']}.{m['name']}")] = m.get("clock")
         if m["kernel"] not in run_kernels:
@@ -62,8 +80,12 @@ def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[
                 values.setdefault(k, {}).setdefault((b, key), base.value)
                 hosts.setdefault(k, STUDY_HOSTS)
     old = sorted({k for ks in studied.values() for k in ks}, key=_version_key)
-    columns = old + [k for k in sorted(run_kernels, key=_version_key) if k not in old]
-    head = ["metric", "unit"] + columns + [f"{old[-1]} -> {columns[-1]}", "clock"]
+    ordered = run_kernels if len(runs) > 1 else sorted(run_kernels, key=_version_key)
+    columns = old + [k for k in ordered if k not in old]
+    pair = [k for k in columns if k not in old][-2:]     # the run's last two: judged
+    pair = pair if len(pair) == 2 else []
+    head = (["metric", "unit"] + columns + [f"{old[-1]} -> {columns[-1]}"]
+            + ([f"{pair[0]} -> {pair[1]}", "verdict"] if pair else []) + ["clock"])
     rows = []
     keys = {(b, key) for b in boards if studied[b] for key in _run_keys(data, b)}
     for board, key in sorted(keys, key=_order):
@@ -76,11 +98,25 @@ def study_table(run: str, root: Path = bl.KERNELS_DIR) -> tuple[list[str], list[
         clock = _hosts_cell([k for k in columns if values.get(k, {}).get((board, key)) is not None],
                             hosts) if host_bound else "-"
         spec = catalogue.METRICS.get(key)
-        rows.append([f"{board} {key}", spec.unit if spec else "", *map(_fmt, cells), change, clock])
+        judged = _judged(pair, board, key, values, samples, hosts, run_clocks, spec) if pair else []
+        rows.append([f"{board} {key}", spec.unit if spec else "", *map(_fmt, cells), change, *judged, clock])
     configs = data["meta"].get("kernel_configs", {})
     notes = [f"{name}: {how}" for name, how in sorted(configs.items())
              if name.split()[0] in boards]
     return head, rows, notes
+
+
+def _judged(pair, board, key, values, samples, hosts, run_clocks, spec) -> list[str]:
+    """[change, verdict] of the run's last two kernels for one row."""
+    a, b = (samples.get(k, {}).get((board, key)) for k in pair)
+    if not a or not b or spec is None:
+        return ["-", "-"]
+    rule = clocks.judgeable(key, _facts(board), run_clocks.get((board, key)), hosts.get(pair[0]),
+                            run_clocks.get((board, key)), hosts.get(pair[1]))
+    change = _pct(delta_pct(values[pair[0]][(board, key)], values[pair[1]][(board, key)]))
+    if not rule.ok:
+        return [change, rule.verdict]
+    return [change, vd.compare(a, b, spec).outcome]
 
 
 def _hosts_cell(kernels: list[str], hosts: dict[str, str]) -> str:

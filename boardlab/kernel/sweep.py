@@ -8,7 +8,13 @@ them, and landed in the lab's history where one is kept.
 The next version builds while the previous one is measured: guest-deterministic figures
 do not see the host's load. A version that fails to build or boot is named in the
 summary and the sweep goes on; the state (<out>/sweep.json) lets a second call resume
-where the first stopped."""
+where the first stopped.
+
+The study's own boards (those with a kernels/6.1/<board>.config: the TQM860L's
+tqm8xx_defconfig, the Sandpoint's linkstation_defconfig) are cross-built at the two ends
+of the list, the oldest 6.1 and the newest 6.12, for their build sizes (no board boots
+here); `<out>/study.md` then holds the study's tables (judge.study_table): the 2.4.25
+and 2.6.11.7 columns, the two ends, the change between them and its verdict."""
 from __future__ import annotations
 
 import json
@@ -20,9 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from boardlab.build import sources
+from boardlab.build import kbuild, sources
 from boardlab.errors import BoardlabError
-from boardlab.facts.board import PROJECT_ROOT, Board
+from boardlab.facts.board import PROJECT_ROOT, Board, load_board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
 from boardlab.kernel.frombuild import build_version, default_name, source_date
@@ -44,6 +50,30 @@ class Entry:
     run_dir: str = ""
 
 
+STUDY_CONFIGS = PROJECT_ROOT / "kernels" / "6.1"   # <board>.config: the study's boards, their defconfigs
+
+
+@dataclass
+class StudyBuild:
+    """One of the study's boards built at one end of the series (build sizes only)."""
+    board: str
+    version: str
+    status: str = "pending"      # measured, failed
+    why: str = ""
+    build_s: float | None = None
+    run_dir: str = ""
+
+
+def study_boards() -> list[str]:
+    return sorted(p.stem for p in STUDY_CONFIGS.glob("*.config"))
+
+
+def series_ends(versions: list[str]) -> list[str]:
+    """The oldest and the newest version of the list (one if it holds one)."""
+    ordered = sorted(versions, key=version_key)
+    return list(dict.fromkeys([ordered[0], ordered[-1]])) if ordered else []
+
+
 def version_key(v: str):
     return tuple(int(n) for n in re.findall(r"\d+", v.split("~")[0]))
 
@@ -57,8 +87,41 @@ def _load(path: Path, versions, base) -> dict[str, Entry]:
     return {v: had.get(v) or Entry(v, default_name(base, v)) for v in versions}
 
 
-def _save(path: Path, state: dict):
-    atomic_write(path, json.dumps({"kernels": [asdict(e) for e in state.values()]}, indent=1) + "\n")
+def _load_study(path: Path, versions) -> dict[tuple, StudyBuild]:
+    data = json.loads(path.read_text()) if path.exists() else {}
+    had = {(b["board"], b["version"]): StudyBuild(**b) for b in data.get("study_builds", [])}
+    return {(b, v): had.get((b, v)) or StudyBuild(b, v) for b in study_boards() for v in series_ends(versions)}
+
+
+def _save(path: Path, state: dict, study: dict | None = None):
+    data = {"kernels": [asdict(e) for e in state.values()]}
+    if study:
+        data["study_builds"] = [asdict(b) for b in study.values()]
+    atomic_write(path, json.dumps(data, indent=1) + "\n")
+
+
+def _build_study(sb: StudyBuild, out: Path, lab_of_board: bool) -> None:
+    """Cross-build one study board at one version and record its build sizes (exact, no
+    clock) as a run of their own: out/<board>-<version>/results.json."""
+    from boardlab.history.submit import land
+    board = load_board(sb.board)
+    t0 = time.monotonic()
+    try:
+        r = build_version(board, sb.version, STUDY_CONFIGS / f"{sb.board}.config", name=sb.version)
+    except BoardlabError as err:
+        sb.status, sb.why = "failed", f"build: {str(err).splitlines()[0]}"
+        return
+    sb.build_s = round(time.monotonic() - t0, 1)
+    run = out / f"{sb.board}-{sb.version}"
+    res = RunResults(run)
+    res.meta["kernel_date"] = source_date(sb.version)
+    res.meta.setdefault("kernel_configs", {})[f"{sb.board} {sb.version}"] = \
+        kbuild.describe_config(STUDY_CONFIGS / f"{sb.board}.config")
+    for name, value in r.built.figures(timed=False).items():   # timed: not beside a measurement
+        res.record(board, sb.version, "build", name, value, identity=r.identity)
+    sb.status, sb.run_dir = "measured", str(run)
+    if lab_of_board:
+        land(run, board.lab_host, progress=progress)
 
 
 def _build(board: Board, e: Entry, fragment: Path):
@@ -86,8 +149,7 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     res.meta["kernel_date"] = source_date(e.version)   # the history's series: by release date
     built = registered.built
     ident = res.identity(board.name, e.name)
-    for name, value in {"uimage_data_bytes": built.uimage_data_bytes, "uncompressed_bytes": built.uncompressed_bytes,
-                        **{f"vmlinux_{p}_bytes": built.vmlinux[p] for p in ("text", "data", "bss", "dec")}}.items():
+    for name, value in built.figures(timed=False).items():   # timed: not beside a measurement
         res.record(board, e.name, "build", name, value, identity=ident)
 
 
@@ -97,15 +159,23 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "sweep.json"
     state = _load(state_path, versions, fragment.parent.name)
+    study = _load_study(state_path, versions)
     todo = [v for v in versions if state[v].status != "measured"]
-    progress(f"sweep of {len(versions)} kernels on {board.name} ({len(versions) - len(todo)} measured before): {out}")
+    study_todo = [sb for sb in study.values() if sb.status != "measured"]
+    progress(f"sweep of {len(versions)} kernels on {board.name} ({len(versions) - len(todo)} measured before)"
+             + (f" and {len(study_todo)} build(s) of the study's boards at the series' ends" if study_todo else "")
+             + f": {out}")
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=1) as builder:   # builds one ahead of the measurement
         pending = {v: builder.submit(_build_quietly, board, state[v], fragment) for v in todo[:1]}
+        # the study's boards need no board: built while the last kernels are measured
+        study_done = [builder.submit(_build_study, sb, out, bool(lab)) for sb in study_todo] if not todo[1:] else []
         for i, v in enumerate(todo):
             e = state[v]
             if i + 1 < len(todo):
                 pending[todo[i + 1]] = builder.submit(_build_quietly, board, state[todo[i + 1]], fragment)
+            elif not study_done:
+                study_done = [builder.submit(_build_study, sb, out, bool(lab)) for sb in study_todo]
             built, failure = pending.pop(v).result()
             if failure:
                 e.status, e.why = "failed", f"build: {failure}"
@@ -120,9 +190,31 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
                     e.status, e.why = "failed", f"boot or measurement: {err}"
             progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: {e.status}"
                      + (f" ({e.why})" if e.why else f", {_shown(e)}"))
-            _save(state_path, state)
-    progress(f"sweep: {time.monotonic() - t0:.0f} s for {len(todo)} kernels")
+            _save(state_path, state, study)
+        for sb, done in zip(study_todo, study_done):
+            done.result()
+            progress(f"{sb.board} at {sb.version}: {sb.status}" + (f" ({sb.why})" if sb.why else
+                                                                     f", build sizes in {sb.run_dir}"))
+            _save(state_path, state, study)
+    progress(f"sweep: {time.monotonic() - t0:.0f} s for {len(todo)} kernels and {len(study_todo)} study builds")
+    write_study(out, state, study)
     return state
+
+
+def write_study(out: Path, state: dict[str, Entry], study: dict) -> Path | None:
+    """<out>/study.md: per study board, the study's table with the series' two ends."""
+    from boardlab.judge import study_table
+    parts = []
+    for board in study_boards():
+        runs = [sb.run_dir for sb in study.values() if sb.board == board and sb.status == "measured"]
+        if runs:
+            parts.append(f"## {board}\n\n" + study_table.markdown(runs))
+    if not parts:
+        return None
+    path = out / "study.md"
+    atomic_write(path, "# The study's boards at the two ends of the series (build sizes)\n\n" + "\n".join(parts))
+    progress(f"the study's tables: {path}")
+    return path
 
 
 def _build_quietly(board, e, fragment):
