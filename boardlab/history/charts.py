@@ -75,12 +75,20 @@ def _order(key: tuple, found: dict):
 def page(server: HistoryServer, out_dir: Path, board=None, metric=None, since=None) -> Path:
     """history.html in out_dir (and each chart as a PNG beside it): the series with change
     points first, then the others by family."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     series, _ = changes.sample_series(server, board, metric, since)
+    return render(out_dir, "history.html", f"boardlab history: {server.lab}",
+                  f"series from {server.url}/{server.project}/", series,
+                  changes.find(server, samples=series), changes.notes(server))
+
+
+def render(out_dir: Path, name: str, title: str, source: str, series: dict, points: list,
+           notes: dict) -> Path:
+    """The page: series {(metric, environment): [(build, [samples])]} in build order, their
+    change points (changes.ChangePoint) and the builds' notes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     found = {}
-    for c in changes.find(server, samples=series):
+    for c in points:
         found.setdefault((c.metric, c.environment), []).append(c)
-    notes = changes.notes(server)
     rows, charts = [], []
     for key in sorted((k for k, v in series.items() if len(v) > 1), key=lambda k: _order(k, found)):
         png = chart(key, series[key], found.get(key, []), notes,
@@ -95,13 +103,13 @@ def page(server: HistoryServer, out_dir: Path, board=None, metric=None, since=No
                 culprit(c, notes) or "-")) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("metric", "environment", "from build", "after",
                                              "change", "95 % interval", "p", "bisect"))
-    path = out_dir / "history.html"
+    path = out_dir / name
     path.write_text(
-        f"<!doctype html>\n<meta charset=utf-8>\n<title>boardlab history {server.lab}</title>\n"
+        f"<!doctype html>\n<meta charset=utf-8>\n<title>{html.escape(title)}</title>\n"
         "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 8px}</style>\n"
-        f"<h1>boardlab history: {html.escape(server.lab)}</h1>\n"
-        f"<p>{len(charts)} series from {server.url}/{server.project}/; change points by Apache "
+        f"<h1>{html.escape(title)}</h1>\n"
+        f"<p>{len(charts)} {html.escape(source)}; change points by Apache "
         "Otava (E-divisive means, t-test)</p>\n"
         f'<h2 id="changes">{len(rows)} change point(s)</h2>\n'
         + (f"<table>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>\n" if rows else "")

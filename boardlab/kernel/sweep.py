@@ -198,7 +198,43 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
             _save(state_path, state, study)
     progress(f"sweep: {time.monotonic() - t0:.0f} s for {len(todo)} kernels and {len(study_todo)} study builds")
     write_study(out, state, study)
+    series_page(out, state)
     return state
+
+
+def series(state: dict[str, Entry], base: str = "virt-nfs") -> dict:
+    """{(metric, environment): [(version, [samples])]} of the measured kernels in version
+    order: one series per metric across both 6.1 and 6.12, as the Phoronix study drew its
+    releases. The build's label is the linux-source version (6.1.192-1 and -2 print the
+    same release). Host-clock figures are left out: they were taken beside the next
+    kernel's build."""
+    from boardlab.history.submit import environment
+    from boardlab.measure.clocks import HOST
+    out: dict = {}
+    for v in sorted((v for v, e in state.items() if e.status == "measured"), key=version_key):
+        for m in load_run(state[v].run_dir)["metrics"]:
+            if m["clock"] == HOST:
+                continue
+            key = (f"{m['suite']}/{m['name']}", environment(m["board"], base, m["clock"]))
+            out.setdefault(key, []).append((v.split("~")[0], m.get("samples") or [m["value"]]))
+    return out
+
+
+def series_page(out: Path, state: dict[str, Entry]) -> Path | None:
+    """<out>/series.html: every metric across the versions, each version's samples as an
+    error bar, the change points marked (Otava, in the history's venv; without it the
+    page says so and marks none)."""
+    from boardlab.history import changes, charts
+    found = series(state)
+    if not any(len(v) > 1 for v in found.values()):
+        return None
+    try:
+        points, how = changes.find(None, samples=found), "versions of Debian's linux-source"
+    except BoardlabError as err:   # no history venv on this host: the series without them
+        points, how = [], f"versions of Debian's linux-source (change points not found: {err})"
+    path = charts.render(out, "series.html", f"boardlab kernel sweep: {out.name}", how, found, points, {})
+    progress(f"the series, {len(points)} change point(s): {path}")
+    return path
 
 
 def write_study(out: Path, state: dict[str, Entry], study: dict) -> Path | None:
