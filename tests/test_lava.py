@@ -2,6 +2,7 @@
 LAVA's own schemas; the board-side gate; a captured LAVA log read into results.json;
 lava-run end to end on the virtual board (vlab); the server loop (lava_server)."""
 import itertools
+import argparse
 import json
 import os
 import shutil
@@ -225,6 +226,33 @@ def test_report_compares_a_lava_run_with_a_pytest_run(tmp_path):
     table = markdown(str(tmp_path / "lava-run"), str(tmp_path / "pytest-run"))
     assert "| qemu-arm memory.mem_eat_kb | kB | 87168 | 87104 | -0.1 % |" in table
     assert "| qemu-arm boot_time.shell | s | 5.599 | 7.5 | +34.0 % |" in table
+
+
+def test_a_test_case_the_job_expected_and_did_not_report_is_missing_and_fails(tmp_path, capsys):
+    """As upstream LAVA's `expected` lists (newer than the LAVA 2023.1 here): the job
+    carries the cases each definition must report, from the stored baselines; one the log
+    lacks is 'missing', counted, and fails `boardlab lava results`."""
+    from boardlab.lava.cli import cmd_results
+    board = load_board("qemu-arm")
+    job = lava.render_job(board, "armmp", ["memory", "jitter"], "ramdisk", testdefs_url="http://x/t.tar.gz")
+    base = bl.load("armmp", "qemu-arm", harness=lava.HARNESS)
+    assert lava.expected_of(job)["memory"] == sorted(k.split(".")[1] for k in base if k.startswith("memory."))
+    assert "mem_eat_kb" in lava.expected_of(job)["memory"] and "max_us" in lava.expected_of(job)["jitter"]
+    # the captured job (2026-11-21) predates some of today's baselines: it expects what it reported
+    reported = lava.test_cases(lava.read_log(CAPTURED.read_text()))
+    for suite in ("memory", "jitter"):
+        job["metadata"][f"boardlab.expected.{suite}"] = " ".join(
+            c["case"] for c in reported if c["definition"].endswith(suite))
+    run = tmp_path / "lava-run"
+    run.mkdir()
+    (run / "job.yaml").write_text(lava.dump_job(job))
+    (run / "job.log").write_text("".join(line for line in CAPTURED.read_text().splitlines(keepends=True)
+                                         if '"case": "mem_eat_kb"' not in line))   # its result lost
+    assert cmd_results(argparse.Namespace(job=str(run), run_dir=None)) == 1
+    out = capsys.readouterr().out
+    assert "1 missing (expected test cases the job did not report)" in out
+    got = {m["name"]: m for m in json.loads((run / "results.json").read_text())["metrics"]}
+    assert got["mem_eat_kb"]["verdict"] == bl.MISSING and got["mem_eat_kb"]["value"] is None
 
 
 def test_server_log_format_reads_the_same():

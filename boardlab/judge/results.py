@@ -191,16 +191,22 @@ class RunResults:
         self.save()
         return m
 
-    def mark_missing(self, board: str, kernel: str, suites) -> list[Metric]:
+    def mark_missing(self, board: str, kernel: str, suites, expected: dict | None = None) -> list[Metric]:
         """Each metric of these suites the baseline holds and this run did not produce:
-        recorded as 'missing' (it fails its suite; nothing goes missing in silence)."""
+        recorded as 'missing' (it fails its suite; nothing goes missing in silence).
+        expected: {suite: [metric name]} that a LAVA job said it would report (its
+        expected test cases), instead of the baseline's."""
         have = {m.key for m in self.metrics if (m.board, m.kernel) == (board, kernel)}
+        bases = self.baselines(board, kernel)
+        keys = ({f"{s}.{n}" for s, names in expected.items() for n in names} if expected is not None
+                else {k for k in bases if k.split(".")[0] in suites})
         out = []
-        for key, base in sorted(self.baselines(board, kernel).items()):
-            if key.split(".")[0] in suites and key not in have and key in catalogue.METRICS:
-                spec = catalogue.METRICS[key]
+        for key in sorted(keys):
+            if key not in have and key in catalogue.METRICS:
+                spec, base = catalogue.METRICS[key], bases.get(key)
                 out.append(Metric(board, kernel, spec.suite, spec.name, None, spec.unit, spec.direction,
-                                  [], base.to_dict(), verdict=bl.MISSING, host=self.meta["host"]))
+                                  [], base.to_dict() if base else None, verdict=bl.MISSING,
+                                  host=self.meta["host"]))
         self.metrics += out
         if out:
             self.save()

@@ -12,7 +12,7 @@ from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.files import atomic_write
 from boardlab.history.submit import land
-from boardlab.judge.baselines import OTHER_HOST
+from boardlab.judge.baselines import MISSING, OTHER_HOST
 from boardlab.judge.verdict import REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
 from boardlab.vlab.host import prepare_if_virtual
@@ -80,23 +80,29 @@ def cmd_run(args):
     qemu_clock = switch_clock(board)   # the clock the job's boots will run on
     rc, log = lava.lava_run(files, work, job_id)
     return _results(log, board, job["metadata"]["boardlab.kernel"], work,
-                    f"lava-run-{job_id}", lava_rc=rc, qemu_clock=qemu_clock)
+                    f"lava-run-{job_id}", lava_rc=rc, qemu_clock=qemu_clock, job=job)
 
 
-def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qemu_clock=None):
+def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qemu_clock=None,
+             job=None):
     entries = lava.read_log(Path(log_path).read_text())
     res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host,
                                 qemu_clock=qemu_clock)
+    expected = lava.expected_of(job or {})
+    if expected:   # the job's expected test cases: one not reported is missing, and fails
+        res.mark_missing(board.name, kernel, set(expected), expected)
     for m in res.metrics:
         print(f"  {m.describe()}")
-    failed = [m for m in res.metrics if m.verdict == REGRESSED]
+    failed = [m for m in res.metrics if m.verdict in (REGRESSED, MISSING)]
+    missing = [m for m in res.metrics if m.verdict == MISSING]
     unknown = [m for m in res.metrics if m.verdict == UNKNOWN]
     other = [m for m in res.metrics if m.verdict == OTHER_HOST]
     lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
     problem = lava.job_failure(entries)
     for attempt in lava.retried_attempts(entries):
         print(f"warning: LAVA retried: {attempt}", file=sys.stderr)
-    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed)} regressed, "
+    print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed) - len(missing)} regressed, "
+          f"{len(missing)} missing (expected test cases the job did not report), "
           f"{len(unknown)} unknown (one figure cannot decide a noisy metric), "
           f"{len(other)} not judged (baseline from another host); "
           f"LAVA test cases failed: {len(lava_failed)})")
@@ -115,7 +121,7 @@ def cmd_results(args):
         job = yaml.safe_load((src / "job.yaml").read_text())
         board, kernel = lava.board_of_job(job)
         out = Path(args.run_dir) if args.run_dir else src
-        return _results(src / "job.log", board, kernel, out, f"lava-run:{src.name}")
+        return _results(src / "job.log", board, kernel, out, f"lava-run:{src.name}", job=job)
     if not args.job.isdigit():
         raise lava.LavaInputError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
     out = Path(args.run_dir or f"results/lava-job-{args.job}")
@@ -129,7 +135,7 @@ def cmd_results(args):
     board, kernel = lava.board_of_job(job)
     # the worker that ran it is not identified: its host-bound figures are not judged
     worker = {"id": None, "hostname": None, "note": f"the LAVA worker of job {args.job}"}
-    return _results(out / "job.log", board, kernel, out, f"job:{args.job}", host=worker)
+    return _results(out / "job.log", board, kernel, out, f"job:{args.job}", host=worker, job=job)
 
 
 def _scheduled(args) -> dict:

@@ -48,6 +48,27 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
     return " ".join(out)
 
 
+EXPECTED_PREFIX = "boardlab.expected."
+
+
+def expected_cases(board: Board, kernel: str, suite: str, root: Path = bl.KERNELS_DIR) -> list[str]:
+    """The test cases a suite's definition must report: every metric of the suite its
+    stored baselines hold. As upstream LAVA's `expected` list (which the LAVA 2023.1
+    here does not know): carried in the job's metadata, a case missing from the results
+    is 'missing' and fails (`boardlab lava results`)."""
+    from boardlab.measure import catalogue
+    prefix = suite + "."
+    return [k[len(prefix):] for k in sorted(bl.load(kernel, board.name, root, HARNESS))
+            if k.startswith(prefix) and k in catalogue.METRICS]
+
+
+def expected_of(job: dict) -> dict[str, list[str]]:
+    """{suite: [case]} a job expects (its metadata; {} for a job rendered before lists)."""
+    meta = job.get("metadata") or {}
+    return {k[len(EXPECTED_PREFIX):]: str(v).split() for k, v in meta.items()
+            if k.startswith(EXPECTED_PREFIX)}
+
+
 def testdefs_tarball(dest: Path) -> Path:
     """jobs/testdefs as the tarball a `from: url` test definition names."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -172,6 +193,9 @@ def render_job(board: Board, kernel: str | None = None, suites=DEFAULT_SUITES, r
                      "boardlab.quick": str(quick).lower()},
         "actions": actions,
     }
+    for d in definitions:
+        job["metadata"][EXPECTED_PREFIX + d["name"]] = " ".join(
+            expected_cases(board, kernel, d["name"], baselines_root))
     if kinfo.console:   # Linux 2.4 names the same UART differently
         job["context"] = {"console_device": kinfo.console}
     return job
