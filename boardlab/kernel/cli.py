@@ -1,6 +1,7 @@
 """`boardlab kernel show | build | pin`: kernels by what they are."""
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -57,7 +58,11 @@ def cmd_kernel(args):
             sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
         out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
         fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
-        state = sweep.sweep(board, versions, out, fragment.resolve(), board.lab_host)
+        from boardlab.vlab.host import kept_up, virtual_host_of
+        lab = virtual_host_of(board)
+        # a virtual board's lab is brought up for the sweep (and down after, if it was down)
+        with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
+            state = sweep.sweep(board, versions, out, fragment.resolve(), board.lab_host)
         print(sweep.summary(state), end="")
         failed = [e.name for e in state.values() if e.status != "measured"]
         print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")
