@@ -1,8 +1,8 @@
 """LAVA: device types, device dictionaries and jobs rendered from the board facts pass
 LAVA's own schemas; the board-side gate; a captured LAVA log read into results.json;
 lava-run end to end on the virtual board (vlab); the server loop (lava_server)."""
-import itertools
 import argparse
+import itertools
 import json
 import os
 import shutil

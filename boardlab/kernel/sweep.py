@@ -115,8 +115,8 @@ def _build_study(sb: StudyBuild, out: Path, lab_of_board: bool) -> None:
     run = out / f"{sb.board}-{sb.version}"
     res = RunResults(run)
     res.meta["kernel_date"] = source_date(sb.version)
-    res.meta.setdefault("kernel_configs", {})[f"{sb.board} {sb.version}"] = \
-        kbuild.describe_config(STUDY_CONFIGS / f"{sb.board}.config")
+    res.meta.setdefault("kernel_configs", {})[f"{sb.board} {sb.version}"] = (
+        f"linux-source {sb.version} with " + kbuild.describe_config(STUDY_CONFIGS / f"{sb.board}.config"))
     for name, value in r.built.figures(timed=False).items():   # timed: not beside a measurement
         res.record(board, sb.version, "build", name, value, identity=r.identity)
     sb.status, sb.run_dir = "measured", str(run)
