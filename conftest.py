@@ -43,6 +43,28 @@ def pytest_addoption(parser):
                      " nothing else ever changes them")
 
 
+def pytest_sessionstart(session):
+    """An environment through the coordinator (lab/remote/): a coordinator that does not
+    answer is one line and exit 2 before anything runs, not a traceback per test."""
+    import os
+    import yaml
+    from boardlab.net import tcp_open
+    env = session.config.getoption("lg_env", default=None)
+    if not env or not Path(env).exists():
+        return
+    targets = (yaml.safe_load(Path(env).read_text()) or {}).get("targets") or {}
+    places = [t["resources"]["RemotePlace"]["name"] for t in targets.values()
+              if isinstance(t, dict) and "RemotePlace" in (t.get("resources") or {})]
+    if not places:
+        return
+    coordinator = (session.config.getoption("lg_coordinator", default=None)
+                   or os.environ.get("LG_COORDINATOR") or "127.0.0.1:20408")
+    host, _, port = coordinator.rpartition(":")
+    if not tcp_open(int(port), host or "127.0.0.1", timeout=2.0):
+        pytest.exit(f"{env}: the labgrid coordinator {coordinator} (place {places[0]}) is not "
+                    f"reachable: is it running? (--lg-coordinator or LG_COORDINATOR)", returncode=2)
+
+
 @pytest.fixture(scope="session")
 def run_dir(request):
     """The run's directory, checked writable before any board is booted; the default

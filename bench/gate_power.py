@@ -45,7 +45,7 @@ from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
 from boardlab.measure import catalogue, sample
 from boardlab.vlab import images
-from boardlab.vlab.host import kept_up
+from boardlab.vlab.lab import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
           "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us"}

@@ -37,7 +37,7 @@ from boardlab.bisect.watch import watch  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
 from boardlab.measure import clocks  # noqa: E402
 from boardlab.net import free_port  # noqa: E402
-from boardlab.vlab.host import kept_up  # noqa: E402
+from boardlab.vlab.lab import kept_up  # noqa: E402
 from kerneltree import make_tree  # noqa: E402
 
 

@@ -32,7 +32,7 @@ from boardlab.boot.session import board_session
 from boardlab.judge import baselines
 from boardlab.measure import parsers, sample
 from boardlab.vlab.host import VirtualLab
-from boardlab.vlab.host import kept_up
+from boardlab.vlab.lab import kept_up
 
 def _keyed(figures: dict) -> dict:
     """boardlab.measure.sample's 'suite.name' keys as (family, name); boot_time reads 'boot'."""

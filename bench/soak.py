@@ -22,7 +22,7 @@ from boardlab.boot.session import board_session
 from boardlab.errors import BoardlabError
 from boardlab.judge import baselines
 from boardlab.measure import clocks
-from boardlab.vlab.host import kept_up
+from boardlab.vlab.lab import kept_up
 
 
 def spread(name: str, unit: str, values: list) -> str:

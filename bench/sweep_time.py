@@ -22,7 +22,7 @@ from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.kernel import sweep  # noqa: E402
 from boardlab.kernel.frombuild import default_name  # noqa: E402
 from boardlab.measure import clocks  # noqa: E402
-from boardlab.vlab.host import kept_up  # noqa: E402
+from boardlab.vlab.lab import kept_up  # noqa: E402
 
 
 def main():

@@ -14,13 +14,16 @@ from boardlab.lava import cli as lava_cli
 
 
 def cmd_vlab(args):
-    from boardlab.vlab.host import LabError, VirtualLab, format_status, status_json
+    from boardlab.vlab.host import LabError, VirtualLab
     from boardlab.vlab.images import ImageBuildError, build_images
+    from boardlab.vlab.lab import VirtualLabs, format_lab_status, format_status, status_json
     try:
-        lab = VirtualLab(args.lab)
+        # the whole virtual lab, or with --lab one of its hosts
+        lab = VirtualLab(args.lab) if args.lab else VirtualLabs()
+        show = format_status if args.lab else format_lab_status
         if args.action == "up":
             lab.up(args.board)
-            print(format_status(lab.status()))
+            print(show(lab.status()))
         elif args.action == "down":
             lab.down()
         elif args.action == "build":
@@ -34,7 +37,7 @@ def cmd_vlab(args):
                 print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))
         else:
             st = lab.status()
-            print(status_json(st) if args.json else format_status(st))
+            print(status_json(st) if args.json else show(st))
             return 0 if lab.is_up() else 3
     except (LabError, ImageBuildError) as e:
         print(f"boardlab vlab {args.action}: {e}", file=sys.stderr)
@@ -158,9 +161,14 @@ def cmd_compare(args):
 
 
 def cmd_places(args):
+    from boardlab.facts.labhosts import lab_hosts
+    from boardlab.facts.labfacts import load_lab
     from boardlab.facts.places import sync
-    done = sync(args.lab, args.coordinator)   # PlacesError: exit 1, said by main()
-    print("\n".join(done) if done else f"places of {args.lab}: up to date")
+    coordinator = args.coordinator or os.environ.get("LG_COORDINATOR") or load_lab().coordinator
+    # default: the lab hosts on the lab's management network (places/lab.yaml)
+    for lab in [args.lab] if args.lab else [h.name for h in lab_hosts() if h.management]:
+        done = sync(lab, coordinator)   # PlacesError: exit 1, said by main()
+        print("\n".join(done) if done else f"places of {lab}: up to date")
     return 0
 
 
@@ -191,11 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="update: leave the baselines of host-bound figures (host clock, a virtual "
                          "board's realtime clock) as they are; write only what any host can be judged by")
     bs.set_defaults(func=cmd_baselines)
-    pl = sub.add_parser("places", help="sync: create/update a lab host's places on a coordinator")
+    pl = sub.add_parser("places", help="sync: create/update the lab hosts' places on the coordinator")
     pl.add_argument("action", choices=["sync"])
-    pl.add_argument("--lab", default="vlab", help="lab host (places/<lab>/places.yaml)")
-    pl.add_argument("--coordinator", default=os.environ.get("LG_COORDINATOR", "127.0.0.1:20408"),
-                    help="coordinator HOST:PORT (default: $LG_COORDINATOR or 127.0.0.1:20408)")
+    pl.add_argument("--lab", default=None, help="one lab host (places/<lab>/places.yaml); default: every "
+                                               "one on the lab's management network")
+    pl.add_argument("--coordinator", default=None,
+                    help="coordinator HOST:PORT (default: $LG_COORDINATOR, else the lab's, places/lab.yaml)")
     from boardlab.facts.places import PlacesError
     pl.set_defaults(func=cmd_places, errors=(PlacesError,))
     _compare_parser(sub)
@@ -207,12 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _vlab_parser(sub):
-    v = sub.add_parser("vlab", help="the virtual lab host: up, down, status, build, clock")
+    v = sub.add_parser("vlab", help="the virtual lab (its hosts, management network and coordinator): "
+                                    "up, down, status, build, clock")
     v.add_argument("action", choices=["up", "down", "status", "build", "clock"])
     v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
                    help="clock: the QEMU clock of the lab's boards from their next power-on "
                         "(deterministic: icount, for measurements; realtime: as fast as the host)")
-    v.add_argument("--lab", default="vlab", help="lab host (places/<lab>/lab-host.yaml)")
+    v.add_argument("--lab", default=None, help="one lab host only (places/<lab>/lab-host.yaml); "
+                                               "default: the whole virtual lab")
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
     v.add_argument("--board", action="append", default=[],

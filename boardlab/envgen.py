@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts import labhost, pdu
-from boardlab.facts.board import (BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, LabHost,
-                                  lab_host_of, lab_hosts, load_board)
+from boardlab.facts.board import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, load_board
+from boardlab.facts.labhosts import LabHost, lab_host_of, lab_hosts
 from boardlab.facts.labfacts import check_listed, lab_boards
 from boardlab.lava import devices as lava_devices
 
@@ -101,6 +101,11 @@ def exporter_config(lab: LabHost, boards: list) -> str:
     if lab.kind == "real":   # consoles and pdudaemon on 127.0.0.1: clients must tunnel
         head += (f"## Run it isolated, so clients reach 127.0.0.1 through SSH to this host:\n"
                  f"##   labgrid-exporter --isolated --name {lab.exporter_name or lab.name} exporter.yaml\n")
+    elif lab.management:   # the virtual host's consoles and switch on its management address
+        head += (f"## `boardlab vlab up` runs it in the lab host, named by its management address\n"
+                 f"## (kernels are staged to its TFTP directory over ssh to that name):\n"
+                 f"##   labgrid-exporter -c <coordinator> --name {lab.exporter_name or lab.name} "
+                 f"--hostname {lab.management_ip} exporter.yaml\n")
     return head + _yaml(groups)
 
 

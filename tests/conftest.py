@@ -18,7 +18,7 @@ from paths import ROOT  # noqa: E402
 
 @pytest.fixture(scope="session")
 def vlab():
-    from boardlab.vlab.host import kept_up
+    from boardlab.vlab.lab import kept_up
     # the default board's images; a test of another board prepares it (vlab.prepare)
     with kept_up("vlab", boards=("qemu-arm",),
                  leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:

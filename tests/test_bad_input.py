@@ -97,3 +97,21 @@ def test_bad_names_are_refused_before_a_boot(tmp_path, capsys, no_board):
 def test_every_command_names_bad_input_in_one_line(capsys, no_board, argv, says):
     code, err = _run(capsys, argv)
     assert code == 2 and says in err and len(err.splitlines()) == 1, (code, err)
+
+
+def test_a_coordinator_that_is_down_is_one_line_for_places_sync_and_the_remote_suites(capsys):
+    """A fault of a distributed lab: nothing answers at the coordinator's address."""
+    import subprocess
+    import sys
+
+    from boardlab.net import free_port
+    from paths import ROOT
+    dead = f"127.0.0.1:{free_port()}"
+    code, err = _run(capsys, ["places", "sync", "--coordinator", dead])
+    assert code == 1 and f"the labgrid coordinator {dead} is not reachable" in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/remote/qemu-ppc.yaml",
+                        "--lg-coordinator", dead, "testsuites/test_shell.py", "-q", "-p", "no:cacheprovider"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    assert f"lab/remote/qemu-ppc.yaml: the labgrid coordinator {dead} (place qemu-ppc) is not reachable" in r.stdout

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from boardlab.facts import pdu
-from boardlab.facts.board import PduDaemon, load_board, load_lab_host
+from boardlab.facts.board import load_board
+from boardlab.facts.labhosts import PduDaemon, load_lab_host
 from boardlab.net import free_port, tcp_open
 from paths import ROOT
 
@@ -43,7 +44,7 @@ def test_the_virtual_lab_keeps_its_own_switch():
     """It reports state and clock, which pdudaemon cannot."""
     env = yaml.safe_load((ROOT / "lab/qemu-arm.yaml").read_text())["targets"]["main"]
     assert env["resources"]["NetworkPowerPort"]["model"] == "rest"
-    assert "curl -fsS -X PUT -d 1 http://127.0.0.1:8101/outlet/1/value" in \
+    assert "curl -fsS -X PUT -d 1 http://10.231.0.11:8101/outlet/1/value" in \
         (ROOT / "jobs/devices/qemu-arm.jinja2").read_text()
 
 

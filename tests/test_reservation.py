@@ -1,5 +1,6 @@
-"""Reserving the virtual board through labgrid, as developers reserve real ones: a
-coordinator and the lab host's exporter on 127.0.0.1, places created by
+"""Reserving the virtual boards through labgrid, as developers reserve real ones: the
+lab's coordinator on the management network and an exporter on each virtual lab host
+(qemu-arm on vlab, qemu-ppc on vlab2; `boardlab vlab up` runs them), places created by
 `boardlab places sync`, two users (alice, bob) with labgrid-client."""
 import os
 import subprocess
@@ -9,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from boardlab.net import tcp_open, wait_for
+from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import load_lab
+from boardlab.net import wait_for
 from paths import ROOT
 
 pytestmark = pytest.mark.vlab
 
-PORT = 20418          # not the default 20408: a developer's own coordinator may run
-COORD = f"127.0.0.1:{PORT}"
+COORD = load_lab().coordinator
 BIN = Path(sys.executable).parent
 
 
@@ -32,47 +34,32 @@ def client(*args, user="alice", token=None, timeout=60, check=True):
 
 
 @pytest.fixture(scope="module")
-def coordinator(vlab, tmp_path_factory):
-    """Coordinator + the virtual lab host's exporter; both stopped by PID afterwards."""
-    work = tmp_path_factory.mktemp("coordinator")
-    procs = []
-    try:
-        procs.append(subprocess.Popen([str(BIN / "labgrid-coordinator"), "-l", COORD], cwd=work,
-                                      stdout=open(work / "coordinator.log", "w"),
-                                      stderr=subprocess.STDOUT))
-        wait_for(lambda: tcp_open(PORT), 20, "coordinator listening")
-        procs.append(subprocess.Popen([str(BIN / "labgrid-exporter"), "-c", COORD, "--name", "vlab",
-                                       str(ROOT / "places/vlab/exporter.yaml")], cwd=work,
-                                      stdout=open(work / "exporter.log", "w"),
-                                      stderr=subprocess.STDOUT))
-        wait_for(lambda: all(f"vlab/{b}/NetworkSerialPort" in client("resources").stdout
-                             for b in ("qemu-arm", "qemu-ppc")), 30,
-                 "exporter's resources at the coordinator")
-        yield work
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+def coordinator(vlab):
+    """The lab's coordinator, with both lab hosts' exporters' resources at it."""
+    vlab.prepare("qemu-ppc")
+    wait_for(lambda: all(f"{host}/{b}/NetworkSerialPort" in client("resources").stdout
+                         for host, b in (("vlab", "qemu-arm"), ("vlab2", "qemu-ppc"))), 30,
+             "both lab hosts' resources at the coordinator")
+    return COORD
 
 
 def sync():
-    return subprocess.run([sys.executable, "-m", "boardlab.cli", "places", "sync", "--lab", "vlab",
-                           "--coordinator", COORD], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "boardlab.cli", "places", "sync"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_places_sync_creates_the_place_with_tags_once(coordinator):
     first = sync()
     assert first.returncode == 0, first.stderr
     again = sync()
-    assert again.returncode == 0 and "up to date" in again.stdout
+    assert again.returncode == 0 and again.stdout.split("\n")[:2] == [
+        "places of vlab: up to date", "places of vlab2: up to date"]
     show = client("-p", "qemu-arm", "show").stdout
     assert "tags: arch=arm, board=qemu-arm, cpu=cortex-a15, ram=128mb" in show
     assert "vlab/qemu-arm/*" in show
-    assert "tags: arch=ppc, board=qemu-ppc, cpu=e500mc, ram=128mb" in client("-p", "qemu-ppc", "show").stdout
+    ppc = client("-p", "qemu-ppc", "show").stdout
+    assert "tags: arch=ppc, board=qemu-ppc, cpu=e500mc, ram=128mb" in ppc
+    assert "vlab2/qemu-ppc/*" in ppc           # the second lab host's exporter
 
 
 def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
@@ -149,15 +136,21 @@ def test_reserve_acquire_boot_console_power_release(coordinator, tmp_path):
 
 
 def outlets_on():
+    """The boards powered on, by each lab host's power switch."""
     import json
     import urllib.request
-    with urllib.request.urlopen("http://127.0.0.1:8101/", timeout=5) as r:
-        return {o["board"] for o in json.loads(r.read()).values() if o["on"]}
+    on = set()
+    for board in ("qemu-arm", "qemu-ppc"):
+        switch = load_board(board).power.url.split("/outlet/")[0]
+        with urllib.request.urlopen(switch + "/", timeout=5) as r:
+            on |= {o["board"] for o in json.loads(r.read()).values() if o["on"]}
+    return on
 
 
 def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
-    """alice reserves arch=ppc, bob arch=arm; each runs the shell suite on his or her
-    board through RemotePlace, at the same time, on one lab host."""
+    """alice reserves arch=ppc and gets the board of the second lab host, bob arch=arm;
+    each runs the shell suite on his or her board through RemotePlace, at the same time,
+    on two lab hosts; each kernel is staged to its own host's TFTP directory over ssh."""
     sync()
     tokens = {}
     try:
@@ -168,6 +161,11 @@ def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
         listing = client("reservations").stdout
         assert "main: qemu-ppc" in listing.split(f"Reservation '{tokens['alice']}':")[1].split("Reservation")[0]
         assert "main: qemu-arm" in listing.split(f"Reservation '{tokens['bob']}':")[1].split("Reservation")[0]
+        staged = {}
+        for board in ("qemu-ppc", "qemu-arm"):   # gone from each host's TFTP directory
+            facts = load_board(board)
+            staged[board] = Path(facts.tftp.dir) / facts.images.kernels[facts.images.default_kernel].uimage
+            staged[board].unlink(missing_ok=True)
         runs = {}
         for user, board in (("alice", "qemu-ppc"), ("bob", "qemu-arm")):
             runs[board] = subprocess.Popen(
@@ -184,7 +182,40 @@ def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
             assert p.returncode == 0, f"{board}: {out[-3000:]}"
             assert "2 passed" in out, out[-2000:]
         assert both_on, "the two boards never ran at the same time"
+        for board, path in staged.items():   # the remote TFTP provider: ssh to its host
+            facts = load_board(board)
+            assert path.read_bytes() == (Path(facts.images.dir) / path.name).read_bytes(), board
     finally:
         for user, token in tokens.items():
             client("-p", "+", "release", user=user, token=token, check=False)
             client("cancel-reservation", token, user=user, check=False)
+
+
+def test_an_exporter_restarted_brings_its_places_back_and_the_acquired_place_stays(coordinator, tmp_path):
+    """A fault of a distributed lab: the second lab host's exporter goes away (stopped by
+    its PID) and comes back. Its resources are orphaned meanwhile, alice's acquisition of
+    the place holds, and once the exporter is back her suite runs on it."""
+    from boardlab.vlab.host import VirtualLab
+    sync()
+    host = VirtualLab("vlab2")
+    out = client("reserve", "--wait", "--shell", "board=qemu-ppc").stdout
+    token = out.strip().split("=")[1]
+    client("-p", "+", "acquire", token=token)
+    try:
+        assert host.stop_service("exporter")
+        try:
+            wait_for(lambda: "vlab2/qemu-ppc/NetworkSerialPort" not in client("resources").stdout
+                     or "rphaned" in client("resources", "-v").stdout, 30, "the resources orphaned")
+            assert "alice" in client("-p", "qemu-ppc", "show").stdout   # held while it is away
+        finally:
+            host.start_service("exporter")   # waits until its resources are at the coordinator
+        show = client("-p", "qemu-ppc", "show").stdout
+        assert "alice" in show, show             # the acquisition survived the restart
+        r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/remote/qemu-ppc.yaml",
+                            "--lg-coordinator", COORD, "testsuites/test_shell.py", "-q", "-p", "no:cacheprovider",
+                            "--run-dir", str(tmp_path / "run")], cwd=ROOT, capture_output=True, text=True,
+                           timeout=600, env={**os.environ, "LG_USERNAME": "alice", "LG_TOKEN": token})
+        assert r.returncode == 0 and "2 passed" in r.stdout, r.stdout[-3000:]
+    finally:
+        client("-p", "+", "release", token=token, check=False)
+        client("cancel-reservation", token, check=False)

@@ -48,7 +48,7 @@ def assert_failed_cleanly(err, strategy, *must_contain):
 
 def test_lab_host_services_are_real_processes(vlab):
     st = vlab.status()
-    assert st["netns"] == "boardlab-lan"
+    assert st["netns"] == "boardlab-vlab"
     comms = {}
     for name, pid in st["services"].items():
         assert pid, f"{name} is not running"
@@ -180,7 +180,7 @@ def test_no_uboot_prompt_names_power_and_serial_wiring(qemu, vlab, tmp_path):
     env = None
     with serial_line(tmp_path, "dead", port, 115200):
         data = envgen.labgrid_env(BOARD)
-        data["targets"]["main"]["resources"]["NetworkSerialPort"]["port"] = port
+        data["targets"]["main"]["resources"]["NetworkSerialPort"].update(host="127.0.0.1", port=port)
         data["targets"]["main"]["drivers"]["BoardStrategy"] = {
             "facts": str(ROOT / "boards" / "qemu-arm.yaml"), "uboot_timeout": 4.0,
             "log_dir": str(tmp_path)}
@@ -194,7 +194,7 @@ def test_no_uboot_prompt_names_power_and_serial_wiring(qemu, vlab, tmp_path):
                 miswired.transition("shell")
             assert_failed_cleanly(err, miswired, "no U-Boot prompt: nothing at all came from the "
                                                  "console within 4 s of power-on",
-                                  "the power switch (rest http://127.0.0.1:8101/outlet/1/value)",
+                                  "the power switch (rest http://10.231.0.11:8101/outlet/1/value)",
                                   "the serial wiring (ser2net 127.0.0.1 port 5199")
         finally:
             if env is not None:

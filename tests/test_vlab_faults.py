@@ -60,7 +60,7 @@ def test_ser2net_gone_is_named_with_its_address(qemu, vlab):
             qemu.transition("shell")
         assert time.monotonic() - t0 < 15
         msg = str(err.value)
-        assert "ser2net 127.0.0.1 port 5101" in msg, msg
+        assert "ser2net 10.231.0.11 port 5101" in msg, msg   # the lab host's address
         assert "(the board is powered off)" in msg
         assert power_state() == "0"
     finally:
@@ -76,7 +76,7 @@ def test_a_power_switch_that_is_gone_is_named_and_the_run_gives_up(qemu, vlab):
             qemu.transition("shell")
         assert time.monotonic() - t0 < 15
         msg = str(err.value)
-        assert "power" in msg and "127.0.0.1:8101/outlet/1" in msg, msg
+        assert "power" in msg and "10.231.0.11:8101/outlet/1" in msg, msg
         assert "POWER-OFF FAILED, the board may still be on" in msg   # no false claim of 'off'
         assert qemu.status == Status.unknown
     finally:

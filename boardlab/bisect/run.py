@@ -67,7 +67,8 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
 
 def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
     """On a virtual board: its lab host up for the bisect (and down after, if it was)."""
-    from boardlab.vlab.host import kept_up, virtual_host_of
+    from boardlab.vlab.host import virtual_host_of
+    from boardlab.vlab.lab import kept_up
     host = virtual_host_of(load_board(b.board)) if b.needs_boot else None
     with kept_up(host, boards=(b.board,)) if host else contextlib.nullcontext():
         return _bisect_steps(b, tree, origin)

@@ -10,13 +10,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.facts.checks import check_board, check_lab_host
+from boardlab.facts.checks import check_board
 from boardlab.facts.typedyaml import FactsError, build, load_yaml, one_of, template
 
-__all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "LabHost", "MkImage", "Network",
-           "Nfs", "Power", "PowerSwitch", "PduDaemon", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
-           "board_path", "bootargs", "lab_host_of", "lab_hosts", "load_board",
-           "load_lab_host"]
+__all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "MkImage", "Network",
+           "Nfs", "Power", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
+           "board_path", "bootargs", "load_board"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BOARDS_DIR = PROJECT_ROOT / "boards"
@@ -41,7 +40,9 @@ class Console:
 class Power:
     model: str                  # a labgrid NetworkPowerPort model
     index: int
-    host: str = template(("index", "value"))
+    # {lab_host}: the board's lab host's management address (filled in on load), so a
+    # board moved to another lab host changes one field, lab_host
+    host: str = template(("index", "value", "lab_host"))
 
     @property
     def url(self) -> str:
@@ -169,6 +170,7 @@ class Board:
     cpu_mhz: int | float | None = None
     qemu: Qemu | None = None
     path: str = ""              # the facts file (not in it: set on load)
+    lab_address: str = ""       # not in it: its lab host's management address, if it has one
 
     @property
     def virtual(self) -> bool:
@@ -176,11 +178,12 @@ class Board:
 
     @property
     def serial_host(self) -> str:
-        """Where ser2net listens, as seen on the lab host: 127.0.0.1 on every lab host
-        (a console is an unauthenticated root shell). labgrid clients elsewhere reach
-        it through the exporter's SSH proxy (labgrid-exporter --isolated, or LG_PROXY=<lab
-        host> for a local environment file); LAVA's worker runs on the lab host."""
-        return "127.0.0.1"
+        """Where ser2net listens. A real lab host: 127.0.0.1 (a console is an
+        unauthenticated root shell); labgrid clients elsewhere reach it through the
+        exporter's SSH proxy (labgrid-exporter --isolated, or LG_PROXY=<lab host> for a
+        local environment file); LAVA's worker runs on the lab host. A virtual lab host:
+        its address on the management network, which exists only on this machine."""
+        return self.lab_address or "127.0.0.1"
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -188,49 +191,6 @@ class Board:
         except KeyError:
             raise FactsError(f"{self.path}: no kernel {name!r} in images.kernels "
                              f"(has: {', '.join(self.images.kernels)})") from None
-
-
-@dataclass(frozen=True)
-class PowerSwitch:
-    listen: str
-    port: int
-
-
-@dataclass(frozen=True)
-class PduDaemon:
-    """pdudaemon on a real lab host: labgrid and LAVA both switch power through it, so
-    requests to a PDU queue in one place (and are retried) instead of racing."""
-    port: int = 16421
-    listen: str = "127.0.0.1"   # its HTTP listener on the lab host: it switches boards'
-                                # power without authentication, so not on the LAN
-    host: str | None = None     # where clients on the lab host reach it (default: listen)
-
-
-@dataclass(frozen=True)
-class LabHost:
-    name: str
-    address: str                # on the lab LAN, with prefix length: the TFTP and NFS server
-    tftp_root: str
-    boards: tuple[str, ...]
-    kind: str = one_of(("virtual", "real"), "virtual")
-    exporter_name: str | None = None
-    lava_worker: bool = True    # it also exports LAVA's NFS root directory
-    # tftpd's retransmit in ms, the client's timeout refused (facts.labhost.tftpd_retransmit_args)
-    tftp_retransmit_ms: int | None = None
-    pdudaemon: PduDaemon | None = None
-    # the virtual lab host's LAN and power switch
-    netns: str | None = None
-    bridge: str | None = None
-    run_dir: str | None = None
-    power_switch: PowerSwitch | None = None
-    path: str = ""
-
-    @property
-    def server_ip(self) -> str:
-        return self.address.split("/")[0]
-
-
-VIRTUAL_LAB_FIELDS = ("netns", "bridge", "run_dir", "power_switch")
 
 
 def board_path(name_or_path) -> Path:
@@ -244,44 +204,24 @@ def load_board(name_or_path) -> Board:
     """Load and check a board's facts (by name, e.g. 'qemu-arm', or path)."""
     path = board_path(name_or_path)
     board = dataclasses.replace(build(Board, load_yaml(path), path), path=str(path))
-    check_board(board, path)
-    for mode in board.root.bootargs:
-        if mode not in ROOT_MODES:
-            raise FactsError(f"{path}: field 'root.bootargs.{mode}': unknown root mode "
-                             f"(known: {', '.join(ROOT_MODES)})")
-    if board.images.default_kernel not in board.images.kernels:
-        raise FactsError(f"{path}: field 'images.default_kernel' names "
-                         f"{board.images.default_kernel!r}, which is not in images.kernels")
-    if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
-        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
-                         f"got {board.qemu.icount_shift}")
-    for k in board.images.kernels.values():
-        if k.config and (k.debian_package or not (PROJECT_ROOT / k.config).exists()):
-            why = "debian_package is given too" if k.debian_package else f"not in {PROJECT_ROOT}"
-            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': {k.config}: {why}")
-    if path.stem != board.name:
-        raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
-                         f"{path.name}; they must agree")
+    board = _on_its_lab_host(board, path)
+    check_board(board, path, ROOT_MODES, PROJECT_ROOT)
     return board
 
 
-def load_lab_host(name_or_path="vlab") -> LabHost:
-    p = Path(name_or_path)
-    path = p if p.suffix in (".yaml", ".yml") else PLACES_DIR / str(name_or_path) / "lab-host.yaml"
-    lab = dataclasses.replace(build(LabHost, load_yaml(path), path), path=str(path))
-    check_lab_host(lab, path, VIRTUAL_LAB_FIELDS)
-    return lab
-
-
-def lab_host_of(board: Board) -> LabHost | None:
-    """The board's lab host, when its facts are in places/ (None: a lab host this
-    checkout does not describe)."""
-    path = PLACES_DIR / board.lab_host / "lab-host.yaml"
-    return load_lab_host(path) if path.exists() else None
-
-
-def lab_hosts() -> list[LabHost]:
-    return [load_lab_host(p) for p in sorted(PLACES_DIR.glob("*/lab-host.yaml"))]
+def _on_its_lab_host(board: Board, path) -> Board:
+    """The board with its lab host's management address (read from the lab host's facts
+    file without loading it whole), and power.host's {lab_host} filled in with it."""
+    lab_path = PLACES_DIR / board.lab_host / "lab-host.yaml"
+    data = load_yaml(lab_path) if lab_path.exists() else {}
+    address = str(data.get("management") or "").split("/")[0] if isinstance(data, dict) else ""
+    if "{lab_host}" in board.power.host:
+        if not address:
+            raise FactsError(f"{path}: field 'power.host' names {{lab_host}}, but lab host "
+                             f"{board.lab_host} has no 'management' address ({lab_path})")
+        board = dataclasses.replace(board, power=dataclasses.replace(
+            board.power, host=board.power.host.replace("{lab_host}", address)))
+    return dataclasses.replace(board, lab_address=address)
 
 
 def bootargs(board: Board, root: str, kernel: str | None = None) -> str:

@@ -32,7 +32,7 @@ def check_power_host(path, model: str, host: str):
     and no credentials (those stay in a root-only file on the lab host, e.g. curl's
     netrc, never in a facts file that is copied everywhere)."""
     if model in ("rest", "simplerest"):
-        parts = urlsplit(host.replace("{index}", "0").replace("{value}", "0"))
+        parts = urlsplit(host.replace("{index}", "0").replace("{value}", "0").replace("{lab_host}", "lab"))
         ok = parts.scheme in ("http", "https") and parts.hostname and not re.search(r"[\s;$`'\"\\|&<>]", host)
         if "@" in parts.netloc:
             raise FactsError(f"{path}: field 'power.host' holds credentials ({parts.netloc}): "
@@ -46,8 +46,10 @@ def check_power_host(path, model: str, host: str):
                          f"without spaces or shell characters, got {host!r}")
 
 
-def check_board(board, path):
-    """The fields whose type alone lets a bad value through."""
+def check_board(board, path, root_modes=(), project_root=None):
+    """The fields whose type alone lets a bad value through, and those that must agree
+    with each other or with the files of the project."""
+    _check_agreement(board, path, root_modes, project_root)
     check_power_host(path, board.power.model, board.power.host)
     net = board.network
     for where, value in (("network.ip", net.ip), ("network.server_ip", net.server_ip),
@@ -78,3 +80,29 @@ def check_lab_host(lab, path, virtual_fields):
         raise FactsError(f"{path}: field 'address' must be an IPv4 address with its prefix "
                          f"length (like 192.168.20.1/24), got {lab.address!r}") from None
     check_export_path(path, "tftp_root", lab.tftp_root)
+    if lab.management is not None:
+        try:
+            ipaddress.IPv4Interface(lab.management)
+        except ValueError:
+            raise FactsError(f"{path}: field 'management' must be an IPv4 address with its "
+                             f"prefix length (like 10.231.0.11/24), got {lab.management!r}") from None
+
+
+def _check_agreement(board, path, root_modes, project_root):
+    for mode in board.root.bootargs:
+        if root_modes and mode not in root_modes:
+            raise FactsError(f"{path}: field 'root.bootargs.{mode}': unknown root mode "
+                             f"(known: {', '.join(root_modes)})")
+    if board.images.default_kernel not in board.images.kernels:
+        raise FactsError(f"{path}: field 'images.default_kernel' names "
+                         f"{board.images.default_kernel!r}, which is not in images.kernels")
+    if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
+        raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
+                         f"got {board.qemu.icount_shift}")
+    for k in board.images.kernels.values():
+        if project_root and k.config and (k.debian_package or not (project_root / k.config).exists()):
+            why = "debian_package is given too" if k.debian_package else f"not in {project_root}"
+            raise FactsError(f"{path}: field 'images.kernels.{k.name}.config': {k.config}: {why}")
+    if path.stem != board.name:
+        raise FactsError(f"{path}: field 'name' is {board.name!r} but the file is named "
+                         f"{path.name}; they must agree")

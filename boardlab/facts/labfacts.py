@@ -1,9 +1,40 @@
 """A lab host and its boards, checked against each other: the facts of one board cannot
-say that two boards share a console port, a power outlet or an address."""
+say that two boards share a console port, a power outlet or an address. And the lab as
+a whole (places/lab.yaml): its management network and coordinator."""
 from __future__ import annotations
 
-from boardlab.facts.board import Board, LabHost, board_path, lab_host_of, load_board
-from boardlab.facts.typedyaml import FactsError
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from boardlab.facts.board import PLACES_DIR, Board, board_path, load_board
+from boardlab.facts.labhosts import LabHost, lab_host_of
+from boardlab.facts.typedyaml import FactsError, build, load_yaml
+
+
+@dataclass(frozen=True)
+class Lab:
+    """The lab as a whole (places/lab.yaml): the management network that joins its lab
+    hosts, and the management host on it, where the labgrid coordinator runs."""
+    management: str             # the management host's address, with prefix length
+    bridge: str                 # the management network on this machine (virtual lab hosts)
+    coordinator_port: int = 20408
+    path: str = ""
+
+    @property
+    def management_ip(self) -> str:
+        return self.management.split("/")[0]
+
+    @property
+    def coordinator(self) -> str:
+        return f"{self.management_ip}:{self.coordinator_port}"
+
+
+def load_lab(path: Path | None = None) -> Lab:
+    path = path or PLACES_DIR / "lab.yaml"
+    if not path.exists():
+        raise FactsError(f"{path}: missing (the lab's management network and coordinator)")
+    return dataclasses.replace(build(Lab, load_yaml(path), path), path=str(path))
 
 
 def lab_boards(lab: LabHost) -> list[Board]:
@@ -19,6 +50,9 @@ def lab_boards(lab: LabHost) -> list[Board]:
         if board.lab_host != lab.name:
             raise FactsError(f"{lab.path}: field 'boards' lists {name!r}, but {board.path} "
                              f"says lab_host: {board.lab_host}")
+        if lab.kind == "virtual" and board.qemu is None:
+            raise FactsError(f"{board.path}: field 'lab_host' is {lab.name!r}, a virtual lab host, "
+                             f"but the board has no 'qemu' section (a real board needs a real lab host)")
         if lab.kind == "real" and not board.console.serial_adapter:
             raise FactsError(f"{board.path}: field 'console.serial_adapter' is needed: lab "
                              f"host {lab.name} is a real one (ser2net serves a device)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from boardlab.facts.board import LabHost
+from boardlab.facts.labhosts import LabHost
 
 
 def lan_network(lab: LabHost) -> str:
@@ -33,7 +33,7 @@ def ser2net_yaml(lines, chardelay: bool = False) -> str:
     return "\n".join(out)
 
 
-def ganesha_conf(exports, bind_addr: str, clients: str) -> str:
+def ganesha_conf(exports, bind_addr: str, clients: str, recovery: str | None = None) -> str:
     """nfs-ganesha (user space: for hosts whose kernel has no nfsd). NFSv3 and v4
     over TCP, no NLM (boards mount with nolock), graceless so a restart is instant."""
     out = [
@@ -44,7 +44,9 @@ def ganesha_conf(exports, bind_addr: str, clients: str) -> str:
         "    Enable_RQUOTA = false;",
         f"    Bind_addr = {bind_addr};",
         "}",
-        "NFSV4 { Graceless = true; }",
+        "NFSV4 { Graceless = true; }" if recovery is None else
+        # each server its own state directory (two virtual hosts share this machine's disk)
+        f"NFSV4 {{ Graceless = true; RecoveryRoot = {recovery}; }}",
         "NFS_KRB5 { Active_krb5 = false; }",
     ]
     for export_id, path in enumerate(exports, start=1):

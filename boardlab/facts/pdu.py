@@ -15,7 +15,8 @@ import json
 import shlex
 from urllib.parse import urlsplit
 
-from boardlab.facts.board import Board, FactsError, LabHost
+from boardlab.facts.board import Board, FactsError
+from boardlab.facts.labhosts import LabHost
 
 
 def switch_commands(board: Board, index: str | int | None = None) -> dict[int, str]:

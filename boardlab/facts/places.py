@@ -11,7 +11,8 @@ import sys
 import yaml
 
 from boardlab.errors import BoardlabError
-from boardlab.facts.board import PLACES_DIR, FactsError, load_lab_host
+from boardlab.facts.board import PLACES_DIR, FactsError
+from boardlab.facts.labhosts import load_lab_host
 
 
 class PlacesError(BoardlabError):
@@ -24,7 +25,11 @@ def client(coordinator, *args, place=None, check=True):
     cmd = [exe, "-x", coordinator] + (["-p", place] if place else []) + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if check and r.returncode != 0:
-        raise PlacesError(f"{' '.join(cmd[1:])}: {(r.stderr or r.stdout).strip()}")
+        out = (r.stderr or r.stdout).strip()
+        if "coordinator is unavailable" in out or "Could not connect to coordinator" in out:
+            raise PlacesError(f"the labgrid coordinator {coordinator} is not reachable "
+                              f"(labgrid-client: {out.splitlines()[-1].strip()}); is it running?")
+        raise PlacesError(f"{' '.join(cmd[1:])}: {' / '.join(out.splitlines())}")
     return r
 
 

@@ -58,7 +58,8 @@ def cmd_kernel(args):
             sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
         out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
         fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
-        from boardlab.vlab.host import kept_up, virtual_host_of
+        from boardlab.vlab.host import virtual_host_of
+        from boardlab.vlab.lab import kept_up
         lab = virtual_host_of(board)
         # a virtual board's lab is brought up for the sweep (and down after, if it was down)
         with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():

@@ -14,7 +14,8 @@ from pathlib import Path
 import jinja2
 
 from boardlab.facts import pdu
-from boardlab.facts.board import BOARDS_DIR, Board, bootargs, lab_host_of, load_board
+from boardlab.facts.board import BOARDS_DIR, Board, bootargs, load_board
+from boardlab.facts.labhosts import lab_host_of
 from boardlab.lava.common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES,
                                   SPAWN_MAXREAD, LavaError, device_type_name)
 from boardlab.measure import console

@@ -1,5 +1,9 @@
-"""A LAVA server and worker on this host, for the virtual board: the full loop a lab
-runs (submit -> scheduler -> worker -> lava-run -> results), on 127.0.0.1.
+"""A LAVA server on this host and a LAVA worker on each virtual lab host, for the virtual
+boards: the full loop a lab runs (submit -> scheduler -> worker -> lava-run -> results).
+The server (this machine's root namespace, the management host) listens on 127.0.0.1
+and on the lab's management address; each worker runs in its lab host's namespace and
+reaches the server over the management network, with its own name, token and work
+directory, and each board is the device of its own host's worker.
 
 No systemd here, so the services the Debian packages describe as units are started
 by hand, each by PID (gunicorn for the web/API, `lava-server manage lava-scheduler`,
@@ -25,7 +29,9 @@ import yaml
 
 from boardlab import postgres
 from boardlab.errors import BoardlabError
-from boardlab.facts.board import load_board, load_lab_host
+from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labhosts import lab_hosts, load_lab_host
 from boardlab.lava import devices
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
@@ -57,15 +63,25 @@ def _reap(pid):
             pass   # not our child (started by an earlier `boardlab lava server up`)
 
 
+def worker_name(lab_host: str) -> str:
+    return f"boardlab-{lab_host}"
+
+
 class LocalLavaServer:
-    def __init__(self, run_dir: Path, port: int = 8180, worker: str = "boardlab-vlab",
-                 identity: str = "boardlab-vlab", lab: str = "vlab", echo=print):
+    def __init__(self, run_dir: Path, port: int = 8180, identity: str = "boardlab-vlab",
+                 labs=None, echo=print):
+        """labs: the lab hosts with a worker (default: every virtual one)."""
         self.run_dir = Path(run_dir)
-        self.port, self.worker, self.identity = port, worker, identity
-        self.lab = load_lab_host(lab)
+        self.port, self.identity = port, identity
+        self.labs = [load_lab_host(n) for n in labs] if labs else \
+            [h for h in lab_hosts() if h.kind == "virtual"]
         self.url = f"http://127.0.0.1:{port}/"
         self.echo = echo
         self.pids: dict[str, int] = {}
+
+    def worker_url(self, lab) -> str:
+        """Where the lab host's worker reaches the server: over the management network."""
+        return f"http://{load_lab().management_ip}:{self.port}/" if lab.management else self.url
 
     # ---- processes -------------------------------------------------------------------
     def _spawn(self, name, cmd, env=None):
@@ -99,22 +115,25 @@ class LocalLavaServer:
         out = _manage("tokens", "add", "--user", USER, "--description", "boardlab lava submit").stdout
         return out.strip().split()[-1]
 
-    def _ensure_worker(self) -> str:
-        r = _manage("workers", "details", self.worker, check=False)
+    def _ensure_worker(self, lab) -> str:
+        worker = worker_name(lab.name)
+        r = _manage("workers", "details", worker, check=False)
         if r.returncode != 0:
-            _manage("workers", "add", self.worker, "--description", "the virtual lab host")
-            r = _manage("workers", "details", self.worker)
+            _manage("workers", "add", worker, "--description", f"virtual lab host {lab.name}")
+            r = _manage("workers", "details", worker)
         token = re.search(r"token\s*:\s*(\S+)", r.stdout)
         if not token:
-            raise ServerError(f"no token for worker {self.worker} in: {r.stdout}")
-        d = DISPATCHER_D / self.worker
+            raise ServerError(f"no token for worker {worker} in: {r.stdout}")
+        d = DISPATCHER_D / worker
         d.mkdir(parents=True, exist_ok=True)
-        (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(self.lab)))
+        (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(lab)))
         return token.group(1)
 
     def register_board(self, board_name: str) -> str:
-        """The board's device type and device dictionary, as `boardlab gen` wrote them."""
+        """The board's device type and device dictionary, as `boardlab gen` wrote them, on
+        its own lab host's worker (moved there if it was another's)."""
         board = load_board(board_name)
+        worker = worker_name(board.lab_host)
         dtype = devices.device_type_name(board)
         (CONFIG / "device-types").mkdir(parents=True, exist_ok=True)
         (CONFIG / "devices").mkdir(parents=True, exist_ok=True)
@@ -123,8 +142,8 @@ class LocalLavaServer:
         if _manage("device-types", "details", dtype, check=False).returncode != 0:
             _manage("device-types", "add", dtype)
         if _manage("devices", "details", board.name, check=False).returncode != 0:
-            _manage("devices", "add", "--device-type", dtype, "--worker", self.worker, board.name)
-        _manage("devices", "update", board.name, "--health", "GOOD", check=False)
+            _manage("devices", "add", "--device-type", dtype, "--worker", worker, board.name)
+        _manage("devices", "update", board.name, "--worker", worker, "--health", "GOOD", check=False)
         return board.name
 
     def _lavacli_identity(self, token: str):
@@ -133,17 +152,19 @@ class LocalLavaServer:
 
     # ---- up / down -----------------------------------------------------------------------
     def up(self, boards=None):
-        """Server, scheduler and worker, with the lab host's boards (all, by default)."""
+        """Server, scheduler and a worker per lab host, with their boards (all, by default)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if tcp_open(self.port):
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
                               f"(choose another port)")
         postgres.up(PG_USER, echo=self.echo)
         token = self._ensure_user_token()
-        worker_token = self._ensure_worker()
-        for b in boards or self.lab.boards:
+        worker_tokens = {lab.name: self._ensure_worker(lab) for lab in self.labs}
+        for b in boards or [b for lab in self.labs for b in lab.boards]:
             self.register_board(b)
-        self._spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
+        binds = [f"127.0.0.1:{self.port}"] + ([f"{load_lab().management_ip}:{self.port}"]
+                                              if any(lab.management for lab in self.labs) else [])
+        self._spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", *[a for b in binds for a in ("--bind", b)],
                                  "--workers", "2", "--worker-class", "eventlet", "--timeout", "120",
                                  "--log-level", "info"])
         self._wait("the LAVA web server", lambda: tcp_open(self.port), 60)
@@ -151,34 +172,87 @@ class LocalLavaServer:
         # and could not reopen a file of ours by name
         self._spawn("scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO",
                                   "--log-file", "-"])
-        self._spawn("worker", ["lava-worker", "--name", self.worker, "--url", self.url,
-                               "--token", worker_token, "--worker-dir", str(self.run_dir / "worker"),
-                               "--level", "INFO", "--log-file", "-"])
+        for lab in self.labs:   # in its lab host, as lava-worker.service runs on a real one
+            inside = ["ip", "netns", "exec", lab.netns] if lab.management else []
+            self._spawn(f"worker-{lab.name}", inside + [
+                "lava-worker", "--name", worker_name(lab.name), "--url", self.worker_url(lab),
+                "--token", worker_tokens[lab.name], "--worker-dir", str(self.run_dir / f"worker-{lab.name}"),
+                "--level", "INFO", "--log-file", "-"])
         self._lavacli_identity(token)
-        self._wait("the worker online", self._worker_online, 60)
+        self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
         return self
 
     def check(self):
-        """Raise if a service of ours died (a job would wait for it for ever)."""
-        for name, pid in self.pids.items():
-            if not running(pid):
-                tail = (self.run_dir / f"{name}.log").read_text(errors="replace")[-1500:]
-                raise ServerError(f"{name} (pid {pid}) is not running any more:\n{tail}")
+        """Raise if the server or scheduler died (a job would wait for it for ever). A
+        worker that died is a fault of one lab host: its jobs end (reap_worker), the other
+        hosts' jobs go on."""
+        for name, pid in list(self.pids.items()):
+            if running(pid):
+                continue
+            if name.startswith("worker-"):
+                self.reap_worker(name[len("worker-"):])
+                continue
+            tail = (self.run_dir / f"{name}.log").read_text(errors="replace")[-1500:]
+            raise ServerError(f"{name} (pid {pid}) is not running any more:\n{tail}")
 
-    def _worker_online(self) -> bool:
-        r = _manage("workers", "details", self.worker, check=False)
+    def reap_worker(self, lab_host: str) -> list[int]:
+        """A lab host's lava-worker is gone. LAVA 2023.1 leaves its jobs Running for ever
+        and their lava-run going (in a process group of its own); so, for each job the
+        worker's own database says is running: its lava-run stopped by that PID, its board
+        powered off, and the job ended Incomplete with the reason. Returns the job ids."""
+        import sqlite3
+        name = f"worker-{lab_host}"
+        pid = self.pids.pop(name, None)
+        _reap(pid)
+        (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
+        db = self.run_dir / name / "db.sqlite3"
+        rows = sqlite3.connect(db).execute("SELECT id, pid FROM jobs WHERE status = 0").fetchall() \
+            if db.exists() else []
+        for job_id, run_pid in rows:
+            if run_pid and running(run_pid):
+                os.killpg(run_pid, signal.SIGTERM)
+            board = self._device_of(job_id)
+            if board:
+                self._power_off(board)
+            why = (f"lava-worker {worker_name(lab_host)} (pid {pid}) ended during the job: its "
+                   f"lava-run (pid {run_pid}) was stopped and board {board} powered off")
+            _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
+                    f"j = TestJob.objects.get(pk={int(job_id)})\n"
+                    f"j.go_state_finished(TestJob.HEALTH_INCOMPLETE, True)\n"
+                    f"j.failure_comment = {why!r}\nj.save()\n")
+            self.echo(f"lava server: job {job_id} Incomplete: {why}")
+        return [r[0] for r in rows]
+
+    def _device_of(self, job_id) -> str | None:
+        r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
+                    f"print(TestJob.objects.get(pk={int(job_id)}).actual_device.hostname)", check=False)
+        return r.stdout.strip().splitlines()[-1] if r.returncode == 0 and r.stdout.strip() else None
+
+    def _power_off(self, board_name: str):
+        import urllib.request
+        url = load_board(board_name).power.url
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"0", method="PUT"), timeout=10).read()
+        except OSError as e:
+            self.echo(f"lava server: board {board_name} could not be powered off ({url}: {e})")
+
+    def worker_online(self, lab_host: str) -> bool:
+        r = _manage("workers", "details", worker_name(lab_host), check=False)
         return "state      : Online" in r.stdout
+
+    def _names(self) -> list[str]:
+        return [f"worker-{lab.name}" for lab in self.labs] + ["scheduler", "gunicorn"]
 
     def _recorded(self):
         """What an earlier `up` (another process) started: its PID files."""
-        for name in ("worker", "scheduler", "gunicorn"):
+        for name in self._names():
             f = self.run_dir / f"{name}.pid"
             if name not in self.pids and f.exists():
                 self.pids[name] = int(f.read_text())
 
     def down(self):
         self._recorded()
-        for name in ("worker", "scheduler", "gunicorn"):
+        for name in self._names():
             (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
             pid = self.pids.pop(name, None)
             if pid is None or not running(pid):

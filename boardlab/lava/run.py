@@ -11,7 +11,8 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts import labhost
-from boardlab.facts.board import Board, LabHost, load_board, load_lab_host
+from boardlab.facts.board import Board, load_board
+from boardlab.facts.labhosts import LabHost, load_lab_host
 from boardlab.lava.common import LavaError
 from boardlab.lava.devices import render_device
 from boardlab.lava.jobs import dump_job
@@ -54,7 +55,7 @@ def check_board_reachable(board: Board, timeout: float = 2.0):
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
-        hint = " (the virtual lab: boardlab vlab up)" if board.lab_host == "vlab" else ""
+        hint = " (the virtual lab: boardlab vlab up)" if board.virtual else ""
         raise LavaError(f"board {board.name}: its console {host}:{port} (console.ser2net_port "
                         f"in {board.path}) does not answer: {e}{hint}") from None
 

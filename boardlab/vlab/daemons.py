@@ -110,3 +110,15 @@ class Daemons:
         (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
         progress(f"  {name}: stopped (pid {pid})")
         return True
+
+
+def private_run(run_dir: Path) -> list[str]:
+    """A command prefix: the command sees a /run of its own (a tmpfs) with only the lab
+    host's run directory in it. rpcbind's socket is /run/rpcbind.sock, compiled in: two
+    hosts' rpcbinds (or the machine's own) would take it from each other; NFS servers
+    then register with their own host's rpcbind over its loopback."""
+    keep = f"/tmp/boardlab-run-{run_dir.name}"
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f"mkdir -p {keep} && mount --bind /run {keep} && mount -t tmpfs tmpfs /run && "
+            f"mkdir -p {run_dir} /run/ganesha && mount --bind {keep}{str(run_dir)[len('/run'):]} {run_dir} && "
+            'exec "$0" "$@"']

@@ -1,17 +1,16 @@
-"""`boardlab vlab up | down | status`: the virtual lab host.
+"""A virtual lab host: a network namespace that is the host, wired like a real one.
 
-up: builds the boards' images (cached), makes the lab LAN (a network namespace with a
-bridge and a tap per board), and starts, each only if not already running:
-a serial cable per board, ser2net (127.0.0.1, RFC2217), tftpd-hpa (retransmitting in
-real time: labhost.tftpd_retransmit_args) and the NFS server (rpcbind + nfs-ganesha: user space,
-as this kernel has no nfsd) inside the LAN on their standard ports, and the power switch
-(127.0.0.1, HTTP; it starts QEMU on the board's clock).
+up: builds the boards' images (cached), makes the host (its namespace, with the lab LAN
+inside it: a bridge and a tap per board, and a link to the lab's management network,
+boardlab.vlab.mgmt), and starts in it, each only if not already running: a serial cable
+per board, ser2net (RFC2217), tftpd-hpa (labhost.tftpd_retransmit_args), the NFS server
+(rpcbind + nfs-ganesha, user space: this kernel has no nfsd; daemons.private_run), the
+power switch (HTTP; it starts QEMU on the board's clock), sshd (kernels are staged to
+its TFTP directory over ssh, as on a real lab host) and the labgrid exporter.
 down: powers the boards off and stops exactly what up started, by PID, then removes
-the LAN. status: each service and each board's power."""
+the host. status: each service and each board's power."""
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
 import time
@@ -20,13 +19,14 @@ from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
 from boardlab.facts import labhost
-from boardlab.facts.board import load_board, load_lab_host
+from boardlab.facts.board import PLACES_DIR, load_board
+from boardlab.facts.labhosts import load_lab_host
+from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
-from boardlab.net import tcp_open
-from boardlab.vlab.daemons import (Daemons, LabError, remove_stale_rpcbind_socket, rpcbind_alive,
-                                   sh)
-from boardlab.vlab import boardimages
+from boardlab.vlab.daemons import Daemons, LabError, private_run, sh
+from boardlab.vlab import boardimages, sshkeys
+from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
 
 class VirtualLab:
@@ -54,8 +54,9 @@ class VirtualLab:
 
     # ---- up ------------------------------------------------------------------------------
     def services(self):
-        """(name, command, netns, ready probe) in start order."""
+        """(name, command, netns, ready probe) in start order: all in the host's namespace."""
         lab = self.lab
+        ns = self.ns
         out = []
         for b in self.boards:
             link = str(self.run_dir / f"{b.name}.tty")
@@ -63,50 +64,65 @@ class VirtualLab:
                         [sys.executable, "-m", "boardlab.vlab.cable",
                          "--socket", str(self.run_dir / f"{b.name}.uart.sock"), "--link", link,
                          "--baud", str(b.console.baud)],
-                        None, lambda link=link: os.path.exists(link)))
+                        ns, lambda link=link: os.path.exists(link)))
         out.append(("ser2net", ["ser2net", "-n", "-u", "-c", str(self.run_dir / "ser2net.yaml"),
-                                "-P", str(self.run_dir / "ser2net.pid")], None,
-                    lambda: all(tcp_open(b.console.ser2net_port)
+                                "-P", str(self.run_dir / "ser2net.pid")], ns,
+                    lambda: all(self._listening("tcp", b.console.ser2net_port)
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
                               "--verbose", *labhost.tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
                     lambda: self._listening("udp", 69)))
-        out.append(("rpcbind", ["rpcbind", "-f"], self.ns,
+        out.append(("rpcbind", private_run(self.run_dir) + ["rpcbind", "-f"], self.ns,
                     lambda: self._listening("tcp", 111)))
-        out.append(("nfsd", ["ganesha.nfsd", "-F", "-f", str(self.run_dir / "ganesha.conf"),
-                             "-L", str(self.log_dir / "ganesha.log"), "-p",
-                             str(self.run_dir / "ganesha.pid"), "-N", "NIV_EVENT"], self.ns,
-                    lambda: self._listening("tcp", 2049)))
+        out.append(("nfsd", private_run(self.run_dir) + [
+            "ganesha.nfsd", "-F", "-f", str(self.run_dir / "ganesha.conf"),
+            "-L", str(self.log_dir / "ganesha.log"), "-p", str(self.run_dir / "ganesha.pid"),
+            "-N", "NIV_EVENT"], self.ns, lambda: self._listening("tcp", 2049)))
         out.append(("power-switch", [sys.executable, "-m", "boardlab.vlab.power", "--lab",
-                                     lab.path], None,
-                    lambda: tcp_open(lab.power_switch.port, lab.power_switch.listen)))
+                                     lab.path], ns,
+                    lambda: self._listening("tcp", lab.power_switch.port)))
+        if lab.management:
+            out.append(("sshd", ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.run_dir / "sshd_config")],
+                        ns, lambda: self._listening("tcp", 22)))
+            out.append(("exporter", [str(Path(sys.executable).parent / "labgrid-exporter"),
+                                     "-c", load_lab().coordinator, "--name", lab.exporter_name or lab.name,
+                                     "--hostname", lab.management_ip,
+                                     str(PLACES_DIR / lab.name / "exporter.yaml")],
+                        ns, self._exported))
         return out
+
+    def _exported(self) -> bool:
+        """The exporter's resources are at the coordinator."""
+        from boardlab.facts.places import client
+        r = client(load_lab().coordinator, "resources", check=False)
+        return all(f"{self.lab.exporter_name or self.lab.name}/{b.name}/NetworkSerialPort" in r.stdout
+                   for b in self.boards)
 
     def _check_host(self):
         if os.geteuid() != 0:
             raise LabError("the virtual lab needs root (network namespace, port 69, NFS)")
         tools = sorted({b.qemu.binary for b in self.boards}) + [
-            "ser2net", "in.tftpd", "rpcbind", "ganesha.nfsd", "mkimage", "ip", "ss"]
+            "ser2net", "in.tftpd", "rpcbind", "ganesha.nfsd", "mkimage", "ip", "ss", "unshare"]
+        if self.lab.management:
+            tools += ["sshd", "ssh-keygen", "rsync"]
         missing = [t for t in tools
                    if not any(os.access(os.path.join(d, t), os.X_OK)
                               for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"])]
         if missing:
             raise LabError(f"not installed: {', '.join(missing)} (run scripts/setup-host.sh)")
-        if not self.daemons.pid("rpcbind") and rpcbind_alive():
-            raise LabError("an rpcbind not started by boardlab is running (/run/rpcbind.sock): "
-                           "the lab's rpcbind would clash with it; stop it first")
-        remove_stale_rpcbind_socket()
 
     def _make_lan(self):
         br = self.lab.bridge
         if not self._netns_exists():
-            progress(f"  lab LAN: netns {self.ns}, bridge {br} {self.lab.address}")
+            progress(f"  lab host {self.lab.name}: netns {self.ns}; its lab LAN: bridge {br} {self.lab.address}")
             sh("ip", "netns", "add", self.ns)
             sh("ip", "link", "set", "lo", "up", netns=self.ns)
             sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
             sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
             sh("ip", "link", "set", br, "up", netns=self.ns)
+        if self.lab.management:
+            link_host(self.lab)
         for b in self.boards:   # also a board added to a running lab
             tap = b.qemu.tap
             if sh("ip", "link", "show", tap, netns=self.ns, check=False).returncode == 0:
@@ -116,13 +132,18 @@ class VirtualLab:
 
     def _render_configs(self):
         clients = labhost.lan_network(self.lab)
+        # on the host's every address: its own 127.0.0.1 (LAVA) and its management link
+        listen = "0.0.0.0" if self.lab.management else "127.0.0.1"
         (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
             (b.name, b.console.ser2net_port, str(self.run_dir / f"{b.name}.tty"),
-             b.console.baud, "127.0.0.1") for b in self.boards))
+             b.console.baud, listen) for b in self.boards))
+        if self.lab.management:
+            (self.run_dir / "sshd_config").write_text(sshkeys.sshd_config(self.lab, self.run_dir))
         exports = labhost.nfs_export_dirs(self.lab, self.boards)
         for d in exports:   # ganesha refuses an export whose directory is missing
             Path(d).mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(exports, self.server_ip, clients))
+        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(
+            exports, self.server_ip, clients, recovery=str(self.run_dir / "ganesha-recovery")))
 
     def board(self, name: str):
         found = [b for b in self.boards if b.name == name]
@@ -145,7 +166,10 @@ class VirtualLab:
 
     def prepare(self, name: str):
         """What a board needs before its first boot here, on a running lab: its images
-        and NFS root (a board's images are built when it is first used, not at `up`)."""
+        and NFS root (a board's images are built when it is first used, not at `up`).
+        A board of another virtual lab host is prepared there."""
+        if name not in {b.name for b in self.boards}:
+            return VirtualLab(load_board(name).lab_host).prepare(name)
         if name in self.prepared:
             return
         if self._build([name]) and self.daemons.pid("nfsd"):
@@ -159,7 +183,11 @@ class VirtualLab:
             self.board(name)
         self._check_host()
         t0 = time.monotonic()
-        progress(f"virtual lab {self.lab.name}: up")
+        if self.lab.management:
+            management_up()   # the lab's network and coordinator, which the host reaches
+            sshkeys.host_key(self.lab)
+            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)   # sshd's privilege separation
+        progress(f"virtual lab host {self.lab.name}: up")
         for d in (self.pid_dir, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
         Path(self.lab.tftp_root).mkdir(parents=True, exist_ok=True)
@@ -200,10 +228,11 @@ class VirtualLab:
             self.daemons.stop(name)
         for b in self.boards:   # a board whose switch died: its QEMU by its PID file
             self.daemons.stop(f"qemu-{b.name}")
-        remove_stale_rpcbind_socket()   # rpcbind leaves its socket behind on SIGTERM
+        if self.lab.management:
+            unlink_host(self.lab)
         if self._netns_exists():
             sh("ip", "netns", "del", self.ns)
-            progress(f"  lab LAN {self.ns}: removed")
+            progress(f"  lab host {self.ns}: removed")
 
     # ---- status --------------------------------------------------------------------------
     def status(self) -> dict:
@@ -221,7 +250,7 @@ class VirtualLab:
                     state = f"unknown ({e})"
             boards[b.name] = {"power": state, "qemu_pid": self.daemons.pid(f"qemu-{b.name}"),
                               "images": (Path(b.images.dir) / ".inputs").exists(),
-                              "console": f"rfc2217://127.0.0.1:{b.console.ser2net_port}",
+                              "console": f"rfc2217://{b.serial_host}:{b.console.ser2net_port}",
                               "clock": switch_clock(b) if svc.get("power-switch") else None}
         return {"lab": self.lab.name, "netns": self.ns if self._netns_exists() else None,
                 "services": svc, "boards": boards}
@@ -259,37 +288,3 @@ def prepare_if_virtual(board) -> bool:
         return False
     VirtualLab(board.lab_host).prepare(board.name)
     return True
-
-
-@contextlib.contextmanager
-def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
-    """The virtual lab host `name` with the named boards' images, brought up if it is
-    not, and down again at the end if this brought it up (unless leave_up): for
-    benches, scripts and test sessions."""
-    lab = VirtualLab(name)
-    was_up = lab.is_up()
-    if not was_up:
-        lab.up(boards)
-    for b in boards:
-        lab.prepare(b)
-    try:
-        yield lab
-    finally:
-        if not was_up and not leave_up:
-            lab.down()
-
-
-def format_status(st: dict) -> str:
-    lines = [f"virtual lab {st['lab']}: lab LAN {st['netns'] or '(none)'}"]
-    for name, pid in st["services"].items():
-        lines.append(f"  {name:14s} {'running, pid ' + str(pid) if pid else 'stopped'}")
-    for name, b in st["boards"].items():
-        q = f", qemu pid {b['qemu_pid']}" if b["qemu_pid"] else ""
-        c = f", clock {b['clock']}" if b.get("clock") else ""
-        i = "" if b.get("images") else ", images not built yet (built at its first use)"
-        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}{c}{i}")
-    return "\n".join(lines)
-
-
-def status_json(st: dict) -> str:
-    return json.dumps(st, indent=2)

@@ -24,7 +24,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from boardlab.facts.board import QEMU_CLOCKS, Board, LabHost, load_board, load_lab_host
+from boardlab.facts.board import QEMU_CLOCKS, Board, load_board
+from boardlab.facts.labhosts import LabHost, load_lab_host
 
 
 # The UART's socket may hold this much unread (SO_SNDBUFFORCE; memory is charged only

@@ -1,0 +1,124 @@
+"""The virtual lab as a whole (places/lab.yaml): the management network that joins its
+lab hosts (a bridge in this machine's root namespace, which is the management host) and
+the labgrid coordinator on it, and every virtual lab host (boardlab.vlab.host), each its
+own network namespace linked to that bridge. `boardlab vlab up` brings up the lab the
+facts describe: the hosts whose boards it is asked for, or all."""
+from __future__ import annotations
+
+import contextlib
+import json
+
+from boardlab.errors import InputError
+from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labhosts import lab_hosts
+from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.mgmt import (COORDINATOR_DIR, coordinator_service, daemons, management_down,
+                                management_up)
+
+
+def virtual_hosts() -> list[str]:
+    return [h.name for h in lab_hosts() if h.kind == "virtual"]
+
+
+class VirtualLabs:
+    """Every virtual lab host of the facts, and their management network."""
+
+    def __init__(self):
+        self.hosts = {name: VirtualLab(name) for name in virtual_hosts()}
+
+    def host_of(self, board: str):
+        lab_host = load_board(board).lab_host
+        if lab_host not in self.hosts:
+            raise InputError(f"board {board}: its lab host {lab_host} is not a virtual one here")
+        return self.hosts[lab_host]
+
+    def up(self, boards=()):
+        management_up()
+        for name, host in self.hosts.items():
+            host.up([b for b in boards if load_board(b).lab_host == name])
+
+    def down(self):
+        for host in self.hosts.values():
+            host.down()
+        management_down()
+
+    def is_up(self) -> bool:
+        return all(h.is_up() for h in self.hosts.values()) and daemons().pid("coordinator") is not None
+
+    def prepare(self, board: str):
+        self.host_of(board).prepare(board)
+
+    def board(self, name: str):
+        return self.host_of(name).board(name)
+
+    @property
+    def boards(self):
+        return [b for h in self.hosts.values() for b in h.boards]
+
+    def status(self) -> dict:
+        return {"coordinator": {"address": load_lab().coordinator, "pid": daemons().pid("coordinator")},
+                "hosts": {n: h.status() for n, h in self.hosts.items()}}
+
+    # a service of one host (default: the first board's, vlab), as the fault tests stop it
+    def stop_service(self, name, host: str = "vlab") -> bool:
+        if name == "coordinator":
+            return daemons().stop("coordinator")
+        return self.hosts[host].stop_service(name)
+
+    def start_service(self, name, host: str = "vlab"):
+        if name == "coordinator":
+            svc, cmd, netns, ready = coordinator_service()
+            return daemons().start(svc, cmd, netns=netns, ready=ready, timeout=20.0, cwd=COORDINATOR_DIR)
+        return self.hosts[host].start_service(name)
+
+    def clock(self, clock: str | None = None) -> dict:
+        out = {}
+        for h in self.hosts.values():
+            out.update(h.clock(clock))
+        return out
+
+
+@contextlib.contextmanager
+def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
+    """The virtual lab (every virtual lab host and their management network) with the
+    named boards' images, brought up if it is not, and down again at the end if this
+    brought it up (unless leave_up): for benches, scripts and test sessions. Yields lab
+    host `name`."""
+    labs = VirtualLabs()
+    if name not in labs.hosts:
+        raise InputError(f"no virtual lab host {name!r} (places/*/lab-host.yaml: {', '.join(labs.hosts)})")
+    was_up = labs.is_up()
+    if not was_up:
+        labs.up(boards)
+    lab = labs.hosts[name]
+    for b in boards:
+        lab.prepare(b)
+    try:
+        yield lab
+    finally:
+        if not was_up and not leave_up:
+            labs.down()
+
+
+def format_lab_status(st: dict) -> str:
+    c = st["coordinator"]
+    lines = [f"virtual lab: coordinator {c['address']} "
+             + (f"running, pid {c['pid']}" if c["pid"] else "stopped")]
+    return "\n".join(lines + [format_status(h) for h in st["hosts"].values()])
+
+
+def format_status(st: dict) -> str:
+    lines = [f"virtual lab host {st['lab']}: namespace {st['netns'] or '(none)'}"]
+    for name, pid in st["services"].items():
+        lines.append(f"  {name:14s} {'running, pid ' + str(pid) if pid else 'stopped'}")
+    for name, b in st["boards"].items():
+        q = f", qemu pid {b['qemu_pid']}" if b["qemu_pid"] else ""
+        c = f", clock {b['clock']}" if b.get("clock") else ""
+        i = "" if b.get("images") else ", images not built yet (built at its first use)"
+        lines.append(f"  board {name:8s} power {b['power']}{q}, console {b['console']}{c}{i}")
+    return "\n".join(lines)
+
+
+def status_json(st: dict) -> str:
+    return json.dumps(st, indent=2)
