@@ -25,11 +25,8 @@ def test_free(ramdisk_shell, gate):
 
 def test_kernel_memory_line(board_strategy, ramdisk_shell, gate):
     boot_log = "\n".join(ln.text for ln in board_strategy.last_boot.lines)
-    mem = parsers.parse_kernel_memory(boot_log)
-    gate.record("memory", "kernel_available_kb", mem["available_kb"])
-    gate.record("memory", "kernel_code_kb", mem["code_kb"])
-    gate.record("memory", "kernel_init_kb", mem["init_kb"])
-    gate.record("memory", "kernel_code_data_kb", mem["code_data_kb"])
+    for name, kb in parsers.kernel_memory_metrics(boot_log).items():
+        gate.record("memory", name, kb)
     gate.check()
 
 

@@ -52,14 +52,14 @@ EXPECTED_PREFIX = "boardlab.expected."
 
 
 def expected_cases(board: Board, kernel: str, suite: str, root: Path = bl.KERNELS_DIR) -> list[str]:
-    """The test cases a suite's definition must report: every metric of the suite its
-    stored baselines hold. As upstream LAVA's `expected` list (which the LAVA 2023.1
-    here does not know): carried in the job's metadata, a case missing from the results
-    is 'missing' and fails (`boardlab lava results`)."""
+    """The test cases a suite's definition must report: the metrics of the suite that
+    LAVA's definitions report (the catalogue says which) and its stored baselines hold.
+    As upstream LAVA's `expected` list (which the LAVA 2023.1 here does not know):
+    carried in the job's metadata, a case missing from the results is 'missing' and
+    fails (`boardlab lava results`)."""
     from boardlab.measure import catalogue
-    prefix = suite + "."
-    return [k[len(prefix):] for k in sorted(bl.load(kernel, board.name, root, HARNESS))
-            if k.startswith(prefix) and k in catalogue.METRICS]
+    base = bl.load(kernel, board.name, root, HARNESS)
+    return sorted(m.name for m in catalogue.of_suite(suite, lava=True) if m.key in base)
 
 
 def expected_of(job: dict) -> dict[str, list[str]]:

@@ -129,6 +129,18 @@ class LocalLavaServer:
         (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(lab)))
         return token.group(1)
 
+    def _end_leftover_jobs(self):
+        """Jobs an earlier run of this server left unfinished (its workers are gone, the
+        database stays): Incomplete, with the reason, before they hold the boards."""
+        r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
+                    "for j in TestJob.objects.exclude(state=TestJob.STATE_FINISHED):\n"
+                    "    j.go_state_finished(TestJob.HEALTH_INCOMPLETE, True)\n"
+                    "    j.failure_comment = 'left unfinished by an earlier run of the local LAVA server'\n"
+                    "    j.save()\n"
+                    "    print(j.id)\n")
+        for job_id in r.stdout.split():
+            self.echo(f"lava server: job {job_id} of an earlier run: Incomplete")
+
     def register_board(self, board_name: str) -> str:
         """The board's device type and device dictionary, as `boardlab gen` wrote them, on
         its own lab host's worker (moved there if it was another's)."""
@@ -160,13 +172,16 @@ class LocalLavaServer:
         postgres.up(PG_USER, echo=self.echo)
         token = self._ensure_user_token()
         worker_tokens = {lab.name: self._ensure_worker(lab) for lab in self.labs}
+        self._end_leftover_jobs()
         for b in boards or [b for lab in self.labs for b in lab.boards]:
             self.register_board(b)
         binds = [f"127.0.0.1:{self.port}"] + ([f"{load_lab().management_ip}:{self.port}"]
                                               if any(lab.management for lab in self.labs) else [])
+        # the workers' requests name the management address: Django lets it in by name
         self._spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", *[a for b in binds for a in ("--bind", b)],
                                  "--workers", "2", "--worker-class", "eventlet", "--timeout", "120",
-                                 "--log-level", "info"])
+                                 "--log-level", "info"],
+                    env={"ALLOWED_HOSTS": ",".join(b.rsplit(":", 1)[0] for b in binds[1:])} if binds[1:] else None)
         self._wait("the LAVA web server", lambda: tcp_open(self.port), 60)
         # "-": log to stdout, our log file; the scheduler drops privileges to lavaserver
         # and could not reopen a file of ours by name

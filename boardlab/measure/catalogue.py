@@ -80,6 +80,7 @@ def _memory():
     kb = [("free_total_kb", "higher", True, "free: total"),
           ("free_used_kb", "lower", True, "free: used"),
           ("free_free_kb", "higher", True, "free: free"),
+          # not under LAVA: its test overlay, unpacked in the ramdisk, fills the page cache
           ("free_buffers_kb", "lower", False, "free: buffers (buff/cache)"),
           ("kernel_available_kb", "higher", False, "boot line Memory: available"),
           ("kernel_code_kb", "lower", False, "boot line Memory: kernel code"),

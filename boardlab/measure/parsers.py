@@ -74,6 +74,17 @@ def parse_kernel_memory(text: str) -> dict:
     return out
 
 
+# the memory suite's metrics from that line (the pytest suite, compare's samples, LAVA's logs)
+KERNEL_MEMORY_METRICS = (("kernel_available_kb", "available_kb"), ("kernel_code_kb", "code_kb"),
+                         ("kernel_init_kb", "init_kb"), ("kernel_code_data_kb", "code_data_kb"))
+
+
+def kernel_memory_metrics(boot_log: str) -> dict:
+    """{memory metric name: kB} of the boot log's 'Memory:' line."""
+    mem = parse_kernel_memory(boot_log)
+    return {name: mem[key] for name, key in KERNEL_MEMORY_METRICS}
+
+
 def parse_mem_eat(text: str) -> dict:
     """mem_eat's running totals: the last one is what it got before it was stopped."""
     totals = re.findall(r"Got total = (\d+) = (\d+)kB", text)

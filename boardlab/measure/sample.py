@@ -37,11 +37,10 @@ def memory(shell, rec) -> dict:
     """free and the kernel's Memory: line, right after boot (no mem_eat: it would need a
     fresh boot after it)."""
     free = parsers.parse_free("\n".join(shell.run_check("free")))
-    mem = parsers.parse_kernel_memory("\n".join(ln.text for ln in rec.lines))
+    kernel = parsers.kernel_memory_metrics("\n".join(ln.text for ln in rec.lines))
     return {"memory.free_total_kb": free["total"], "memory.free_used_kb": free["used"],
             "memory.free_free_kb": free["free"],
-            "memory.kernel_available_kb": mem["available_kb"],
-            "memory.kernel_code_kb": mem["code_kb"], "memory.kernel_init_kb": mem["init_kb"]}
+            **{f"memory.{name}": kb for name, kb in kernel.items()}}
 
 
 def _lm(shell, cmd) -> str:
