@@ -244,12 +244,12 @@ class LocalLavaServer:
         return r.stdout.strip().splitlines()[-1] if r.returncode == 0 and r.stdout.strip() else None
 
     def _power_off(self, board_name: str):
-        import urllib.request
-        url = load_board(board_name).power.url
+        from boardlab.vlab.power import switch_off
+        board = load_board(board_name)
         try:
-            urllib.request.urlopen(urllib.request.Request(url, data=b"0", method="PUT"), timeout=10).read()
+            switch_off(board)
         except OSError as e:
-            self.echo(f"lava server: board {board_name} could not be powered off ({url}: {e})")
+            self.echo(f"lava server: board {board_name} could not be powered off ({board.power.url}: {e})")
 
     def worker_online(self, lab_host: str) -> bool:
         r = _manage("workers", "details", worker_name(lab_host), check=False)

@@ -212,11 +212,10 @@ class VirtualLab:
 
     # ---- down ----------------------------------------------------------------------------
     def _switch_off_all(self):
+        from boardlab.vlab.power import switch_off
         for b in self.boards:
-            url = b.power.url
             try:
-                req = urllib.request.Request(url, data=b"0", method="PUT")
-                urllib.request.urlopen(req, timeout=10).read()
+                switch_off(b)
             except OSError:
                 pass
 

@@ -94,6 +94,14 @@ def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
     ] + clock_args(board, clock)
 
 
+def switch_off(board: Board, timeout: float = 10.0):
+    """Cut a virtual board's power at its lab host's switch (a client of the protocol
+    above); OSError when the switch does not answer."""
+    import urllib.request
+    req = urllib.request.Request(board.power.url, data=b"0", method="PUT")
+    urllib.request.urlopen(req, timeout=timeout).read()
+
+
 class Outlet:
     def __init__(self, board: Board, lab: LabHost):
         self.board = board
