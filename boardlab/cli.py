@@ -54,7 +54,7 @@ def cmd_gen(args):
 
 
 def cmd_boot(args):
-    """Boot a board to a shell once and print its milestones (a smoke test by hand)."""
+    """Boot a board to a shell once, print its milestones (a smoke test by hand)."""
     from boardlab.boot.session import open_env
     from boardlab.boot.strategy import BootError
     from boardlab.judge import baselines
@@ -64,15 +64,17 @@ def cmd_boot(args):
     strategy = target.get_driver("Strategy")
     strategy.milestones_due = baselines.milestones_due
     prepare_if_virtual(strategy.board)
-    strategy.select(kernel=args.kernel, root=args.root)
+    strategy.select(kernel=args.kernel, root=args.root, phase_log=args.phases)
     try:
         strategy.transition("shell")
         rec = strategy.last_boot
         for name, t in rec.milestones.items():
             print(f"{name:16s} {t:8.3f} s")
         print(f"console log: {rec.log_path}")
-        out = target.get_driver("ShellDriver").run_check("uname -a")
-        print("\n".join(out))
+        print("\n".join(target.get_driver("ShellDriver").run_check("uname -a")))
+        if args.phases:
+            from boardlab.judge.where import format_boot
+            print(format_boot(rec, strategy.plan().milestones))
     except BootError as e:
         print(f"boot failed: {e}", file=sys.stderr)
         return 1
@@ -151,7 +153,8 @@ def cmd_compare(args):
             args.env or f"lab/{args.board}.yaml", args.kernel or [],
             families=tuple(f.strip() for f in args.families.split(",")), repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
-            out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual)
+            out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual,
+            phase_log=args.phases)
     except (ValueError, FileNotFoundError) as e:
         print(f"boardlab compare: {e}", file=sys.stderr)
         return 2
@@ -189,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--kernel", default=None)
     b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     b.add_argument("--keep-on", action="store_true", help="leave the board running")
+    b.add_argument("--phases", action="store_true", help="with the kernel's phase log: where the time went")
     b.set_defaults(func=cmd_boot)
     _report_parser(sub)
     bs = sub.add_parser("baselines", help="update RUN...: baselines pooled over runs; "
@@ -246,6 +250,8 @@ def _compare_parser(sub):
     c.add_argument("--max-repeats", type=int, default=10,
                    help="more boots while a verdict is unknown, up to this many (default 10)")
     c.add_argument("--jitter-seconds", type=int, default=5, help="cyclictest per boot (default 5)")
+    c.add_argument("--phases", action="store_true", help="boot with the kernel's phase log (initcall_debug): "
+                   "where the boot time went, span by span (compared, not recorded: it moves the figures)")
     c.add_argument("--out", default=None, help="directory (default results/compare-<time>)")
     c.set_defaults(func=cmd_compare)
 

@@ -93,6 +93,8 @@ def test_bad_names_are_refused_before_a_boot(tmp_path, capsys, no_board):
     (["lava", "render", "--board", "nope"], "boards/nope.yaml: no such file"),
     (["places", "sync", "--lab", "nope", "--coordinator", "127.0.0.1:1"], "places/nope/lab-host.yaml: no such file"),
     (["compare", "--kernel", "baseline:qemu-arm", "--kernel", "armmp"], "a stored side is baseline:<board>:<kernel>"),
+    (["compare", "--phases", "--kernel", "baseline:qemu-arm:armmp", "--kernel", "armmp"],
+     "--phases boots both kernels with their phase log, but armmp (stored) is stored figures"),
 ])
 def test_every_command_names_bad_input_in_one_line(capsys, no_board, argv, says):
     code, err = _run(capsys, argv)

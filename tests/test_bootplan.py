@@ -31,6 +31,15 @@ def test_a_ramdisk_boot_of_the_default_kernel(qemu_arm):
         "starting_kernel", "linux_version", "freeing_init", "login", "shell"]
 
 
+def test_the_phase_log_is_on_the_command_line_only_when_asked(qemu_arm):
+    """initcall_debug moves the milestones: never on a boot that measures them."""
+    from boardlab.measure.phases import BOOT_ARGS
+    plain = bootplan.plan_boot(qemu_arm).setup_commands[3]
+    logged = bootplan.plan_boot(qemu_arm, phase_log=True)
+    assert "initcall_debug" not in plain and logged.phase_log
+    assert logged.setup_commands[3] == f"{plain} {BOOT_ARGS}"
+
+
 def test_an_nfs_root_with_a_loader_ramdisk(qemu_arm):
     plan = bootplan.plan_boot(qemu_arm, "rt-armmp", "nfs")
     assert plan.kernel.nfs_loader and plan.ramdisk == "qemu-arm/rootfs.uImage"

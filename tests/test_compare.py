@@ -87,3 +87,21 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
     login = {m["kernel"]: m for m in metrics if m["name"] == "guest_login"}
     assert set(login) == {"armmp", "rt-armmp"} and len(login["armmp"]["samples"]) == n
     assert login["armmp"]["clock"] == "guest-deterministic"
+
+
+@pytest.mark.vlab
+def test_where_the_time_went_of_a_kernel_against_itself(vlab, tmp_path):
+    """armmp against armmp, one boot each with the kernel's phase log: every initcall and
+    span judged from one boot a side on the deterministic clock, none flagged; those
+    boots' figures are compared but not recorded (initcall_debug moves them)."""
+    sides, rows, files = compare.compare("lab/qemu-arm.yaml", ["armmp", "armmp"], families=("boot_time",),
+                                         repeats=1, max_repeats=1, out_dir=tmp_path, phase_log=True)
+    doc = json.loads(files["json"].read_text())
+    where = doc["where"]
+    assert where["spans_judged"] > 400 and where["changed"] == [], where["changed"][:3]
+    assert where["total"]["outcome"] == vd.SAME and where["total"]["method"] == "exact"
+    assert [len(s.span_boots) for s in sides] == [1, 1]
+    assert not (tmp_path / "results.json").exists()     # not the lab's figures
+    assert len(list((tmp_path / "console").glob("*.kmsg"))) == 2
+    assert "no change to explain" in files["markdown"].read_text()
+    assert files["html"].read_text().count('class="phase"') == 8     # both timelines drawn

@@ -156,19 +156,3 @@ def test_benches_leave_out_the_families_a_board_image_lacks():
     assert why == {"lmbench": "its image has no lmbench: sources 404",
                    "jitter": "its image has no rt-tests: sources 404"}
     assert sample.measurable(Shell([], 1), sample.FAMILIES) == (list(sample.FAMILIES), {})
-
-
-def test_initcalls_of_a_real_boot_with_initcall_debug():
-    """qemu-ppc's 6.1 kernel booted with `initcall_debug ignore_loglevel` on the
-    deterministic clock (captured 2026-11-25): every initcall with its start, end and
-    the kernel's own duration; a PCI fixup's 'calling' is not an initcall."""
-    text = (DATA / "qemu-ppc-virt-nfs-initcall-debug.log").read_text()
-    calls = p.parse_initcalls(text)
-    assert len(calls) == text.count("] initcall ") + sum(c["end_s"] is None for c in calls)
-    assert calls[0] == {"name": "init_msr_all_available", "start_s": 0.010051, "end_s": 0.010339,
-                        "usecs": 0, "ret": 0}
-    assert not any(c["name"].startswith("quirk_") for c in calls)
-    assert all(c["end_s"] >= c["start_s"] for c in calls if c["end_s"] is not None)
-    assert [c["start_s"] for c in calls] == sorted(c["start_s"] for c in calls)
-    with pytest.raises(p.ParseError, match="initcall_debug"):
-        p.parse_initcalls("[    0.1] Linux version 6.1\n")

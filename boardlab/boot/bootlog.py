@@ -28,6 +28,7 @@ class BootRecord:
     lines: list = field(default_factory=list)
     guest_milestones: dict = field(default_factory=dict)   # printk seconds (board's clock)
     qemu_clock: str | None = None   # a virtual board's clock, as its power switch ran it
+    dmesg: list | None = None       # the kernel's log after login, when booted with its phase log
 
 
 def log_dir(configured: str = "") -> Path:
@@ -48,6 +49,8 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
               f"outcome {outcome}",
               f"written {time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
     atomic_write(path, con.format_log(rec.lines, header=header))
+    if rec.dmesg:   # a boot with its phase log: the kernel's log beside the console's
+        atomic_write(path.with_suffix(".kmsg"), "\n".join(rec.dmesg) + "\n")
     return str(path)
 
 

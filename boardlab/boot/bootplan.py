@@ -14,7 +14,7 @@ from boardlab.build import registry
 from boardlab.errors import InputError
 from boardlab.facts.board import Board, bootargs
 from boardlab.measure import console as con
-from boardlab.measure import kernelid
+from boardlab.measure import kernelid, phases
 
 TFTP_PREFIX = "tftp:"       # a kernel or ramdisk already on the TFTP server
 
@@ -160,6 +160,7 @@ class BootPlan:
     boot_command: str
     milestones: tuple[tuple[str, str], ...]  # (name, pattern) in boot order
     boot_faults: tuple[UBootFault, ...] = IMAGE_FAULTS
+    phase_log: bool = False     # booted with the kernel's phase log: its dmesg is kept
 
 
 def milestone_patterns(board: Board) -> tuple[tuple[str, str], ...]:
@@ -184,10 +185,13 @@ def _ramdisk(board: Board, spec: str | None, tftp_prefix: str):
 
 
 def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
-              ramdisk: str | None = None, tftp_prefix: str | None = None) -> BootPlan:
+              ramdisk: str | None = None, tftp_prefix: str | None = None,
+              phase_log: bool = False) -> BootPlan:
     """The boot of a selection: kernel and root as BoardStrategy.select takes them, the
     ramdisk (default: the facts' images.ramdisk), tftp_prefix: how U-Boot names a file
-    staged in the board's TFTP directory (default: the facts' tftp.prefix)."""
+    staged in the board's TFTP directory (default: the facts' tftp.prefix), phase_log:
+    the kernel's own phase log asked for (measure.phases.BOOT_ARGS on its command line;
+    never for the milestone figures, which it would move)."""
     prefix = board.tftp.prefix if tftp_prefix is None else tftp_prefix
     k = resolve_kernel(board, kernel, prefix)
     root = resolve_root(board, root)
@@ -209,11 +213,12 @@ def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
     setup = tuple(ub.init_commands) + tuple(
         f"setenv {var} {value}" for var, value in (
             ("ipaddr", net.ip), ("serverip", net.server_ip), ("netmask", net.netmask),
-            ("bootargs", bootargs(board, root, k.name))))
+            ("bootargs", bootargs(board, root, k.name)
+             + (f" {phases.BOOT_ARGS}" if phase_log else ""))))
     loads = tuple(Load(file, ub.load_command.format(addr=addr, file=file))
                   for addr, file in ((ub.kernel_addr, kfile), (ub.ramdisk_addr, rd_file)) if file)
     boot = ub.boot_command.format(kernel=ub.kernel_addr,
                                   ramdisk=ub.ramdisk_addr if rd_file else "-",
                                   fdt=ub.fdt_addr or "").strip()
     return BootPlan(board, k, root, rd_file, tuple(stage), setup, loads, boot,
-                    milestone_patterns(board))
+                    milestone_patterns(board), phase_log=phase_log)

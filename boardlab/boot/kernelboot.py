@@ -60,6 +60,8 @@ class KernelToShell:
             self.shell.run("dmesg -n 1")   # kernel messages off the console: clean command output
             out, _, _ = self.shell.run(con.GUEST_GREP)
             self.last_boot.guest_milestones = con.guest_milestones(out)
+            if plan.phase_log:   # the whole kernel log: measure.phases reads it
+                self.last_boot.dmesg = self.shell.run("dmesg", timeout=60)[0]
         except Exception as e:  # noqa: BLE001
             got = [t for t in self._rx_lines() if t.strip()]
             self._fail(f"no shell after the login prompt: expected the prompt "

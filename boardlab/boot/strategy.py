@@ -74,6 +74,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
     log_dir = attr.ib(default="", validator=attr.validators.instance_of(str))
     uboot_timeout = attr.ib(default=0.0, converter=float)   # 0: the board's facts
     boot_timeout = attr.ib(default=0.0, converter=float)
+    phase_log = attr.ib(default=False, converter=bool)   # boot with the kernel's phase log
     status = attr.ib(default=Status.unknown)
 
     def __attrs_post_init__(self):
@@ -92,9 +93,12 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.milestones_due = None
 
     # ---- selection -------------------------------------------------------------------
-    def select(self, kernel=None, root=None, ramdisk=None):
+    def select(self, kernel=None, root=None, ramdisk=None, phase_log=None):
         """Choose what the next shell transition boots (None keeps the current,
-        '' goes back to the board's default)."""
+        '' goes back to the board's default); phase_log: with the kernel's phase log
+        (initcall_debug: where the boot time went; not for milestone figures)."""
+        if phase_log is not None:
+            self.phase_log = phase_log
         if kernel is not None:
             self.kernel = kernel
         if root is not None:
@@ -109,13 +113,19 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         return (self.kernel or os.environ.get("BOARDLAB_KERNEL") or None,
                 self.root or os.environ.get("BOARDLAB_ROOT") or None, self.ramdisk or None)
 
+    @property
+    def _booting(self) -> tuple:
+        """What a running kernel must have been booted with to be reused."""
+        return self.selection + (self.phase_log,)
+
     def plan(self) -> bootplan.BootPlan:
         """The boot of the current selection (bootplan.plan_boot)."""
         kernel, root, ramdisk = self.selection
         provider = self.tftp.provider if self.tftp is not None else None
         try:
             return bootplan.plan_boot(self.board, kernel, root, ramdisk,
-                                      provider.external if provider is not None else None)
+                                      provider.external if provider is not None else None,
+                                      phase_log=self.phase_log)
         except bootplan.PlanError as e:
             raise BootError(str(e)) from None
 
@@ -152,7 +162,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
 
     def _go(self, status, step):
         if status == Status.shell and self.status == Status.shell \
-                and self.booted == self.selection:
+                and self.booted == self._booting:
             step.skip("the running kernel is the one asked for")
             return
         if status == self.status and status != Status.shell:
@@ -262,4 +272,4 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.console.sendline(plan.boot_command)
         self._await_login(plan)
         self._login(plan)
-        self.booted = self.selection
+        self.booted = self._booting

@@ -20,9 +20,10 @@ from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
+from boardlab.judge import where
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue, clocks, kernelid, sample
+from boardlab.measure import catalogue, clocks, kernelid, phases, sample
 
 
 @dataclass
@@ -37,10 +38,18 @@ class Side:
     clocks: dict = field(default_factory=dict)    # catalogue key -> its clock (boardlab.measure.clocks)
     board: str | None = None             # whose figures (stored sides); None: the env's board
     identity: dict = field(default_factory=dict)  # what the booted kernel is (measure.kernelid)
+    span_boots: list = field(default_factory=list)  # each phase-log boot's {span: s} (measure.phases)
+    span_sources: dict = field(default_factory=dict)
+    timeline: list = field(default_factory=list)   # the first such boot's spans, for the picture
 
     def add(self, figures: dict):
         for key, value in figures.items():
             self.samples.setdefault(key, []).append(float(value))
+
+    def add_spans(self, spans):
+        self.span_boots.append(phases.durations(spans))
+        self.span_sources.update(phases.sources(spans))
+        self.timeline = self.timeline or [s.to_dict() for s in spans]
 
 
 def stored_side(spec: str) -> Side | None:
@@ -94,8 +103,9 @@ def unknown(rows) -> list[str]:
 
 
 def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repeats: int,
-              jitter_s: int, log_dir: Path, this_host: str | None):
-    """Boot the sides that name a kernel in turn until decided or max_repeats rounds."""
+              jitter_s: int, log_dir: Path, this_host: str | None, phase_log: bool = False):
+    """Boot the sides that name a kernel in turn until decided or max_repeats rounds;
+    phase_log: every boot with the kernel's phase log, its spans kept."""
     booting = [s for s in sides if s.kernel]
     with board_session(env_path, log_dir, bl.milestones_due) as (strategy, shell):
         board = strategy.board
@@ -106,9 +116,11 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
             rounds += 1
             for side in booting:
                 t0 = time.monotonic()
-                strategy.select(kernel=side.kernel, root="ramdisk", ramdisk="")
+                strategy.select(kernel=side.kernel, root="ramdisk", ramdisk="", phase_log=phase_log)
                 figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
                 side.add(figures)
+                if phase_log:
+                    side.add_spans(phases.of_boot(extras["boot"], strategy.plan().milestones))
                 side.identity = kernelid.merge(side.identity, strategy.kernel_identity())
                 side.boots.append(extras["boot"].milestones)
                 side.histogram = extras.get("histogram", side.histogram)
@@ -130,7 +142,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
         return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
 
 
-def markdown(a: Side, b: Side, rows) -> str:
+def markdown(a: Side, b: Side, rows, where_went=None) -> str:
     out = [f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
            "|---|---|---:|---:|---:|---|---|---|"]
     for r in rows:
@@ -142,23 +154,26 @@ def markdown(a: Side, b: Side, rows) -> str:
         out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
                    f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
-    return "\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
+    return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
+            + ("\n" + where.markdown(where_went, a.label, b.label) if where_went else ""))
 
 
-def write(out_dir: Path, a: Side, b: Side, rows, meta: dict) -> dict[str, Path]:
+def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:
     """compare.md, compare.json, and the HTML page with its plots."""
     from boardlab.judge.compare_page import html_page
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"markdown": out_dir / "compare.md", "json": out_dir / "compare.json",
              "html": out_dir / "compare.html"}
-    atomic_write(files["markdown"], markdown(a, b, rows))
+    atomic_write(files["markdown"], markdown(a, b, rows, where_went))
     doc = {"meta": meta, "sides": [{"label": s.label, "kernel": s.kernel, "host": s.host,
-                                    "clock": s.clock, "samples": s.samples, "boots": s.boots}
+                                    "clock": s.clock, "samples": s.samples, "boots": s.boots,
+                                    "span_boots": s.span_boots, "timeline": s.timeline}
                                    for s in (a, b)],
            "rows": [{"metric": r.spec.key, "note": r.note,
-                     **(r.cmp.to_dict() if r.cmp else {})} for r in rows]}
+                     **(r.cmp.to_dict() if r.cmp else {})} for r in rows],
+           "where": where_went.to_dict() if where_went else None}
     atomic_write(files["json"], json.dumps(doc, indent=1) + "\n")
-    html_page(files["html"], a, b, rows, meta)
+    html_page(files["html"], a, b, rows, meta, where_went)
     return files
 
 
@@ -190,9 +205,11 @@ def _one_board(env_path: str, sides: list[Side]) -> str | None:
 
 def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
             max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None,
-            prepare_board=None) -> tuple:
+            prepare_board=None, phase_log: bool = False) -> tuple:
     """prepare_board(board): what the board needs before it boots (a virtual board's
-    images), called once when a side is booted."""
+    images), called once when a side is booted. phase_log: boot with the kernel's phase
+    log and say where the time went; its boots' figures are not the lab's milestone
+    figures (initcall_debug moves them), so they are compared but not recorded."""
     if len(specs) != 2:
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
     bad = [f for f in families if f not in sample.FAMILIES]
@@ -201,6 +218,9 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
                          f"(known: {', '.join(sample.FAMILIES)})")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
+    if phase_log and not all(s.kernel for s in sides):
+        raise ValueError("--phases boots both kernels with their phase log, but "
+                         + ", ".join(s.label for s in sides if not s.kernel) + " is stored figures, not a kernel")
     board_name = _one_board(env_path, sides)
     board = load_board(board_name) if board_name else None
     for side in sides:   # a mistyped run directory or file: said before the board is taken
@@ -212,10 +232,15 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
-                           out_dir / "console", this_host)
-        if board is not None:
+                           out_dir / "console", this_host, phase_log)
+        if board is not None and not phase_log:
             record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
+    went = None
+    if phase_log:
+        went = where.where(sides[0].span_boots, sides[1].span_boots,
+                           {**sides[0].span_sources, **sides[1].span_sources})
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
-            "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    return sides, rows, write(out_dir, sides[0], sides[1], rows, meta)
+            "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "phase_log": phases.BOOT_ARGS if phase_log else None}
+    return sides, rows, write(out_dir, sides[0], sides[1], rows, meta, went)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jinja2
 
-from boardlab.judge import plots
+from boardlab.judge import plots, timeline
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -32,9 +32,10 @@ def _plots(path: Path, a, b, rows) -> list[dict]:
     return [{"title": t, "data": base64.b64encode(p.read_bytes()).decode()} for t, p in made]
 
 
-def html_page(path: Path, a, b, rows, meta: dict) -> Path:
+def html_page(path: Path, a, b, rows, meta: dict, where_went=None) -> Path:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     path.write_text(env.get_template("compare.html.j2").render(
-        a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows)))
+        a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows), where=where_went,
+        timeline=timeline.svg(a, b, where_went) if where_went else None))
     return path

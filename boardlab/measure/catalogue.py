@@ -150,3 +150,22 @@ def spec(key: str) -> MetricSpec:
 
 def of_suite(suite: str, lava: bool | None = None) -> list[MetricSpec]:
     return [m for m in METRICS.values() if m.suite == suite and (lava is None or m.lava == lava)]
+
+
+# A boot's spans (boardlab.measure.phases: initcall.<fn>, phase.<name>, script.<name>) are
+# named by the kernel, not listed here; one rule gives each its spec. Floor 1 ms or 1 %:
+# an initcall's duration is the kernel's own count on the board's clock, which the
+# deterministic clock repeats (bench/initcall_power.py measures false alarms and the
+# detection of a 2 ms delay); 1 % is the milestones' floor, for the long spans. Spans
+# timed by the console's arrival (the old kernels) are the host's: noisy, a rank test.
+SPAN_FLOOR_REL, SPAN_FLOOR_ABS = 0.01, 0.001
+SPAN_KINDS = ("initcall", "phase", "script")
+
+
+def span(key: str, source: str = "printk") -> MetricSpec:
+    """The spec of a boot span, timed as its source says (phases.SOURCES)."""
+    if key.split(".", 1)[0] not in SPAN_KINDS:
+        raise UnknownMetric(f"{key!r} is no boot span ({', '.join(k + '.*' for k in SPAN_KINDS)})")
+    console = source == "console"
+    return MetricSpec(key, "s", "lower", HOST if console else GUEST, SPAN_FLOOR_REL, SPAN_FLOOR_ABS,
+                      exact=not console, lava=False, what=f"boot span ({source})")

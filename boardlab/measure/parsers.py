@@ -88,30 +88,6 @@ def kernel_memory_metrics(boot_log: str) -> dict:
 # initcall_debug (6.x): "calling  name+0x0/0x18 @ 1", then "initcall name+0x0/0x18 returned
 # 0 after 12 usecs", each stamped by printk; a device's own "calling" (PCI fixups) is not
 # an initcall and has the device's name before it
-_STAMP = r"^\[\s*(\d+\.\d+)\]\s+"
-RE_CALLING = re.compile(_STAMP + r"calling\s+([\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ @ \d+")
-RE_RETURNED = re.compile(_STAMP + r"initcall ([\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ returned (-?\d+) after (\d+) usecs")
-
-
-def parse_initcalls(text: str) -> list[dict]:
-    """The initcalls of a boot with initcall_debug, in order: name, start and end (s, the
-    printk clock), the kernel's own duration (us) and return value. An initcall that
-    never returned (the boot hung in it) is last, without an end."""
-    out, open_calls = [], {}
-    for line in text.splitlines():
-        if m := RE_CALLING.match(line):
-            open_calls[m.group(2)] = len(out)
-            out.append({"name": m.group(2), "start_s": float(m.group(1)), "end_s": None,
-                        "usecs": None, "ret": None})
-        elif (m := RE_RETURNED.match(line)) and m.group(2) in open_calls:
-            call = out[open_calls.pop(m.group(2))]
-            call.update(end_s=float(m.group(1)), ret=int(m.group(3)), usecs=int(m.group(4)))
-    if not out:
-        raise ParseError("no 'calling ... @' line: was the kernel booted with initcall_debug "
-                         "(and ignore_loglevel, so the console shows them)?")
-    return out
-
-
 def parse_mem_eat(text: str) -> dict:
     """mem_eat's running totals: the last one is what it got before it was stopped."""
     totals = re.findall(r"Got total = (\d+) = (\d+)kB", text)

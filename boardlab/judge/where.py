@@ -1,0 +1,164 @@
+"""Where the boot time went: kernel A against kernel B, span by span (the spans of
+boardlab.measure.phases, each boot's). Every span both boots have is judged like any
+metric (boardlab.judge.verdict, the floor of catalogue.span): on the deterministic clock
+one boot a side decides an initcall, since its duration repeats. The changed leaf spans,
+sorted by their change, are then summed against the milestone's change (the login
+prompt on the same clock: the leaves of a boot add up to it): what they explain, and
+what is left unexplained."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from boardlab.judge import verdict as vd
+from boardlab.measure import catalogue, phases
+
+FLAGGED = (vd.REGRESSED, vd.IMPROVED)
+
+
+@dataclass
+class SpanRow:
+    key: str
+    source: str
+    cmp: vd.Comparison
+    only: str = ""      # "A" or "B": the span is in one kernel's boots only (0 s in the other's)
+
+    @property
+    def delta_s(self) -> float:
+        return self.cmp.b - self.cmp.a
+
+    def to_dict(self) -> dict:
+        return {"span": self.key, "source": self.source, "only": self.only, "delta_s": round(self.delta_s, 6),
+                **self.cmp.to_dict()}
+
+
+@dataclass
+class Where:
+    milestone: str                  # what the leaves add up to
+    total: vd.Comparison            # the milestone's comparison
+    changed: list = field(default_factory=list)    # leaf SpanRows beyond their floor, largest first
+    unknown: list = field(default_factory=list)    # leaf SpanRows the samples do not decide
+    phases: list = field(default_factory=list)     # the coarse spans, every one
+    spans: int = 0                  # leaf spans judged
+
+    @property
+    def explained_s(self) -> float:
+        return sum(r.delta_s for r in self.changed)
+
+    @property
+    def total_delta_s(self) -> float:
+        return self.total.b - self.total.a
+
+    @property
+    def explained_fraction(self) -> float | None:
+        return self.explained_s / self.total_delta_s if abs(self.total_delta_s) > 1e-9 else None
+
+    def to_dict(self) -> dict:
+        return {"milestone": self.milestone, "total": self.total.to_dict(),
+                "total_delta_s": round(self.total_delta_s, 6), "explained_s": round(self.explained_s, 6),
+                "explained_fraction": self.explained_fraction, "spans_judged": self.spans,
+                "changed": [r.to_dict() for r in self.changed],
+                "unknown": [r.to_dict() for r in self.unknown],
+                "phases": [r.to_dict() for r in self.phases]}
+
+
+def is_leaf(key: str) -> bool:
+    return ".." not in key     # phase.a..b: a coarse span, the sum of leaves
+
+
+def _samples(boots, key) -> list:
+    return [boot.get(key, 0.0) for boot in boots]
+
+
+def milestone_name(sources: dict) -> str:
+    if phases.CONSOLE in sources.values():
+        return "Linux version -> login prompt (console arrival, host clock)"
+    return "login prompt, s from the kernel's start (the board's clock: boot_time.guest_login)"
+
+
+def where(a_boots: list, b_boots: list, sources: dict) -> Where:
+    """a_boots, b_boots: each boot's {span key: seconds}; sources: {key: phases source}."""
+    if not a_boots or not b_boots:
+        raise ValueError("where the time went needs the phase log of both kernels' boots "
+                         "(compare --phases boots them with it)")
+    keys = sorted(set().union(*a_boots, *b_boots))
+    leaves = [k for k in keys if is_leaf(k)]
+    total_spec = catalogue.span("phase.login", next(iter(sources.values()), phases.PRINTK))
+    out = Where(milestone_name(sources), vd.compare(
+        [sum(b.get(k, 0.0) for k in leaves) for b in a_boots],
+        [sum(b.get(k, 0.0) for k in leaves) for b in b_boots], total_spec), spans=len(leaves))
+    for key in keys:
+        only = "" if any(key in b for b in a_boots) and any(key in b for b in b_boots) else (
+            "A" if any(key in b for b in a_boots) else "B")
+        row = SpanRow(key, sources.get(key, phases.PRINTK), vd.compare(
+            _samples(a_boots, key), _samples(b_boots, key), catalogue.span(key, sources.get(key, phases.PRINTK))),
+            only)
+        if not is_leaf(key):
+            out.phases.append(row)
+        elif row.cmp.outcome in FLAGGED:
+            out.changed.append(row)
+        elif row.cmp.outcome == vd.UNKNOWN:
+            out.unknown.append(row)
+    out.changed.sort(key=lambda r: -abs(r.delta_s))
+    order = ["kernel_start", "first_initcall", "last_initcall", "init", "login"]
+    out.phases.sort(key=lambda r: order.index(r.key.split(".", 1)[1].split("..")[0])
+                    if r.key.split(".", 1)[1].split("..")[0] in order else 99)
+    return out
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1000:+.3f} ms" if abs(s) < 10 else f"{s:+.3f} s"
+
+
+def _row(r: SpanRow, a_label, b_label) -> str:
+    c = r.cmp
+    ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.ci_pct else "exact"
+    name = r.key + (f" (only in {a_label if r.only == 'A' else b_label})" if r.only else "")
+    return (f"| {name} | {r.source} | {c.a * 1000:.3f} (n={c.n[0]}) | {c.b * 1000:.3f} (n={c.n[1]}) | "
+            f"{_ms(r.delta_s)} | {ci} | {c.outcome} |")
+
+
+def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
+    head = "| span | source | A ms | B ms | change | 95 % interval | verdict |\n|---|---|---:|---:|---:|---|---|"
+    frac = w.explained_fraction
+    out = ["## Where the time went", "",
+           f"{w.milestone}: {w.total.a:.4f} s -> {w.total.b:.4f} s, {_ms(w.total_delta_s)} "
+           f"({w.total.outcome}). The {len(w.changed)} of {w.spans} spans changed beyond their floor "
+           f"add up to {_ms(w.explained_s)}"
+           + (f": {100 * frac:.1f} % of the change explained, {_ms(w.total_delta_s - w.explained_s)} not."
+              if frac is not None and w.total.outcome in FLAGGED else
+              f"; the milestone is {w.total.outcome}: no change to explain."), ""]
+    if w.changed:
+        out += ["Changed beyond the floor, largest first:", "", head]
+        out += [_row(r, a_label, b_label) for r in w.changed[:top]]
+        if len(w.changed) > top:
+            out.append(f"| ... {len(w.changed) - top} more in compare.json | | | | | | |")
+        out.append("")
+    if w.unknown:
+        out += [f"Not decided by these samples ({len(w.unknown)}): "
+                + ", ".join(r.key for r in w.unknown[:10]) + (" ..." if len(w.unknown) > 10 else ""), ""]
+    out += ["Phases (kernel start -> first initcall -> last initcall -> init -> login):", "", head]
+    out += [_row(r, a_label, b_label) for r in w.phases]
+    srcs = sorted({r.source for r in w.phases + w.changed})
+    out += ["", "Sources: " + "; ".join(f"{s}: {phases.SOURCES[s]}" for s in srcs), ""]
+    return "\n".join(out)
+
+
+def leading_change(w: Where) -> str:
+    """One line: the largest span change, for a person about to bisect."""
+    if not w.changed:
+        return f"no span changed beyond its floor ({_ms(w.total_delta_s)} in all)"
+    r = w.changed[0]
+    frac = r.delta_s / w.total_delta_s if abs(w.total_delta_s) > 1e-9 else None
+    return (f"{r.key} {_ms(r.delta_s)} ({r.cmp.outcome}, {r.source})"
+            + (f", {100 * frac:.0f} % of the {_ms(w.total_delta_s)} change" if frac is not None else ""))
+
+
+def format_boot(rec, patterns, top: int = 15) -> str:
+    """One boot's spans for a person: the phases and the longest leaves."""
+    spans = phases.of_boot(rec, patterns)
+    coarse = [s for s in spans if not is_leaf(s.key)]
+    leaves = sorted((s for s in spans if is_leaf(s.key)), key=lambda s: -s.dur_s)[:top]
+    out = ["phases:"] + [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in coarse]
+    out += [f"longest of {sum(is_leaf(s.key) for s in spans)} spans:"]
+    out += [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in leaves]
+    return "\n".join(out)

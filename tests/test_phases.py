@@ -1,0 +1,80 @@
+"""Where a boot's time went (boardlab.measure.phases): the kernel's own phase log of a
+real 6.1 boot, and what the study's old kernels give (console stamps only)."""
+import pytest
+
+from boardlab.facts.board import load_board
+from boardlab.boot.bootplan import milestone_patterns
+from boardlab.measure import console as con
+from boardlab.measure import phases
+from paths import ROOT
+
+DATA = ROOT / "tests" / "data"
+
+
+def test_initcalls_of_a_real_boot_with_initcall_debug():
+    """qemu-ppc's 6.1 kernel booted with `initcall_debug ignore_loglevel` on the
+    deterministic clock (captured 2026-11-25): every initcall with its start, end and
+    the kernel's own duration; a PCI fixup's 'calling' is not an initcall."""
+    text = (DATA / "qemu-ppc-virt-nfs-initcall-debug.log").read_text()
+    calls = phases.parse_initcalls(text)
+    assert len(calls) == text.count("] initcall ") + sum(c["end_s"] is None for c in calls)
+    assert calls[0] == {"name": "init_msr_all_available", "start_s": 0.010051, "end_s": 0.010339,
+                        "usecs": 0, "ret": 0}
+    assert not any(c["name"].startswith("quirk_") for c in calls)
+    assert all(c["end_s"] >= c["start_s"] for c in calls if c["end_s"] is not None)
+    assert [c["start_s"] for c in calls] == sorted(c["start_s"] for c in calls)
+    with pytest.raises(phases.PhaseLogError, match="initcall_debug"):
+        phases.parse_initcalls("[    0.1] Linux version 6.1\n")
+
+
+def _scripted(name, board):
+    lines = con.parse_log((DATA / "scripted" / name).read_text())
+    return phases.from_console(lines, milestone_patterns(load_board(board)))
+
+
+def test_linux_2_6_11_names_its_initcalls_and_the_console_times_them():
+    spans = _scripted("sandpoint-2.6.11.7-initcall-debug.boot.log", "sandpoint")
+    calls = [s for s in spans if s.kind == "initcall"]
+    assert [s.key for s in calls][:3] == ["initcall.init_bio", "initcall.pci_init", "initcall.serial8250_init"]
+    assert {s.source for s in spans} == {phases.CONSOLE}
+    natsemi = next(s for s in calls if s.key == "initcall.natsemi_init_mod")
+    assert natsemi.dur_s == pytest.approx(1.2)            # to the next call, past its own eth0 line
+    leaves = [s for s in spans if s.leaf]
+    # the leaves partition Linux version -> login prompt
+    assert sum(s.dur_s for s in leaves) == pytest.approx(59.6 - 15.0)
+
+
+def test_linux_2_4_prints_no_phases_the_milestones_and_init_scripts_split_it():
+    spans = {s.key: s for s in _scripted("tqm860l-2.4.25.boot.log", "tqm860l")}
+    assert not [k for k in spans if k.startswith("initcall.")]
+    assert spans["phase.to_init"].dur_s == pytest.approx(3.7 - 1.9)
+    assert spans["script.Starting_kernel_logger"].dur_s == pytest.approx(41.0 - 36.0)
+    assert spans["script.Mounting_local_filesystems"].start_s == pytest.approx(22.0)
+    leaves = [s for s in spans.values() if s.leaf]
+    assert sum(s.dur_s for s in leaves) == pytest.approx(49.7 - 1.9)
+    assert spans["phase.init..login"].dur_s == pytest.approx(49.7 - 3.7)
+
+
+def _kmsg(name):
+    return (DATA / "phases" / f"qemu-arm-virtio-sleep-{name}.kmsg").read_text().splitlines()
+
+
+def test_a_real_boot_splits_into_spans_that_add_up_to_its_login_prompt():
+    """The test tree's kernel (tests/kerneltree.py) booted on qemu-arm from the ramdisk
+    with phases.BOOT_ARGS on the deterministic clock (captured 2026-11-25)."""
+    spans = phases.from_kernel_log(_kmsg("parent"))
+    by_key = {s.key: s for s in spans}
+    leaves = [s for s in spans if s.leaf]
+    assert sum(s.dur_s for s in leaves) == pytest.approx(1.093455, abs=1e-5)   # the login stamp
+    assert by_key["initcall.virtio_net_driver_init"].source == phases.INITCALL_DEBUG
+    assert by_key["script.rcS"].dur_s == pytest.approx(1.085266 - 1.035921)
+    coarse = [s.key for s in spans if not s.leaf]
+    assert coarse == ["phase.kernel_start..first_initcall", "phase.first_initcall..last_initcall",
+                      "phase.last_initcall..init", "phase.init..login"]
+    assert sum(by_key[k].dur_s for k in coarse) == pytest.approx(1.093455, abs=1e-5)
+    assert len({s.key for s in spans}) == len(spans)
+
+
+def test_a_kernel_log_that_lost_its_start_is_refused():
+    with pytest.raises(phases.PhaseLogError, match="log_buf_len"):
+        phases.from_kernel_log(_kmsg("parent")[300:])
