@@ -38,6 +38,10 @@ def test_the_phase_log_is_on_the_command_line_only_when_asked(qemu_arm):
     logged = bootplan.plan_boot(qemu_arm, phase_log=True)
     assert "initcall_debug" not in plain and logged.phase_log
     assert logged.setup_commands[3] == f"{plain} {BOOT_ARGS}"
+    both = bootplan.plan_boot(qemu_arm, phase_log=True, kernel_args="boardlab_delay_us=2000")
+    assert both.setup_commands[3] == f"{plain} {BOOT_ARGS} boardlab_delay_us=2000"
+    with pytest.raises(bootplan.PlanError, match="may not hold ';'"):
+        bootplan.plan_boot(qemu_arm, kernel_args="quiet; reset")
 
 
 def test_an_nfs_root_with_a_loader_ramdisk(qemu_arm):

@@ -80,6 +80,8 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
     started = False
     try:
         _measure_endpoints(b, tree)
+        if b.spec.suite == "boot_time":
+            _where_hint(b)
         git(tree, "checkout", "-q", origin)
         git(tree, "bisect", "start", bad, good, "--")
         started = True
@@ -113,6 +115,28 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
                      f"was found: {(r.stderr or r.stdout).strip()}")
 
 
+def _where_hint(b: Bisect):
+    """Before the bisect: the good and the bad kernel booted once more each with their
+    phase log, and the largest span change said (b.hint; often the answer already). A
+    hint only: its failure is said and the bisect goes on."""
+    from boardlab.errors import BoardlabError
+    from boardlab.judge import compare, where
+    good, bad = (next(s for s in b.steps if s.role == r) for r in ("good", "bad"))
+    images = [str(Path(s.dir) / f"bisect-{s.rev[:12]}.uImage") for s in (good, bad)]
+    progress("where the boot time went between good and bad: one boot each with the kernel's phase log")
+    try:
+        sides, _, files = compare.compare(b.env, images, families=("boot_time",), repeats=1, max_repeats=1,
+                                          out_dir=Path(b.run_dir) / "where", phase_log=True)
+        went = where.where(sides[0].span_boots, sides[1].span_boots,
+                           {**sides[0].span_sources, **sides[1].span_sources})
+    except (BoardlabError, ValueError, OSError) as e:
+        b.hint = f"no hint: {str(e).splitlines()[0]}"
+    else:
+        b.hint = where.leading_change(went) + f" (details: {files['markdown']})"
+    progress(f"leading change: {b.hint}")
+    b.save()
+
+
 def table(b: Bisect) -> str:
     """Every step, in the order measured, as a Markdown table."""
     unit = b.spec.unit
@@ -131,5 +155,7 @@ def summary(b: Bisect) -> str:
                 f"    {b.first_bad['subject']}\n")
     else:
         head = f"no first bad commit found for {b.metric} (see the skips below and bisect.log)\n"
+    if b.hint:
+        head += f"leading change between good and bad: {b.hint}\n"
     return head + "\n" + table(b) + f"\nrun directory: {b.run_dir}\n"
 

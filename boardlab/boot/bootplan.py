@@ -186,13 +186,17 @@ def _ramdisk(board: Board, spec: str | None, tftp_prefix: str):
 
 def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
               ramdisk: str | None = None, tftp_prefix: str | None = None,
-              phase_log: bool = False) -> BootPlan:
+              phase_log: bool = False, kernel_args: str = "") -> BootPlan:
     """The boot of a selection: kernel and root as BoardStrategy.select takes them, the
     ramdisk (default: the facts' images.ramdisk), tftp_prefix: how U-Boot names a file
     staged in the board's TFTP directory (default: the facts' tftp.prefix), phase_log:
     the kernel's own phase log asked for (measure.phases.BOOT_ARGS on its command line;
-    never for the milestone figures, which it would move)."""
+    never for the milestone figures, which it would move); kernel_args: more of the
+    kernel's command line (a bench's own parameter)."""
     prefix = board.tftp.prefix if tftp_prefix is None else tftp_prefix
+    if re.search(r"[;$`'\"\\]|[\x00-\x1f\x7f]", kernel_args):   # U-Boot would read more than arguments
+        raise PlanError(f"kernel arguments {kernel_args!r} may not hold ';', '$', quotes, backslashes "
+                        f"or control characters (they go through U-Boot's setenv)")
     k = resolve_kernel(board, kernel, prefix)
     root = resolve_root(board, root)
     stage = []
@@ -213,8 +217,8 @@ def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
     setup = tuple(ub.init_commands) + tuple(
         f"setenv {var} {value}" for var, value in (
             ("ipaddr", net.ip), ("serverip", net.server_ip), ("netmask", net.netmask),
-            ("bootargs", bootargs(board, root, k.name)
-             + (f" {phases.BOOT_ARGS}" if phase_log else ""))))
+            ("bootargs", " ".join(filter(None, (bootargs(board, root, k.name),
+                                                phases.BOOT_ARGS if phase_log else "", kernel_args))))))
     loads = tuple(Load(file, ub.load_command.format(addr=addr, file=file))
                   for addr, file in ((ub.kernel_addr, kfile), (ub.ramdisk_addr, rd_file)) if file)
     boot = ub.boot_command.format(kernel=ub.kernel_addr,

@@ -75,6 +75,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
     uboot_timeout = attr.ib(default=0.0, converter=float)   # 0: the board's facts
     boot_timeout = attr.ib(default=0.0, converter=float)
     phase_log = attr.ib(default=False, converter=bool)   # boot with the kernel's phase log
+    kernel_args = attr.ib(default="", validator=attr.validators.instance_of(str))   # appended to bootargs
     status = attr.ib(default=Status.unknown)
 
     def __attrs_post_init__(self):
@@ -93,12 +94,14 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.milestones_due = None
 
     # ---- selection -------------------------------------------------------------------
-    def select(self, kernel=None, root=None, ramdisk=None, phase_log=None):
+    def select(self, kernel=None, root=None, ramdisk=None, phase_log=None, kernel_args=None):
         """Choose what the next shell transition boots (None keeps the current,
         '' goes back to the board's default); phase_log: with the kernel's phase log
         (initcall_debug: where the boot time went; not for milestone figures)."""
         if phase_log is not None:
             self.phase_log = phase_log
+        if kernel_args is not None:
+            self.kernel_args = kernel_args
         if kernel is not None:
             self.kernel = kernel
         if root is not None:
@@ -116,7 +119,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
     @property
     def _booting(self) -> tuple:
         """What a running kernel must have been booted with to be reused."""
-        return self.selection + (self.phase_log,)
+        return self.selection + (self.phase_log, self.kernel_args)
 
     def plan(self) -> bootplan.BootPlan:
         """The boot of the current selection (bootplan.plan_boot)."""
@@ -125,7 +128,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         try:
             return bootplan.plan_boot(self.board, kernel, root, ramdisk,
                                       provider.external if provider is not None else None,
-                                      phase_log=self.phase_log)
+                                      phase_log=self.phase_log, kernel_args=self.kernel_args)
         except bootplan.PlanError as e:
             raise BootError(str(e)) from None
 

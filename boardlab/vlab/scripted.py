@@ -194,10 +194,11 @@ class ScriptedBoard:
         while True:
             self.out(prompt)
             cmd = self.readline().strip()
-            m = re.match(r"MARKER='(\w+)''(\w+)' run '(.*)'$", cmd)
-            if m:   # labgrid's ShellDriver: run() prints the marker, output, marker + status
+            # labgrid's ShellDriver quotes the command (shlex: a plain word goes bare)
+            m = re.match(r"MARKER='(\w+)''(\w+)' run (?:'(.*)'|(\S+))$", cmd)
+            if m:   # run() prints the marker, output, marker + status
                 marker = m.group(1) + m.group(2)
-                self.out(f"{marker}{self.canned(m.group(3))}{marker} 0\n")
+                self.out(f"{marker}{self.canned(m.group(3) or m.group(4))}{marker} 0\n")
             elif cmd:
                 self.out(self.canned(cmd))
 
