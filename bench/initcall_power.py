@@ -142,9 +142,13 @@ def main():
         w = judge([a[i] for i in draw[:args.per_side]], [a[i] for i in draw[args.per_side:]], sources)
         aa_flagged += [r.key for r in w.changed]
         aa_spans += w.spans
-    found, false_alarms, deltas = 0, [], []
+    found, false_alarms, deltas, others, explained = 0, [], [], {}, []
     for x, y in zip(a, b):
         w = judge([x], [y], sources)
+        explained.append(w.explained_fraction)
+        for r in w.changed:
+            if r.key != TARGET:
+                others.setdefault(r.key, []).append(r.delta_s)
         hit = next((r for r in w.changed if r.key == TARGET), None)
         if hit and hit.cmp.outcome == "regressed" and abs(hit.delta_s - args.delay_us / 1e6) <= 0.1 * args.delay_us / 1e6:
             found += 1
@@ -158,6 +162,11 @@ def main():
     spans = len(a[0])
     print(f"false alarms there: {len(false_alarms)} of {len(a) * (spans - 1)} other span verdicts"
           + (f" ({', '.join(sorted(set(false_alarms)))})" if false_alarms else ""))
+    for key, ds in sorted(others.items()):
+        print(f"  {key}: flagged in {len(ds)} of {len(a)}, {min(ds) * 1e3:+.3f} .. {max(ds) * 1e3:+.3f} ms")
+    shown = [e for e in explained if e is not None]
+    if shown:
+        print(f"login change explained by the flagged spans: {100 * min(shown):.0f} .. {100 * max(shown):.0f} %")
     print(f"goals: A/A 0 flagged: {'met' if not aa_flagged else 'NOT met'}; found >= 19 of 20: "
           f"{'met' if found >= 0.95 * len(a) else 'NOT met'}")
 

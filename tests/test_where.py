@@ -71,3 +71,14 @@ def test_compare_writes_where_the_time_went_and_both_timelines(tmp_path):
     top = pixels_near(img, red, box=(0, 0, img.width, 300))
     bottom = pixels_near(img, red, box=(0, 300, img.width, img.height))
     assert top > 10 and bottom > 20 * top, (top, bottom, half)
+
+
+def test_an_old_kernels_console_spans_are_not_judged_against_a_new_kernels_log():
+    from boardlab.boot.bootplan import milestone_patterns
+    from boardlab.facts.board import load_board
+    from boardlab.measure import console as con
+    old = phases.from_console(con.parse_log((ROOT / "tests/data/scripted/sandpoint-2.6.11.7-initcall-debug.boot.log")
+                                            .read_text()), milestone_patterns(load_board("sandpoint")))
+    why = where.comparable(phases.sources(old), phases.sources(_spans("parent")))
+    assert why.startswith("A's spans are timed by the console's arrival (host clock") and "two clocks" in why
+    assert where.comparable(phases.sources(old), phases.sources(old)) is None

@@ -75,8 +75,24 @@ def milestone_name(sources: dict) -> str:
     return "login prompt, s from the kernel's start (the board's clock: boot_time.guest_login)"
 
 
+def clock_of(sources: dict) -> str:
+    """Whose clock a boot's spans are on: the console's (host) or the board's."""
+    return "host" if phases.CONSOLE in sources.values() else "board"
+
+
+def comparable(a_sources: dict, b_sources: dict) -> str | None:
+    """Why two kernels' spans cannot be judged against each other, or None."""
+    if clock_of(a_sources) != clock_of(b_sources):
+        era = {"host": "the console's arrival (host clock: an old kernel without printk times)",
+               "board": "the kernel's own log (the board's clock)"}
+        return (f"A's spans are timed by {era[clock_of(a_sources)]}, B's by {era[clock_of(b_sources)]}: "
+                f"two clocks, not compared span by span (the milestone table above says what can be)")
+    return None
+
+
 def where(a_boots: list, b_boots: list, sources: dict) -> Where:
-    """a_boots, b_boots: each boot's {span key: seconds}; sources: {key: phases source}."""
+    """a_boots, b_boots: each boot's {span key: seconds}; sources: {key: phases source}
+    (of one clock: comparable() first)."""
     if not a_boots or not b_boots:
         raise ValueError("where the time went needs the phase log of both kernels' boots "
                          "(compare --phases boots them with it)")
