@@ -111,7 +111,7 @@ def boots(env: Path, uimage: Path, pairs: int, delay_us: int, log_dir: Path) -> 
 
 
 def judge(a_boots, b_boots, sources):
-    return where.where(a_boots, b_boots, sources)
+    return where.where(a_boots, b_boots, sources, sources)
 
 
 def main():

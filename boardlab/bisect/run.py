@@ -127,8 +127,7 @@ def _where_hint(b: Bisect):
     try:
         sides, _, files = compare.compare(b.env, images, families=("boot_time",), repeats=1, max_repeats=1,
                                           out_dir=Path(b.run_dir) / "where", phase_log=True)
-        went = where.where(sides[0].span_boots, sides[1].span_boots,
-                           {**sides[0].span_sources, **sides[1].span_sources})
+        went = where.of_sides(*sides)
     except (BoardlabError, ValueError, OSError) as e:
         b.hint = f"no hint: {str(e).splitlines()[0]}"
     else:

@@ -69,7 +69,7 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
     results.meta.update({"bisect": {"rev": step.rev, "subject": step.subject, "role": step.role}})
     kernel = f"bisect-{step.rev[:12]}"
     if not b.needs_boot:
-        figures = {f"build.{k}": v for k, v in _build_figures(built).items()}
+        figures = {f"build.{k}": v for k, v in built.figures().items()}
         step.samples = [float(figures[b.metric])]
         results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
         return
@@ -86,13 +86,6 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
         vd.sample_until_decided(one_boot, lambda: _enough(b, step, against), 1, b.max_repeats)
     results.record(b.board, kernel, b.spec.suite, b.spec.name, statistics.median(step.samples),
                    samples=step.samples, qemu_clock=strategy.last_boot.qemu_clock)
-
-
-def _build_figures(built) -> dict:
-    return {"real_s": built.real_s, "user_s": built.user_s, "sys_s": built.sys_s,
-            "uimage_data_bytes": built.uimage_data_bytes,
-            "uncompressed_bytes": built.uncompressed_bytes,
-            **{f"vmlinux_{k}_bytes": built.vmlinux[k] for k in ("text", "data", "bss", "dec")}}
 
 
 def judge(b: Bisect, step: Step) -> int:
@@ -152,10 +145,6 @@ def step_main(run_dir: str) -> int:
     except Exception as e:  # noqa: BLE001 - anything else: say it and stop; never answer unmeasured
         print(f"boardlab bisect step: {type(e).__name__}: {e}", file=sys.stderr)
         return STOP
-
-
-
-
 
 
 if __name__ == "__main__":

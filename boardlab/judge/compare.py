@@ -155,8 +155,7 @@ def markdown(a: Side, b: Side, rows, where_went=None) -> str:
                    f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
     return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
-            + ("\n" + where.markdown(where_went, a.label, b.label) if isinstance(where_went, where.Where)
-               else f"\n## Where the time went\n\n{where_went}\n" if where_went else ""))
+            + ("\n" + where.markdown(where_went, a.label, b.label) if where_went else ""))
 
 
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:
@@ -172,7 +171,7 @@ def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) ->
                                    for s in (a, b)],
            "rows": [{"metric": r.spec.key, "note": r.note,
                      **(r.cmp.to_dict() if r.cmp else {})} for r in rows],
-           "where": where_went.to_dict() if isinstance(where_went, where.Where) else where_went}
+           "where": where_went.to_dict() if where_went else None}
     atomic_write(files["json"], json.dumps(doc, indent=1) + "\n")
     html_page(files["html"], a, b, rows, meta, where_went)
     return files
@@ -238,9 +237,8 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
             record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
     went = None
-    if phase_log:   # two clocks (an old kernel's console against a new one's log): said, not judged
-        went = where.comparable(sides[0].span_sources, sides[1].span_sources) or where.where(
-            sides[0].span_boots, sides[1].span_boots, {**sides[0].span_sources, **sides[1].span_sources})
+    if phase_log:
+        went = where.of_sides(sides[0], sides[1])
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
             "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "phase_log": phases.BOOT_ARGS if phase_log else None}

@@ -36,8 +36,6 @@ def html_page(path: Path, a, b, rows, meta: dict, where_went=None) -> Path:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     path.write_text(env.get_template("compare.html.j2").render(
-        a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows),
-        where=where_went if not isinstance(where_went, str) else None,
-        where_not_compared=where_went if isinstance(where_went, str) else None,
-        timeline=timeline.svg(a, b, where_went) if where_went and not isinstance(where_went, str) else None))
+        a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows), where=where_went,
+        timeline=timeline.svg(a, b, where_went) if where_went and not where_went.not_compared else None))
     return path

@@ -34,11 +34,12 @@ class SpanRow:
 @dataclass
 class Where:
     milestone: str                  # what the leaves add up to
-    total: vd.Comparison            # the milestone's comparison
+    total: vd.Comparison | None     # the milestone's comparison (None: not compared)
     changed: list = field(default_factory=list)    # leaf SpanRows beyond their floor, largest first
     unknown: list = field(default_factory=list)    # leaf SpanRows the samples do not decide
     phases: list = field(default_factory=list)     # the coarse spans, every one
     spans: int = 0                  # leaf spans judged
+    not_compared: str = ""          # why the two kernels' spans were not judged
 
     @property
     def explained_s(self) -> float:
@@ -46,13 +47,15 @@ class Where:
 
     @property
     def total_delta_s(self) -> float:
-        return self.total.b - self.total.a
+        return self.total.b - self.total.a if self.total else 0.0
 
     @property
     def explained_fraction(self) -> float | None:
         return self.explained_s / self.total_delta_s if abs(self.total_delta_s) > 1e-9 else None
 
     def to_dict(self) -> dict:
+        if self.not_compared:
+            return {"milestone": self.milestone, "not_compared": self.not_compared}
         return {"milestone": self.milestone, "total": self.total.to_dict(),
                 "total_delta_s": round(self.total_delta_s, 6), "explained_s": round(self.explained_s, 6),
                 "explained_fraction": self.explained_fraction, "spans_judged": self.spans,
@@ -90,12 +93,15 @@ def comparable(a_sources: dict, b_sources: dict) -> str | None:
     return None
 
 
-def where(a_boots: list, b_boots: list, sources: dict) -> Where:
-    """a_boots, b_boots: each boot's {span key: seconds}; sources: {key: phases source}
-    (of one clock: comparable() first)."""
+def where(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> Where:
+    """a_boots, b_boots: each boot's {span key: seconds}; a_, b_sources: {key: phases
+    source} of each side. Spans of two clocks are not judged (Where.not_compared)."""
     if not a_boots or not b_boots:
         raise ValueError("where the time went needs the phase log of both kernels' boots "
                          "(compare --phases boots them with it)")
+    sources = {**a_sources, **b_sources}
+    if why := comparable(a_sources, b_sources):
+        return Where(milestone_name(sources), None, not_compared=why)
     keys = sorted(set().union(*a_boots, *b_boots))
     leaves = [k for k in keys if is_leaf(k)]
     total_spec = catalogue.span("phase.login", next(iter(sources.values()), phases.PRINTK))
@@ -121,6 +127,11 @@ def where(a_boots: list, b_boots: list, sources: dict) -> Where:
     return out
 
 
+def of_sides(a, b) -> Where:
+    """Where the time went between two compare sides booted with their phase log."""
+    return where(a.span_boots, b.span_boots, a.span_sources, b.span_sources)
+
+
 def _ms(s: float) -> str:
     return f"{s * 1000:+.3f} ms" if abs(s) < 10 else f"{s:+.3f} s"
 
@@ -134,6 +145,8 @@ def _row(r: SpanRow, a_label, b_label) -> str:
 
 
 def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
+    if w.not_compared:
+        return f"## Where the time went\n\n{w.not_compared}\n"
     head = "| span | source | A ms | B ms | change | 95 % interval | verdict |\n|---|---|---:|---:|---:|---|---|"
     frac = w.explained_fraction
     out = ["## Where the time went", "",
@@ -161,6 +174,8 @@ def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
 
 def leading_change(w: Where) -> str:
     """One line: the largest span change, for a person about to bisect."""
+    if w.not_compared:
+        return w.not_compared
     if not w.changed:
         return f"no span changed beyond its floor ({_ms(w.total_delta_s)} in all)"
     r = w.changed[0]
