@@ -35,6 +35,9 @@ def pytest_addoption(parser):
                 help="while a noisy metric's verdict is unknown, more samples up to this many")
     g.addoption("--jitter-duration", type=int, default=None,
                 help="cyclictest run length in seconds (default 60, quick mode 10)")
+    g.addoption("--phases", action="store_true",
+                help="boot time: one more boot with the kernel's phase log (initcall_debug) after the "
+                     "milestone boots, its spans in boot-phases.md/json (the figures stay without it)")
     g.addoption("--baselines-dir", default=os.environ.get("BOARDLAB_BASELINES_DIR"),
                 help="where the stored baselines are (default: kernels/ of this checkout; "
                      "env BOARDLAB_BASELINES_DIR)")

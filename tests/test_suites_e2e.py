@@ -148,3 +148,22 @@ def test_a_real_slowdown_fails_the_boot_time_gate(armmp_run, tmp_path):
     assert login["value"] > login["limit"] and login["value"] - login["baseline"]["value"] > 7.9
     assert metrics["guest_freeing_init"]["verdict"] in (vd.SAME, vd.IMPROVED)   # the kernel's part
     assert metrics["linux_version"]["comparison"] is not None    # this host's own: judged
+
+
+def test_the_boot_time_suite_says_where_a_slow_init_script_is(vlab, tmp_path):
+    """--phases: after the milestone boots, one more boot with the kernel's phase log; its
+    spans name the init script that sleeps (on the board's clock), while the suite's
+    figures stay those of the boots without it."""
+    r = suites("testsuites/test_boot_time.py", "--boot-repeats", "1", "--max-repeats", "1", "--phases",
+               "--ramdisk", str(slow_ramdisk(tmp_path, seconds=2)), "--run-dir", str(tmp_path / "run"))
+    assert r.returncode in (0, 1), r.stdout[-4000:]      # 1: the slow script regressed the login
+    doc = json.loads((tmp_path / "run" / "boot-phases.json").read_text())
+    spans = {s["key"]: s for s in doc["spans"]}
+    assert spans["script.S50slow"]["source"] == "printk"
+    assert 2.0 <= spans["script.S50slow"]["dur_s"] < 2.1
+    assert "script.S50slow" in (tmp_path / "run" / "boot-phases.md").read_text()
+    login = next(m for m in json.loads((tmp_path / "run/results.json").read_text())["metrics"]
+                 if m["name"] == "guest_login")
+    assert len(login["samples"]) == 1        # the phase-log boot is not a sample
+    kmsg = list((tmp_path / "run" / "console").glob("*.kmsg"))
+    assert len(kmsg) == 1 and "initcall_debug" in kmsg[0].read_text()

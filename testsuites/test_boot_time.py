@@ -6,13 +6,16 @@ verdict is unknown; every boot's figure kept as a sample.
 
 Where the kernel stamps its log (printk times), the same milestones are also taken in
 the board's own time, `guest_*`: on a virtual board with the deterministic clock those
-count instructions and do not depend on the host (boardlab.measure.clocks)."""
+count instructions and do not depend on the host (boardlab.measure.clocks).
+
+--phases: then one more boot with the kernel's phase log, its spans written beside the
+results (boot-phases.md, boot-phases.json): where the boot time went."""
 import pytest
 
 MILESTONES = ("linux_version", "freeing_init", "login", "shell")
 
 
-def test_boot_milestones(board_strategy, gate, request):
+def test_boot_milestones(board_strategy, gate, request, run_dir):
     def one_boot():
         rec = board_strategy.reboot()
         for m in MILESTONES:
@@ -23,4 +26,11 @@ def test_boot_milestones(board_strategy, gate, request):
         figures.update({f"guest_{m}": t for m, t in rec.guest_milestones.items()})
         return figures
     gate.sample("boot_time", one_boot, at_least=request.config.getoption("--boot-repeats"))
+    if request.config.getoption("--phases"):   # after the milestone boots, which stay without it
+        from boardlab.judge.where import write_boot
+        board_strategy.select(phase_log=True)
+        try:
+            write_boot(board_strategy.reboot(), board_strategy.plan().milestones, run_dir)
+        finally:
+            board_strategy.select(phase_log=False)   # the next suite boots as the study did
     gate.check()

@@ -7,8 +7,11 @@ prompt on the same clock: the leaves of a boot add up to it): what they explain,
 what is left unexplained."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd
 from boardlab.measure import catalogue, phases
 
@@ -42,8 +45,8 @@ class Where:
     not_compared: str = ""          # why the two kernels' spans were not judged
 
     @property
-    def explained_s(self) -> float:
-        return sum(r.delta_s for r in self.changed)
+    def explained_s(self) -> float:   # the leaves only: a module's init lies inside a script's span
+        return sum(r.delta_s for r in self.changed if is_leaf(r.key))
 
     @property
     def total_delta_s(self) -> float:
@@ -64,8 +67,7 @@ class Where:
                 "phases": [r.to_dict() for r in self.phases]}
 
 
-def is_leaf(key: str) -> bool:
-    return ".." not in key     # phase.a..b: a coarse span, the sum of leaves
+is_leaf = phases.is_leaf
 
 
 def _samples(boots, key) -> list:
@@ -114,7 +116,10 @@ def where(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> Whe
         row = SpanRow(key, sources.get(key, phases.PRINTK), vd.compare(
             _samples(a_boots, key), _samples(b_boots, key), catalogue.span(key, sources.get(key, phases.PRINTK))),
             only)
-        if not is_leaf(key):
+        if key.startswith("module."):
+            (out.changed if row.cmp.outcome in FLAGGED else out.unknown if row.cmp.outcome == vd.UNKNOWN
+             else []).append(row)
+        elif not is_leaf(key):
             out.phases.append(row)
         elif row.cmp.outcome in FLAGGED:
             out.changed.append(row)
@@ -151,7 +156,7 @@ def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
     frac = w.explained_fraction
     out = ["## Where the time went", "",
            f"{w.milestone}: {w.total.a:.4f} s -> {w.total.b:.4f} s, {_ms(w.total_delta_s)} "
-           f"({w.total.outcome}). The {len(w.changed)} of {w.spans} spans changed beyond their floor "
+           f"({w.total.outcome}). The {sum(is_leaf(r.key) for r in w.changed)} of {w.spans} spans changed beyond their floor "
            f"add up to {_ms(w.explained_s)}"
            + (f": {100 * frac:.1f} % of the change explained, {_ms(w.total_delta_s - w.explained_s)} not."
               if frac is not None and w.total.outcome in FLAGGED else
@@ -182,6 +187,20 @@ def leading_change(w: Where) -> str:
     frac = r.delta_s / w.total_delta_s if abs(w.total_delta_s) > 1e-9 else None
     return (f"{r.key} {_ms(r.delta_s)} ({r.cmp.outcome}, {r.source})"
             + (f", {100 * frac:.0f} % of the {_ms(w.total_delta_s)} change" if frac is not None else ""))
+
+
+def write_boot(rec, patterns, out_dir) -> str:
+    """One phase-log boot's spans beside a run's results: boot-phases.md (what
+    format_boot prints) and boot-phases.json (every span)."""
+    spans = phases.of_boot(rec, patterns)
+    text = (f"# Where the boot time went: {rec.board}, kernel {rec.kernel.name}, root {rec.root}\n\n"
+            f"one boot with {phases.BOOT_ARGS}; kernel log {Path(rec.log_path).with_suffix('.kmsg')}\n\n"
+            + format_boot(rec, patterns) + "\n")
+    atomic_write(Path(out_dir) / "boot-phases.md", text)
+    atomic_write(Path(out_dir) / "boot-phases.json", json.dumps(
+        {"board": rec.board, "kernel": rec.kernel.name, "root": rec.root, "boot_args": phases.BOOT_ARGS,
+         "spans": [s.to_dict() for s in spans]}, indent=1) + "\n")
+    return text
 
 
 def format_boot(rec, patterns, top: int = 15) -> str:

@@ -107,14 +107,20 @@ def from_kernel_log(dmesg_lines) -> list[Span]:
         raise PhaseLogError("the kernel's log does not start at the kernel's start "
                             f"(first stamp {lines[0][0] if lines else 'none'}): its buffer lost the "
                             "beginning; a larger log_buf_len is needed")
-    calls = [c for c in parse_initcalls("\n".join(f"[{t:.6f}] {x}" for t, x in lines))
-             if c["end_s"] is not None]
-    init = next((t for t, x in lines if t >= calls[-1]["end_s"] and RE_INIT.search(x)), None)
+    init = next((t for t, x in lines if RE_INIT.search(x)), None)
     login = next((t for t, x in lines if RE_LOGIN.search(x)), None)
     if init is None or login is None:
         raise PhaseLogError("the kernel's log has no " + ("init line ('Run ... as init process')"
                             if init is None else "'boardlab: login prompt' stamp (the image's getty writes it)"))
+    everything = [c for c in parse_initcalls("\n".join(f"[{t:.6f}] {x}" for t, x in lines))
+                  if c["end_s"] is not None]
+    # a module's init, loaded from user space (the NFS loader's insmod), runs inside init's
+    # time: shown (module.<fn>), not added to the boot's sum a second time
+    calls = [c for c in everything if c["start_s"] < init]
     out, seen = [], {}
+    for c in everything[len(calls):]:
+        out.append(Span(f"module.{_unique(c['name'], seen)}", c["start_s"], c["usecs"] / 1e6,
+                        INITCALL_DEBUG, leaf=False, ret=c["ret"]))
     first, last = calls[0]["start_s"], calls[-1]["end_s"]
     _leaf(out, "phase.to_first_initcall", 0.0, first, PRINTK)
     for c in calls:
@@ -183,6 +189,12 @@ def of_boot(rec, patterns) -> list[Span]:
     if rec.dmesg and any(RE_CALLING.match(x.strip()) for x in rec.dmesg):
         return from_kernel_log(rec.dmesg)
     return from_console(rec.lines, patterns)
+
+
+def is_leaf(key: str) -> bool:
+    """Whether a span (by its key) is one of the boot's partition, added to its sum: not a
+    coarse phase (phase.a..b) nor a module's init inside user space (module.<fn>)."""
+    return ".." not in key and not key.startswith("module.")
 
 
 def durations(spans) -> dict:
