@@ -25,7 +25,7 @@ def cmd_vlab(args):
             lab.up(args.board)
             print(show(lab.status()))
         elif args.action == "down":
-            lab.down()
+            lab.down(**({"force": args.force} if not args.lab else {}))
         elif args.action == "build":
             for name in args.board:
                 lab.board(name)
@@ -229,7 +229,7 @@ def _vlab_parser(sub):
     v.add_argument("--lab", default=None, help="one lab host only (places/<lab>/lab-host.yaml); "
                                                "default: the whole virtual lab")
     v.add_argument("--json", action="store_true", help="status as JSON")
-    v.add_argument("--force", action="store_true", help="build: rebuild even if up to date")
+    v.add_argument("--force", action="store_true", help="build: even if up to date; down: even in use")
     v.add_argument("--board", action="append", default=[],
                    help="up, build: this board's images (repeatable); up builds none otherwise: "
                         "a board's images are built when it is first used")

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 
 from boardlab.errors import InputError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
+from boardlab.log import progress
+from boardlab.vlab import leases
+from boardlab.vlab.daemons import LabError
 from boardlab.vlab.host import VirtualLab
 from boardlab.vlab.mgmt import (COORDINATOR_DIR, coordinator_service, daemons, management_down,
                                 management_up)
@@ -38,7 +42,14 @@ class VirtualLabs:
         for name, host in self.hosts.items():
             host.up([b for b in boards if load_board(b).lab_host == name])
 
-    def down(self):
+    def down(self, force: bool = False):
+        """Every host and the management network down; refused while another process
+        holds a lease on the lab (a suite or sweep measuring on it) unless forced."""
+        held = [h for h in leases.holders() if h["pid"] != os.getpid()]
+        if held and not force:
+            raise LabError(f"the virtual lab is in use by {leases.describe(held)}: it goes down when the "
+                           f"last of them is done (`boardlab vlab down --force` takes it down under them)")
+        leases.set_down_due(False)
         for host in self.hosts.values():
             host.down()
         management_down()
@@ -83,22 +94,33 @@ class VirtualLabs:
 def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
     """The virtual lab (every virtual lab host and their management network) with the
     named boards' images, brought up if it is not, and down again at the end if this
-    brought it up (unless leave_up): for benches, scripts and test sessions. Yields lab
+    brought it up (unless leave_up) and no other user holds it then (vlab.leases: else
+    the last user takes it down): for benches, scripts and test sessions. Yields lab
     host `name`."""
     labs = VirtualLabs()
     if name not in labs.hosts:
         raise InputError(f"no virtual lab host {name!r} (places/*/lab-host.yaml: {', '.join(labs.hosts)})")
+    lease = leases.take()
     was_up = labs.is_up()
-    if not was_up:
-        labs.up(boards)
-    lab = labs.hosts[name]
-    for b in boards:
-        lab.prepare(b)
     try:
+        if not was_up:
+            labs.up(boards)
+        lab = labs.hosts[name]
+        for b in boards:
+            lab.prepare(b)
         yield lab
     finally:
-        if not was_up and not leave_up:
-            labs.down()
+        with leases.deciding():   # the last user out takes it down, not the first one in
+            leases.release(lease)
+            others = leases.holders()
+            if not leave_up and (not was_up or leases.down_due()):
+                if others:
+                    leases.set_down_due(True)
+                    progress(f"the virtual lab stays up: in use by {leases.describe(others)}; "
+                             f"the last of them takes it down")
+                else:
+                    leases.set_down_due(False)
+                    labs.down(force=True)
 
 
 def format_lab_status(st: dict) -> str:
