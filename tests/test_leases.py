@@ -68,8 +68,10 @@ def test_down_by_hand_is_refused_while_another_process_uses_the_lab(tmp_path, mo
         assert other.stdout.readline().strip() == "held"
         labs = vlab_lab.VirtualLabs.__new__(vlab_lab.VirtualLabs)
         labs.hosts = {}
-        with pytest.raises(vlab_lab.LabError, match=rf"in use by pid {other.pid} \(sweep\).*--force"):
+        with pytest.raises(vlab_lab.LabError, match=rf"in use by pid {other.pid} \(sweep\): it goes down "
+                                                    r"when the last of them is done.*--force"):
             labs.down()
+        assert leases.down_due()     # asked for: the last user takes it down
     finally:
         other.kill()
         other.wait()

@@ -47,6 +47,7 @@ class VirtualLabs:
         holds a lease on the lab (a suite or sweep measuring on it) unless forced."""
         held = [h for h in leases.holders() if h["pid"] != os.getpid()]
         if held and not force:
+            leases.set_down_due(True)    # the last of them takes it down
             raise LabError(f"the virtual lab is in use by {leases.describe(held)}: it goes down when the "
                            f"last of them is done (`boardlab vlab down --force` takes it down under them)")
         leases.set_down_due(False)
