@@ -78,3 +78,20 @@ def test_a_real_boot_splits_into_spans_that_add_up_to_its_login_prompt():
 def test_a_kernel_log_that_lost_its_start_is_refused():
     with pytest.raises(phases.PhaseLogError, match="log_buf_len"):
         phases.from_kernel_log(_kmsg("parent")[300:])
+
+
+def test_modules_loaded_from_user_space_are_shown_but_not_added_twice():
+    """Debian's armmp kernel with an NFS root on qemu-arm (captured 2026-11-25): the
+    loader ramdisk insmods virtio_net and the NFS client after init started; their
+    initcalls lie inside init's time."""
+    lines = (DATA / "phases" / "qemu-arm-armmp-nfs.kmsg").read_text().splitlines()
+    spans = phases.from_kernel_log(lines)
+    modules = {s.key: s for s in spans if s.kind == "module"}
+    assert {"module.virtio_net_driver_init", "module.init_nfs_fs"} <= set(modules)
+    assert not any(phases.is_leaf(k) for k in modules)
+    login = next(float(x[1:13]) for x in lines if "boardlab: login prompt" in x)
+    assert sum(s.dur_s for s in spans if s.leaf) == pytest.approx(login, abs=1e-5)
+    by_key = {s.key: s for s in spans}
+    assert by_key["initcall.crypto_algapi_init"].dur_s > 15      # where armmp's boot goes
+    assert all(s.start_s < by_key["phase.to_init"].start_s + by_key["phase.to_init"].dur_s
+               for s in spans if s.kind == "initcall")

@@ -206,9 +206,13 @@ def write_boot(rec, patterns, out_dir) -> str:
 def format_boot(rec, patterns, top: int = 15) -> str:
     """One boot's spans for a person: the phases and the longest leaves."""
     spans = phases.of_boot(rec, patterns)
-    coarse = [s for s in spans if not is_leaf(s.key)]
+    coarse = [s for s in spans if ".." in s.key]
+    modules = [s for s in spans if s.kind == "module"]
     leaves = sorted((s for s in spans if is_leaf(s.key)), key=lambda s: -s.dur_s)[:top]
     out = ["phases:"] + [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in coarse]
+    if modules:
+        out += ["modules loaded from user space (inside init's time):"]
+        out += [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in modules]
     out += [f"longest of {sum(is_leaf(s.key) for s in spans)} spans:"]
     out += [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in leaves]
     return "\n".join(out)
