@@ -72,18 +72,44 @@ def lmbench(shell) -> dict:
     return {f"lmbench.{k}": v for k, v in r.items()}
 
 
-def jitter(shell, seconds: int) -> tuple[dict, dict]:
-    """The jitter suite's cyclictest under its load, `seconds` long -> (figures, histogram)."""
+def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict, list]:
+    """The jitter suite's measurement: cyclictest under its load, `seconds` long ->
+    (cyclictest's JSON, thread 0; the latency over time, the max of every per_slice
+    cycles as (s, us), when per_slice). The one definition: the suite, compare and the
+    benches take it from here."""
     shell.run_check(target_load.install_command())
-    out, _, _ = shell.run(target_load.under_load(
-        workloads.cyclictest(seconds, "--json=/tmp/c.json -q >/dev/null 2>&1")),
-        timeout=seconds * 20 + 60)
+    try:
+        out, _, _ = shell.run(target_load.under_load(workloads.cyclictest(
+            seconds, "--json=/tmp/cyc.json > /tmp/cyc.v 2>/dev/null")), timeout=seconds * 20 + 60)
+    finally:   # stopped already, unless the run was interrupted
+        shell.run(f". {target_load.ON_BOARD} && load_stop", timeout=30)
     if out[-1] != "rc=0":
         raise RuntimeError(f"cyclictest failed: {out[-3:]}")
-    t = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/c.json")))["thread"]["0"]
-    return ({"jitter.min_us": t["min"], "jitter.avg_us": t["avg"], "jitter.max_us": t["max"],
-             "jitter.p99_us": parsers.percentile_from_histogram(t["histogram"], 99)},
-            t["histogram"])
+    t = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/cyc.json")))["thread"]["0"]
+    loops = workloads.cyclictest_loops(seconds)
+    if t["cycles"] < loops * 0.99:
+        raise RuntimeError(f"cyclictest ran {t['cycles']} of {loops} cycles")
+    series = []
+    if per_slice:   # reduced on the board: the max of each slice
+        series_out = shell.run_check(
+            f"awk -F: 'NF==3 && $2 ~ /^ *[0-9]+$/ {{n++; if ($3+0 > m) m = $3+0; "
+            f"if (n % {per_slice} == 0) {{ print n, m; m = 0 }} }}' /tmp/cyc.v")
+        series = [(int(n) * workloads.CYCLICTEST_INTERVAL_US / 1e6, int(v))
+                  for n, v in (ln.split() for ln in series_out)]
+    shell.run("rm -f /tmp/cyc.v")
+    return t, series
+
+
+def jitter_figures(thread: dict) -> dict:
+    """The jitter metrics of one cyclictest run (its JSON's thread 0)."""
+    return {"jitter.min_us": thread["min"], "jitter.avg_us": thread["avg"], "jitter.max_us": thread["max"],
+            "jitter.p99_us": parsers.percentile_from_histogram(thread["histogram"], 99)}
+
+
+def jitter(shell, seconds: int) -> tuple[dict, dict]:
+    """The jitter suite's cyclictest under its load, `seconds` long -> (figures, histogram)."""
+    t, _ = cyclictest_under_load(shell, seconds)
+    return jitter_figures(t), t["histogram"]
 
 
 def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5) -> dict:

@@ -15,7 +15,9 @@ SMALL_BOARD_MB = 32
 
 # cyclictest (the successor of realfeel) as the 2005 article ran it: locked memory, one
 # SCHED_FIFO thread at priority 80, a 1 ms interval; the histogram reaches 20 ms because a
-# QEMU board's worst case is in milliseconds
+# QEMU board's worst case is in milliseconds. Every cycle's latency is printed (-v) to a
+# file on the board (the latency over time): everywhere, so that the suite, compare and
+# LAVA measure under the same writes
 CYCLICTEST_PRIORITY = 80
 CYCLICTEST_INTERVAL_US = 1000
 CYCLICTEST_HISTOGRAM_US = 20000
@@ -31,8 +33,8 @@ def cyclictest_loops(seconds: float) -> int:
 
 
 def cyclictest(seconds: float, *options: str) -> str:
-    """The cyclictest command of a run `seconds` long; options: how its output is kept."""
-    return " ".join([f"cyclictest -m -p {CYCLICTEST_PRIORITY} -i {CYCLICTEST_INTERVAL_US} "
+    """The cyclictest command of a run `seconds` long; options: where its output goes."""
+    return " ".join([f"cyclictest -m -v -p {CYCLICTEST_PRIORITY} -i {CYCLICTEST_INTERVAL_US} "
                      f"-l {cyclictest_loops(seconds)} -h {CYCLICTEST_HISTOGRAM_US}", *options])
 
 

@@ -5,7 +5,9 @@
 loops=$((DURATION * 1000000 / INTERVAL))
 
 load_start
-cyclictest -m -q -p 80 -i "$INTERVAL" -l "$loops" -h "$HISTOGRAM" > /tmp/cyc.hist 2>/dev/null
+# -v: every cycle's latency written, as the suite and compare run it (the histogram
+# lines below have no colons, the per-cycle ones do)
+cyclictest -m -v -p 80 -i "$INTERVAL" -l "$loops" -h "$HISTOGRAM" > /tmp/cyc.hist 2>/dev/null
 rc=$?
 load_stop
 [ $rc = 0 ] || echo "boardlab: cyclictest exited with $rc"
