@@ -23,7 +23,7 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
 from boardlab.log import progress
 from boardlab.net import tcp_open
-from boardlab.vlab.daemons import Daemons
+from boardlab.daemons import Daemons
 
 GROUP = "boardlab"
 DEFAULT_PORT = 8300

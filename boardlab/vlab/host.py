@@ -24,7 +24,7 @@ from boardlab.facts.labhosts import load_lab_host
 from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
-from boardlab.vlab.daemons import Daemons, LabError, private_run, sh
+from boardlab.daemons import Daemons, LabError, private_run, sh
 from boardlab.vlab import boardimages, sshkeys
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 

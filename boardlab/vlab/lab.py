@@ -15,7 +15,7 @@ from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.log import progress
 from boardlab.vlab import leases
-from boardlab.vlab.daemons import LabError
+from boardlab.daemons import LabError
 from boardlab.vlab.host import VirtualLab
 from boardlab.vlab.mgmt import (COORDINATOR_DIR, coordinator_service, daemons, management_down,
                                 management_up)

@@ -1,6 +1,7 @@
-"""The virtual lab host's processes, each known by the PID file it was started with
-(under the lab's run directory), its output in a log file there: started once, waited
-for until ready, stopped by that PID and no other."""
+"""Processes this project runs as services (the virtual lab hosts' daemons, the history
+server), each known by the PID file it was started with (under its run directory), its
+output in a log file there: started once, waited for until ready, stopped by that PID
+and no other."""
 from __future__ import annotations
 
 import os
