@@ -45,8 +45,12 @@ class Where:
     not_compared: str = ""          # why the two kernels' spans were not judged
 
     @property
-    def explained_s(self) -> float:   # the leaves only: a module's init lies inside a script's span
-        return sum(r.delta_s for r in self.changed if is_leaf(r.key))
+    def changed_leaves(self) -> list:   # a module's init lies inside a script's span: not summed
+        return [r for r in self.changed if is_leaf(r.key)]
+
+    @property
+    def explained_s(self) -> float:
+        return sum(r.delta_s for r in self.changed_leaves)
 
     @property
     def total_delta_s(self) -> float:
@@ -156,7 +160,7 @@ def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
     frac = w.explained_fraction
     out = ["## Where the time went", "",
            f"{w.milestone}: {w.total.a:.4f} s -> {w.total.b:.4f} s, {_ms(w.total_delta_s)} "
-           f"({w.total.outcome}). The {sum(is_leaf(r.key) for r in w.changed)} of {w.spans} spans changed beyond their floor "
+           f"({w.total.outcome}). The {len(w.changed_leaves)} of {w.spans} spans changed beyond their floor "
            f"add up to {_ms(w.explained_s)}"
            + (f": {100 * frac:.1f} % of the change explained, {_ms(w.total_delta_s - w.explained_s)} not."
               if frac is not None and w.total.outcome in FLAGGED else

@@ -135,11 +135,18 @@ def _build(board: Board, e: Entry, fragment: Path):
 def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     run = out / e.name
     cmd = [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(PROJECT_ROOT / "lab" / f"{board.name}.yaml"),
-           "-p", "no:cacheprovider", "-q", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
+           "-p", "no:cacheprovider", "-v", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
            "--run-dir", str(run), "--boot-repeats", "1"]
     t0 = time.monotonic()
-    with open(out / f"{e.name}.log", "w") as log:
-        subprocess.run(cmd, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
+    with open(out / f"{e.name}.log", "w") as log:   # the log whole, a line per suite's test said
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+        for line in proc.stdout:
+            log.write(line)
+            if m := re.match(r"testsuites/(\S+?)\.py::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", line):
+                progress(f"  {e.name}: {m.group(1)}::{m.group(2)} {m.group(3).lower()} "
+                         f"({time.monotonic() - t0:.0f} s)")
+        proc.wait()
     e.measure_s, e.run_dir = round(time.monotonic() - t0, 1), str(run)
     metrics = load_run(run)["metrics"] if (run / "results.json").exists() else []
     if not any(m["suite"] == "boot_time" for m in metrics):
