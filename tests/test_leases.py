@@ -50,7 +50,7 @@ def test_the_first_user_leaves_the_lab_to_the_last(fake_lab, tmp_path):
         with vlab_lab.kept_up("vlab"):
             assert fake_lab["up"]
             assert other.stdout.readline().strip() == "held"
-            assert [h["what"] for h in leases.holders()][-1] == "sweep"
+            assert "sweep" in [h["what"] for h in leases.holders()]    # and this process's own
         assert fake_lab == {"up": True, "downs": 0} and leases.down_due()   # still in use
     finally:
         other.kill()
