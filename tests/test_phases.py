@@ -53,6 +53,7 @@ def test_linux_2_4_prints_no_phases_the_milestones_and_init_scripts_split_it():
     leaves = [s for s in spans.values() if s.leaf]
     assert sum(s.dur_s for s in leaves) == pytest.approx(49.7 - 1.9)
     assert spans["phase.init..login"].dur_s == pytest.approx(49.7 - 3.7)
+    assert spans["phase.kernel_start..init"].dur_s == pytest.approx(3.7 - 1.9)   # no initcall marks
 
 
 def _kmsg(name):

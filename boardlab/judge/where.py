@@ -120,19 +120,14 @@ def where(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> Whe
         row = SpanRow(key, sources.get(key, phases.PRINTK), vd.compare(
             _samples(a_boots, key), _samples(b_boots, key), catalogue.span(key, sources.get(key, phases.PRINTK))),
             only)
-        if key.startswith("module."):
-            (out.changed if row.cmp.outcome in FLAGGED else out.unknown if row.cmp.outcome == vd.UNKNOWN
-             else []).append(row)
-        elif not is_leaf(key):
+        if ".." in key:             # a coarse phase (a module's init is listed like a leaf)
             out.phases.append(row)
         elif row.cmp.outcome in FLAGGED:
             out.changed.append(row)
         elif row.cmp.outcome == vd.UNKNOWN:
             out.unknown.append(row)
     out.changed.sort(key=lambda r: -abs(r.delta_s))
-    order = ["kernel_start", "first_initcall", "last_initcall", "init", "login"]
-    out.phases.sort(key=lambda r: order.index(r.key.split(".", 1)[1].split("..")[0])
-                    if r.key.split(".", 1)[1].split("..")[0] in order else 99)
+    out.phases.sort(key=lambda r: phases.PHASE_MARKS.index(r.key.split(".", 1)[1].split("..")[0]))
     return out
 
 

@@ -141,12 +141,15 @@ def from_kernel_log(dmesg_lines) -> list[Span]:
     return out + _phases(first, last, init, login, PRINTK)
 
 
+PHASE_MARKS = ("kernel_start", "first_initcall", "last_initcall", "init", "login")
+
+
 def _phases(first, last, init, login, source, kernel_start=0.0) -> list[Span]:
-    """The coarse view: kernel start -> first initcall -> last initcall -> init -> login."""
-    marks = [("kernel_start", kernel_start), ("first_initcall", first), ("last_initcall", last),
-             ("init", init), ("login", login)]
+    """The coarse view: kernel start -> first initcall -> last initcall -> init -> login
+    (phase.<mark>..<next mark>; a mark the boot lacks joins its neighbours)."""
+    marks = [(n, t) for n, t in zip(PHASE_MARKS, (kernel_start, first, last, init, login)) if t is not None]
     return [Span(f"phase.{a}..{b}", round(ta, 6), round(tb - ta, 6), source, leaf=False)
-            for (a, ta), (b, tb) in zip(marks, marks[1:]) if ta is not None and tb is not None]
+            for (a, ta), (b, tb) in zip(marks, marks[1:])]
 
 
 def from_console(lines, patterns) -> list[Span]:
