@@ -93,21 +93,23 @@ def kernel(board) -> Path:
     return uimage
 
 
-def boots(env: Path, uimage: Path, pairs: int, delay_us: int, log_dir: Path) -> tuple[list, list]:
-    """pairs x (A: no delay, B: delay_us), alternating -> each side's boots' {span: s}."""
-    a, b = [], []
+def boots(env: Path, uimage: Path, pairs: int, delay_us: int, log_dir: Path) -> tuple[list, list, dict]:
+    """pairs x (A: no delay, B: delay_us), alternating -> each side's boots' {span: s},
+    and each span's source."""
+    a, b, sources = [], [], {}
     width = len(str(delay_us))
     with board_session(env, log_dir, milestones_due) as (strategy, _shell):
         for n in range(pairs):
             for side, us in ((a, 0), (b, delay_us)):
                 strategy.select(kernel=str(uimage), root="ramdisk", ramdisk="", phase_log=True,
                                 kernel_args=f"boardlab_delay_us={us:0{width}d}")
-                rec = strategy.reboot()
-                side.append(phases.durations(phases.of_boot(rec, strategy.plan().milestones)))
+                spans = phases.of_boot(strategy.reboot())
+                side.append(phases.durations(spans))
+                sources.update(phases.sources(spans))
             print(f"  pair {n + 1}/{pairs}: {TARGET} {a[-1][TARGET] * 1000:.3f} ms / "
                   f"{b[-1][TARGET] * 1000:.3f} ms, login {sum(v for k, v in a[-1].items() if where.is_leaf(k)):.4f} s",
                   flush=True)
-    return a, b
+    return a, b, sources
 
 
 def judge(a_boots, b_boots, sources):
@@ -131,10 +133,8 @@ def main():
     with kept_up(virtual_host_of(board), boards=(board.name,)):
         prepare_if_virtual(board)
         t0 = time.monotonic()
-        a, b = boots(ROOT / "lab" / f"{board.name}.yaml", uimage, args.pairs, args.delay_us, log_dir)
+        a, b, sources = boots(ROOT / "lab" / f"{board.name}.yaml", uimage, args.pairs, args.delay_us, log_dir)
         print(f"{2 * args.pairs} boots in {time.monotonic() - t0:.0f} s (host clock)", flush=True)
-    sources = {k: phases.INITCALL_DEBUG if k.startswith("initcall.") else phases.PRINTK
-               for boot in a + b for k in boot}
     rng = random.Random(args.seed)
     aa_flagged, aa_spans = [], 0
     for _ in range(args.trials):

@@ -74,7 +74,7 @@ def cmd_boot(args):
         print("\n".join(target.get_driver("ShellDriver").run_check("uname -a")))
         if args.phases:
             from boardlab.judge.where import format_boot
-            print(format_boot(rec, strategy.plan().milestones))
+            print(format_boot(rec))
     except BootError as e:
         print(f"boot failed: {e}", file=sys.stderr)
         return 1

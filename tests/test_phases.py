@@ -29,7 +29,7 @@ def test_initcalls_of_a_real_boot_with_initcall_debug():
 
 def _scripted(name, board):
     lines = con.parse_log((DATA / "scripted" / name).read_text())
-    return phases.from_console(lines, milestone_patterns(load_board(board)))
+    return phases.from_console(lines, con.find_milestones(lines, milestone_patterns(load_board(board))))
 
 
 def test_linux_2_6_11_names_its_initcalls_and_the_console_times_them():

@@ -77,8 +77,8 @@ def test_an_old_kernels_console_spans_are_not_judged_against_a_new_kernels_log()
     from boardlab.boot.bootplan import milestone_patterns
     from boardlab.facts.board import load_board
     from boardlab.measure import console as con
-    old = phases.from_console(con.parse_log((ROOT / "tests/data/scripted/sandpoint-2.6.11.7-initcall-debug.boot.log")
-                                            .read_text()), milestone_patterns(load_board("sandpoint")))
+    lines = con.parse_log((ROOT / "tests/data/scripted/sandpoint-2.6.11.7-initcall-debug.boot.log").read_text())
+    old = phases.from_console(lines, con.find_milestones(lines, milestone_patterns(load_board("sandpoint"))))
     w = where.where([phases.durations(old)], [phases.durations(_spans("parent"))], phases.sources(old),
                     phases.sources(_spans("parent")))
     assert w.not_compared.startswith("A's spans are timed by the console's arrival (host clock")

@@ -30,7 +30,7 @@ def test_boot_milestones(board_strategy, gate, request, run_dir):
         from boardlab.judge.where import write_boot
         board_strategy.select(phase_log=True)
         try:
-            write_boot(board_strategy.reboot(), board_strategy.plan().milestones, run_dir)
+            write_boot(board_strategy.reboot(), run_dir)
         finally:
             board_strategy.select(phase_log=False)   # the next suite boots as the study did
     gate.check()

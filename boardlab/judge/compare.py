@@ -120,7 +120,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                 figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
                 side.add(figures)
                 if phase_log:
-                    side.add_spans(phases.of_boot(extras["boot"], strategy.plan().milestones))
+                    side.add_spans(phases.of_boot(extras["boot"]))
                 side.identity = kernelid.merge(side.identity, strategy.kernel_identity())
                 side.boots.append(extras["boot"].milestones)
                 side.histogram = extras.get("histogram", side.histogram)

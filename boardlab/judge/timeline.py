@@ -15,14 +15,13 @@ SHOWN_SHARE = 0.01     # a span this share of the boot or longer gets a row of i
 def _rows(a_spans, b_spans, changed: set) -> list:
     """The leaf spans worth a row in both panels: long ones and changed ones, by start."""
     total = max([s["start_s"] + s["dur_s"] for s in a_spans + b_spans] or [1.0])
-    keys, starts = [], {}
+    starts = {}
     for s in a_spans + b_spans:
         if ".." in s["key"] or s["key"].startswith("phase."):
             continue
         if s["key"] in changed or s["dur_s"] >= SHOWN_SHARE * total:
             starts[s["key"]] = min(starts.get(s["key"], s["start_s"]), s["start_s"])
-    keys = sorted(starts, key=lambda k: starts[k])
-    return keys
+    return sorted(starts, key=lambda k: starts[k])
 
 
 def _panel(label, spans, rows, changed: dict, y0, scale, total) -> list:

@@ -188,13 +188,13 @@ def leading_change(w: Where) -> str:
             + (f", {100 * frac:.0f} % of the {_ms(w.total_delta_s)} change" if frac is not None else ""))
 
 
-def write_boot(rec, patterns, out_dir) -> str:
+def write_boot(rec, out_dir) -> str:
     """One phase-log boot's spans beside a run's results: boot-phases.md (what
     format_boot prints) and boot-phases.json (every span)."""
-    spans = phases.of_boot(rec, patterns)
+    spans = phases.of_boot(rec)
     text = (f"# Where the boot time went: {rec.board}, kernel {rec.kernel.name}, root {rec.root}\n\n"
             f"one boot with {phases.BOOT_ARGS}; kernel log {Path(rec.log_path).with_suffix('.kmsg')}\n\n"
-            + format_boot(rec, patterns) + "\n")
+            + format_boot(rec) + "\n")
     atomic_write(Path(out_dir) / "boot-phases.md", text)
     atomic_write(Path(out_dir) / "boot-phases.json", json.dumps(
         {"board": rec.board, "kernel": rec.kernel.name, "root": rec.root, "boot_args": phases.BOOT_ARGS,
@@ -202,9 +202,9 @@ def write_boot(rec, patterns, out_dir) -> str:
     return text
 
 
-def format_boot(rec, patterns, top: int = 15) -> str:
+def format_boot(rec, top: int = 15) -> str:
     """One boot's spans for a person: the phases and the longest leaves."""
-    spans = phases.of_boot(rec, patterns)
+    spans = phases.of_boot(rec)
     coarse = [s for s in spans if ".." in s.key]
     modules = [s for s in spans if s.kind == "module"]
     leaves = sorted((s for s in spans if is_leaf(s.key)), key=lambda s: -s.dur_s)[:top]

@@ -152,11 +152,11 @@ def _phases(first, last, init, login, source, kernel_start=0.0) -> list[Span]:
             for (a, ta), (b, tb) in zip(marks, marks[1:])]
 
 
-def from_console(lines, patterns) -> list[Span]:
-    """An old kernel's spans from the console's arrival stamps (TimedLines, s from the load
-    command): 2.6.11's 'Calling initcall' lines, each span to the next line; 2.4: the
-    milestones and the SysV init scripts' lines only."""
-    ms = con.find_milestones(lines, patterns)
+def from_console(lines, ms: dict) -> list[Span]:
+    """An old kernel's spans from the console's arrival stamps (TimedLines; ms: the boot's
+    milestones, s from the load command, as the strategy found them): 2.6.11's 'Calling
+    initcall' lines, each span to the next line; 2.4: the milestones and the SysV init
+    scripts' lines only."""
     t0 = con.origin_time(lines) or 0.0
     rx = [(round(ln.t - t0, 6), ln.text) for ln in lines if ln.kind == con.RX and ln.t >= t0]
     start, init, login = ms.get("linux_version"), ms.get("freeing_init"), ms.get("login")
@@ -186,12 +186,12 @@ def from_console(lines, patterns) -> list[Span]:
     return out + _phases(first, last, init, login, CONSOLE, kernel_start=start)
 
 
-def of_boot(rec, patterns) -> list[Span]:
+def of_boot(rec) -> list[Span]:
     """A boot's spans: from its kernel log when it has initcall_debug's durations, else from
     the console's stamps (rec: a BootRecord)."""
     if rec.dmesg and any(RE_CALLING.match(x.strip()) for x in rec.dmesg):
         return from_kernel_log(rec.dmesg)
-    return from_console(rec.lines, patterns)
+    return from_console(rec.lines, rec.milestones)
 
 
 def is_leaf(key: str) -> bool:
