@@ -117,3 +117,75 @@ def test_a_coordinator_that_is_down_is_one_line_for_places_sync_and_the_remote_s
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
     assert f"lab/remote/qemu-ppc.yaml: the labgrid coordinator {dead} (place qemu-ppc) is not reachable" in r.stdout
+
+
+def _one_line(capsys, argv, says):
+    code, err = _run(capsys, argv)
+    assert code == 2 and says in err and len(err.splitlines()) == 1 and "Traceback" not in err, \
+        (argv, code, err)
+
+
+def test_lava_results_of_a_directory_without_or_with_a_broken_job(tmp_path, capsys):
+    d = tmp_path / "job"
+    d.mkdir()
+    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.yaml: not there")
+    (d / "job.yaml").write_text("device_type: boardlab-qemu-arm\n")
+    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.log: not there")
+    (d / "job.log").write_text("")
+    (d / "job.yaml").write_text("device_type: [unclosed\n")
+    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.yaml: not YAML")
+    (d / "job.yaml").write_text("- a list\n")
+    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.yaml: not a LAVA job")
+    (d / "job.yaml").write_text("device_type: qemu\n")
+    _one_line(capsys, ["lava", "results", str(d)], "names no boardlab board")
+    assert sorted(p.name for p in d.iterdir()) == ["job.log", "job.yaml"]
+
+
+def test_a_kernel_config_outside_the_tree_is_refused_before_any_source(tmp_path, capsys, monkeypatch):
+    from boardlab.kernel import frombuild
+    monkeypatch.setattr(frombuild, "build_version", lambda *a, **k: pytest.fail("built"))
+    frag = tmp_path / "my.config"
+    frag.write_text("CONFIG_PRINTK=y\n")
+    _one_line(capsys, ["kernel", "build", "6.1.192-2", "--config", str(frag)], "outside this tree")
+    _one_line(capsys, ["kernel", "sweep", "6.1.192-2", "--config", str(frag)], "outside this tree")
+    _one_line(capsys, ["kernel", "build", "6.1.192-2", "--config", str(tmp_path / "no")], "no such file")
+
+
+def test_seed_reference_without_the_study_file(tmp_path, capsys, monkeypatch):
+    from boardlab.judge import baselines as bl
+    from boardlab.judge import reference
+    monkeypatch.setattr(reference, "REFERENCE", tmp_path / "shared/reference/x.yaml")
+    monkeypatch.setattr(reference.seed, "__defaults__", (tmp_path / "shared/reference/x.yaml", tmp_path))
+    monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    _one_line(capsys, ["baselines", "seed-reference"], "x.yaml: not there")
+    (tmp_path / "shared/reference").mkdir(parents=True)
+    (tmp_path / "shared/reference/x.yaml").write_text("results: [1]\n")
+    _one_line(capsys, ["baselines", "seed-reference"], "fields 'boards' and 'results' are needed")
+
+
+def test_baselines_update_of_a_metric_with_a_key_no_run_has(tmp_path, capsys, monkeypatch):
+    from boardlab.judge import baselines as bl
+    monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    run = tmp_path / "run"
+    run.mkdir()
+    m = {"board": "qemu-arm", "kernel": "armmp", "suite": "memory", "name": "free_free_kb",
+         "value": 1.0, "unit": "kB", "colour": "red"}
+    (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [m]}))
+    _one_line(capsys, ["baselines", "update", str(run)], "field 'metrics[0]' has 'colour'")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["history", "export"], "--kcidb (the one format it writes) is needed"),
+    (["history", "watch"], "--tree (the kernel tree the builds are revisions of) is needed"),
+    (["history", "changes", "--since", "2026-13-45"], "--since 2026-13-45: not a date"),
+    (["history", "changes", "--since", "yesterday"], "--since yesterday: not a date"),
+    (["history", "changes", "--metric", "boot_time.guest_logn"], "'boot_time.guest_logn' is not in the catalogue"),
+    (["history", "page", "--metric", "lmbench/lat_pipe"], "'lmbench.lat_pipe' is not in the catalogue"),
+    (["history", "watch", "--tree", "/nonexistent", "--metric", "x.y"], "'x.y' is not in the catalogue"),
+])
+def test_history_filters_and_missing_options(capsys, argv, says):
+    """One line on stderr, exit 2, before the history is asked."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and says in err.strip() and len(err.strip().splitlines()) == 1, (code, out, err)
+    assert not out

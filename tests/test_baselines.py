@@ -353,3 +353,20 @@ def test_the_report_page_as_a_browser_shows_it(tmp_path):
     shot = screenshot(page.as_uri(), tmp_path / "r.png", size=(1400, 700))
     assert pixels_near(shot, (204, 0, 0), 20) > 20          # the red mark, beyond the floor
     assert pixels_near(shot, (221, 221, 221), 2) > 50       # the floor's grey band
+
+
+def test_a_host_is_itself(tmp_path, monkeypatch):
+    """A random id written once per machine, kept across runs; the old digest ids
+    (machine-id + CPU, the same on every clone of one image) name an unknown host, and
+    a host-clock figure is never judged against one."""
+    path = tmp_path / "host-id"
+    first = clocks._host_token(path)
+    assert clocks._host_token(path) == first and len(first) == 16
+    assert clocks._host_token(tmp_path / "other") != first
+    here = clocks.this_host()["id"]
+    assert clocks.known_host(here) == here
+    assert clocks.known_host("vm-291aa637f1e3") is None
+    rule = clocks.judgeable("build.real_s", None, "host", "vm-291aa637f1e3", "host", "vm-291aa637f1e3")
+    assert not rule.ok and "an id machines of one kind share" in rule.why
+    assert clocks.judgeable("build.real_s", None, "host", here, "host", here).ok
+    assert "unknown host" in bl.host_of({"host_id": "vm-291aa637f1e3"})

@@ -327,6 +327,7 @@ BAD_FACTS = [
     ("sandpoint", _set("network.ip", "192.168.20.11"), "have the same IP address"),
     ("sandpoint", _set("power.index", 1), "boards sandpoint and tqm860l of lab host labhost1 have the same power outlet"),
     ("sandpoint", _set("lab_host", "vlab"), "field 'lab_host' is 'vlab', a virtual lab host, but the board has no 'qemu'"),
+    ("sandpoint", _set("lab_host", "nosuchhost"), "field 'lab_host' is 'nosuchhost', but no "),
     ("qemu-arm", _set("power.host", "http://admin:secret@127.0.0.1:8101/outlet/{index}/value"),
      "field 'power.host' holds credentials"),
     ("qemu-arm", _set("power.host", "http://127.0.0.1:8101/outlet/{index}/value; reboot"),

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from boardlab.bisect import run
+from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.history import changes
 from boardlab.history.server import HistoryServer
@@ -54,10 +55,9 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
 
 
 def cmd_watch(args):
-    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
     if not args.tree:
-        print("boardlab history watch: --tree (the kernel tree the builds are revisions of) is needed")
-        return 2
+        raise InputError("--tree (the kernel tree the builds are revisions of) is needed")
+    server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
     done = watch(server, Path(args.tree), board=args.board, metric=args.metric)
     print(f"history {server.lab}: {len(done)} new change point(s) handled")
     return 1 if any(d.get("first_bad") for d in done) else 0   # a culprit named: say so

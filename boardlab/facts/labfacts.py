@@ -70,8 +70,15 @@ def lab_boards(lab: LabHost) -> list[Board]:
 
 
 def check_listed(board: Board):
-    """A board's lab host, when this checkout describes it, lists the board."""
+    """A board's lab host is one this checkout describes, and lists the board (a board
+    on no known lab host would be left out of every generated file in silence)."""
+    from boardlab.facts import board as facts   # PLACES_DIR as it is now (tests move it)
     lab = lab_host_of(board)
-    if lab is not None and board.name not in lab.boards:
+    if lab is None:
+        known = ", ".join(sorted(p.parent.name for p in facts.PLACES_DIR.glob("*/lab-host.yaml")))
+        raise FactsError(f"{board.path}: field 'lab_host' is {board.lab_host!r}, but no "
+                         f"{facts.PLACES_DIR}/{board.lab_host}/lab-host.yaml describes such a lab "
+                         f"host (lab hosts: {known})")
+    if board.name not in lab.boards:
         raise FactsError(f"{board.path}: field 'lab_host' is {board.lab_host!r}, but "
                          f"{lab.path} does not list {board.name} in its boards")

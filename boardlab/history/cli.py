@@ -1,8 +1,11 @@
 """`boardlab history ...`: the results database's verbs."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
+
+from boardlab.errors import InputError
 
 from boardlab.history.server import DEFAULT_PORT, HistoryError, HistoryServer
 from boardlab.judge.results import load_run
@@ -42,8 +45,7 @@ def _changes(server, args):
 
 def _export(server, args):
     if not args.kcidb:
-        print("boardlab history export: --kcidb (the one format it writes) is needed")
-        return 2
+        raise InputError("--kcidb (the one format it writes) is needed")
     from boardlab.files import atomic_write
     from boardlab.history import kcidb
     doc = kcidb.document(server)
@@ -82,7 +84,25 @@ ACTIONS = {"submit": _submit, "flush": _submit, "changes": _changes, "export": _
            "up": _server, "down": _server, "status": _server}
 
 
+def check_filters(args):
+    """--since and --metric, checked before the history is asked: a typo would otherwise
+    match nothing, and say 0 change points in silence."""
+    if getattr(args, "since", None):
+        try:
+            dt.date.fromisoformat(args.since)
+        except ValueError:
+            raise InputError(f"--since {args.since}: not a date (YYYY-MM-DD)") from None
+    if getattr(args, "metric", None):
+        from boardlab.measure import catalogue
+        key = args.metric.replace("/", ".")
+        if key.split(".", 1)[0] in catalogue.SPAN_KINDS:
+            catalogue.span(key)
+        else:
+            catalogue.spec(key)     # UnknownMetric: one line naming the catalogue
+
+
 def cmd_history(args):
+    check_filters(args)
     if args.action == "watch":   # the bisect's own verb (bisect.watch), set by the command line
         return args.watch(args)
     server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None,

@@ -224,6 +224,8 @@ def host_of(source: dict | None) -> str:
     """Where a baseline was measured, as a person reads it."""
     source = source or {}
     if source.get("host_id"):
+        if clocks.known_host(source["host_id"]) is None:
+            return f"an unknown host (under {source['host_id']}, an id machines of one kind share)"
         return source["host_id"]
     if source.get("kind") == "study":
         return "the study's lab (2005)"

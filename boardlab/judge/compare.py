@@ -150,7 +150,7 @@ def markdown(a: Side, b: Side, rows, where_went=None) -> str:
             out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
             continue
         c = r.cmp
-        ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.ci_pct else "exact"
+        ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
         out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
                    f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]

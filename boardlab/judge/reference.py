@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue
@@ -46,8 +47,23 @@ def study_metrics(result: dict) -> dict:
     return out
 
 
+def _load_reference(reference: Path) -> dict:
+    """The study's file, or one line why not (InputError) before anything is written."""
+    try:
+        data = yaml.safe_load(Path(reference).read_text())
+    except FileNotFoundError:
+        raise InputError(f"{reference}: not there (the study's numbers, in ../shared/reference "
+                         f"beside this checkout)") from None
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
+        raise InputError(f"{reference}: cannot be read ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict) \
+            or not isinstance(data.get("boards"), dict):
+        raise InputError(f"{reference}: fields 'boards' and 'results' are needed (mappings)")
+    return data
+
+
 def seed(reference: Path = REFERENCE, root: Path = bl.KERNELS_DIR) -> list[Path]:
-    data = yaml.safe_load(Path(reference).read_text())
+    data = _load_reference(reference)
     written = []
     for board, kernels in data["results"].items():
         if board not in data["boards"]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
@@ -265,6 +265,9 @@ class BadRun(InputError):
     """A run directory or results.json that cannot be read as one."""
 
 
+METRIC_FIELDS = frozenset(f.name for f in fields(Metric))
+
+
 def load_run(path) -> dict:
     """A run's results.json (the directory, or the file itself); BadRun naming the file
     when it is missing, empty, truncated or not a run's results."""
@@ -290,6 +293,8 @@ def load_run(path) -> dict:
     for i, m in enumerate(data["metrics"]):
         missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit")
                    if not isinstance(m, dict) or k not in m]
-        if missing:
-            raise BadRun(f"{p}: field 'metrics[{i}]' lacks {', '.join(missing)}")
+        extra = sorted(set(m) - METRIC_FIELDS) if not missing else []
+        if missing or extra:
+            raise BadRun(f"{p}: field 'metrics[{i}]' " + (f"lacks {', '.join(missing)}" if missing else
+                         f"has {', '.join(map(repr, extra))}, which no run's metric has"))
     return data

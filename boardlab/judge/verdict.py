@@ -2,12 +2,13 @@
 run or kernel B), with known error rates, as pure code.
 
 - exact metrics (boardlab.measure.catalogue: repeatable to well under their floor on the
-  deterministic clock) compare medians against the floor, provided both sides' samples
+  deterministic clock) compare every pair of samples against the floor, provided both sides' samples
   really are that repeatable (else they are treated as noisy, and the verdict says so);
 - noisy ones get a rank test (a permutation test of the Mann-Whitney rank sum, exact up
   to 200 000 arrangements, two-sided, alpha 0.01) together with the floor: a difference
   must be real (p < alpha) and worth reporting with confidence (the bootstrap 95 %
-  interval of the median difference lies wholly beyond the floor).
+  interval of the median difference lies wholly beyond the floor); `same` needs that
+  interval wholly within the floor (an equivalence test), whatever p says.
 
 Four outcomes: same, regressed, improved, unknown (the samples cannot tell yet: more
 repeats). With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
@@ -109,8 +110,37 @@ def _direction(spec: MetricSpec, delta: float) -> str:
     return REGRESSED if worse else IMPROVED
 
 
+def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Comparison | None:
+    """The exact comparison, or None when the samples are not repeatable enough for it.
+    Its interval is every difference the samples allow (min(b) - max(a) .. max(b) - min(a)):
+    same when that lies within the floor, a change when it lies wholly beyond it."""
+    if not spec.exact or max(max(a) - min(a), max(b) - min(b)) > floor / 4:
+        return None
+    delta, unit = mb - ma, spec.unit
+    lo, hi = min(b) - max(a), max(b) - min(a)
+    if -floor <= lo and hi <= floor:
+        outcome, where = SAME, "within"
+    elif lo > floor or hi < -floor:
+        outcome, where = _direction(spec, delta), "beyond"
+    else:
+        return None   # reaches across the floor: the samples must say more
+    why = (f"exact: medians {ma:g} and {mb:g} {unit} differ by {abs(delta):.4g} {unit}, "
+           f"{where} the floor {floor:.4g} {unit}")
+    if len(a) > 1 or len(b) > 1:
+        why += f" (every pair of samples: {lo:+.4g}..{hi:+.4g} {unit})"
+    if len(a) == 1:   # e.g. the study's numbers: one value each, no samples
+        why += ("; A is a single value (a stored number without samples, like the study's): "
+                "compared as a value, with no spread to check it by")
+    return Comparison(outcome, ma, mb, _pct(delta, ma), (_pct(lo, ma), _pct(hi, ma)), None,
+                      floor, "exact", why, (len(a), len(b)))
+
+
 def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -> Comparison:
-    """effort < 1: fewer permutations and resamples (out_of_reach asks many times)."""
+    """The one verdict rule. `same` only when the samples show it (an equivalence test: the
+    interval of the difference lies within the floor); a change only when it is real
+    (p < alpha) and its interval lies wholly beyond the floor; anything else is `unknown`
+    (more samples), also a real difference whose interval reaches past the floor.
+    effort < 1: fewer permutations and resamples (out_of_reach asks many times)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     if not a or not b:
         raise ValueError(f"{spec.key}: nothing to compare (A has {len(a)}, B {len(b)} samples)")
@@ -118,39 +148,31 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -
     delta = mb - ma
     floor = spec.floor(ma)
     unit = spec.unit
-    repeatable = max(max(a) - min(a), max(b) - min(b)) <= floor / 4
-    if spec.exact and repeatable:
-        outcome = SAME if abs(delta) <= floor else _direction(spec, delta)
-        why = (f"exact: medians {ma:g} and {mb:g} {unit} differ by {abs(delta):.4g} {unit}, "
-               f"{'within' if outcome == SAME else 'beyond'} the floor {floor:.4g} {unit}")
-        if len(a) == 1:   # e.g. the study's numbers: one value each, no samples
-            why += ("; A is a single value (a stored number without samples, like the study's): "
-                    "compared as a value, with no spread to check it by")
-        return Comparison(outcome, ma, mb, _pct(delta, ma), None, None, floor, "exact", why,
-                          (len(a), len(b)))
-    note = "" if not spec.exact else " (spread too wide for an exact comparison)"
+    exact = _exact(a, b, spec, ma, mb, floor)
+    if exact is not None:
+        return exact
+    note = "" if not spec.exact else (
+        " (spread too wide for an exact comparison)"
+        if max(max(a) - min(a), max(b) - min(b)) > floor / 4 else
+        " (exact samples, but their differences reach across the floor)")
     p = rank_test(a, b, exact_up_to=int(EXACT_ENUMERATION * effort),
                   draws=max(500, int(MONTE_CARLO * effort)))
     lo, hi = bootstrap_ci(a, b, resamples=max(200, int(BOOTSTRAP * effort)))
     ci = (_pct(lo, ma), _pct(hi, ma))
-    beyond = lo > floor or hi < -floor     # the whole interval past the floor
-    if p < alpha and beyond:
+    interval = f"the 95 % interval {lo:+.4g}..{hi:+.4g} {unit}"
+    if p < alpha and (lo > floor or hi < -floor):      # real, and wholly past the floor
         outcome = _direction(spec, delta)
-        why = (f"rank test p={p:.3g} < {alpha}, and the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} "
-               f"lies beyond the floor +-{floor:.4g}")
-    elif -floor <= lo and hi <= floor:
+        why = f"rank test p={p:.3g} < {alpha}, and {interval} lies beyond the floor +-{floor:.4g}"
+    elif -floor <= lo and hi <= floor:                 # equivalent: wholly within the floor
         outcome = SAME
-        why = (f"rank test p={p:.3g}; the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} lies within "
-               f"the floor +-{floor:.4g}")
-    elif p < alpha and abs(delta) <= floor:
-        outcome = SAME
-        why = f"rank test p={p:.3g}: a real difference, but {abs(delta):.4g} {unit} <= floor {floor:.4g}"
+        why = f"rank test p={p:.3g}; {interval} lies within the floor +-{floor:.4g}"
     else:
         outcome = UNKNOWN
         reach = "" if smallest_p(len(a), len(b)) < alpha else \
             f"; {len(a)} and {len(b)} samples cannot reach p < {alpha}"
-        why = (f"rank test p={p:.3g}, the 95 % interval {lo:+.4g}..{hi:+.4g} {unit} reaches past "
-               f"the floor +-{floor:.4g}: more repeats{reach}")
+        real = " (a real difference, p < alpha, of uncertain size)" if p < alpha else ""
+        why = (f"rank test p={p:.3g}{real}, {interval} reaches past the floor "
+               f"+-{floor:.4g}: more repeats{reach}")
     return Comparison(outcome, ma, mb, _pct(delta, ma), ci, p, floor, "rank test", why + note,
                       (len(a), len(b)))
 

@@ -142,7 +142,7 @@ def _ms(s: float) -> str:
 
 def _row(r: SpanRow, a_label, b_label) -> str:
     c = r.cmp
-    ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.ci_pct else "exact"
+    ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
     name = r.key + (f" (only in {a_label if r.only == 'A' else b_label})" if r.only else "")
     return (f"| {name} | {r.source} | {c.a * 1000:.3f} (n={c.n[0]}) | {c.b * 1000:.3f} (n={c.n[1]}) | "
             f"{_ms(r.delta_s)} | {ci} | {c.outcome} |")

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from boardlab.build import registry
+from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.facts.kernelpin import load_pin
 from boardlab.judge.baselines import load_identity
@@ -33,6 +34,20 @@ def show(board) -> list[str]:
     return lines
 
 
+def _fragment(args, board) -> Path:
+    """--config, checked before any source is fetched: a file of this tree (a build names
+    its fragment by its path in the tree, so that the build can be made again)."""
+    if not args.config:
+        return PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
+    path = Path(args.config).resolve()
+    if not path.is_file():
+        raise InputError(f"--config {args.config}: no such file")
+    if not path.is_relative_to(PROJECT_ROOT.resolve()):
+        raise InputError(f"--config {args.config}: outside this tree ({PROJECT_ROOT}); a build names "
+                         f"its fragment by its path in the tree: put it under kernels/<kernel>/")
+    return path
+
+
 def cmd_kernel(args):
     board = load_board(args.board)
     if args.action == "show":
@@ -45,8 +60,8 @@ def cmd_kernel(args):
                   file=sys.stderr)
             return 2
         args.version = args.words[0]
-        fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
-        r = build_version(board, args.version, fragment.resolve(), args.name)
+        fragment = _fragment(args, board)
+        r = build_version(board, args.version, fragment, args.name)
         for c in r.changes:
             print(f"  {c}")
         print(f"kernel {r.name}: {kernelid.describe(r.identity)}; boot it with --kernel {r.name}")
@@ -57,13 +72,13 @@ def cmd_kernel(args):
         for v in versions:
             sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
         out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
-        fragment = Path(args.config) if args.config else PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
+        fragment = _fragment(args, board)
         from boardlab.vlab.host import virtual_host_of
         from boardlab.vlab.lab import kept_up
         lab = virtual_host_of(board)
         # a virtual board's lab is brought up for the sweep (and down after, if it was down)
         with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
-            state = sweep.sweep(board, versions, out, fragment.resolve(), board.lab_host)
+            state = sweep.sweep(board, versions, out, fragment, board.lab_host)
         print(sweep.summary(state), end="")
         failed = [e.name for e in state.values() if e.status != "measured"]
         print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")

@@ -114,12 +114,31 @@ def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qe
     return 1 if (failed or lava_failed) else 0
 
 
+def _job_of_dir(src: Path) -> dict:
+    """A lava-run directory's job.yaml, checked, and its job.log there: or one line why not."""
+    for name in ("job.yaml", "job.log"):
+        if not (src / name).is_file():
+            raise lava.LavaInputError(f"{src / name}: not there (a lava-run directory holds "
+                                      f"job.yaml and job.log)")
+    try:
+        job = yaml.safe_load((src / "job.yaml").read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise lava.LavaInputError(f"{src / 'job.yaml'}: not YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(job, dict):
+        raise lava.LavaInputError(f"{src / 'job.yaml'}: not a LAVA job (a mapping with "
+                                  f"device_type, actions, ...)")
+    return job
+
+
 def cmd_results(args):
     """JOB: a lava-run directory (with job.log and job.yaml) or a server job id."""
     src = Path(args.job)
     if src.is_dir():
-        job = yaml.safe_load((src / "job.yaml").read_text())
-        board, kernel = lava.board_of_job(job)
+        job = _job_of_dir(src)
+        try:
+            board, kernel = lava.board_of_job(job)
+        except lava.LavaError as e:
+            raise lava.LavaInputError(f"{src / 'job.yaml'}: {e}") from None
         out = Path(args.run_dir) if args.run_dir else src
         return _results(src / "job.log", board, kernel, out, f"lava-run:{src.name}", job=job)
     if not args.job.isdigit():

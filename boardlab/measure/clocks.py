@@ -13,8 +13,9 @@ value for the same kernel: work the host does itself (a kernel build's times), a
 host-clock and guest-realtime figures of a virtual board (its speed is the host's). A
 real board's milestones are the board's own time: the lab host only stamps their
 arrival, within milliseconds, so they are not host-bound. A host-bound figure is judged
-only against one from the same host (every machine here is called "vm", so the host is
-named by `this_host()`).
+only against one from the same host (every machine here is called "vm", and machines
+cloned from one image share machine-id and CPU, so the host is named by `this_host()`:
+a random id written once per machine).
 
 Whether two figures may be judged against each other at all is decided in one place,
 `judgeable()`: results (a run against its baseline), compare, report, the study table
@@ -22,11 +23,13 @@ and the LAVA gate all ask it.
 """
 from __future__ import annotations
 
-import hashlib
 import os
+import re
+import secrets
 import socket
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from boardlab.facts.board import Board
 from boardlab.measure import kernelid
@@ -138,41 +141,65 @@ def judgeable(key: str, board: Board | None, clock_a: str | None, host_a: str | 
     clock = clock_a if clock_a is not None else clock_b
     if not host_bound(clock, board, key):
         return Judgeable(True)
-    if host_a is None or host_b is None or host_a != host_b:
-        return Judgeable(False, OTHER_HOST, f"other host, not judged ({host_a or 'an unknown host'}"
-                                            f" / {host_b or 'an unknown host'})")
+    known_a, known_b = known_host(host_a), known_host(host_b)
+    if known_a is None or known_b is None or known_a != known_b:
+        return Judgeable(False, OTHER_HOST, f"other host, not judged ({_host_words(host_a)}"
+                                            f" / {_host_words(host_b)})")
     return Judgeable(True, drifts=True)
 
 
-def _cpu_identity() -> tuple[str, str]:
-    model, flags = "unknown CPU", ""
+def _host_words(host_id: str | None) -> str:
+    if not host_id:
+        return "an unknown host"
+    return host_id if known_host(host_id) else f"an unknown host: {host_id} is an id machines of one kind share"
+
+
+# Until 2026-11-26 a host's id was a digest of machine-id, CPU model, flags and core
+# count: every machine of one kind (the same VM image) had the same one. Such ids name
+# no machine, so a figure that carries one is of an unknown host.
+_SHARED_ID = re.compile(r"-[0-9a-f]{12}$")
+HOST_ID_FILE = Path(os.environ.get("BOARDLAB_STATE_DIR", "/var/lib/boardlab")) / "host-id"
+
+
+def known_host(host_id: str | None) -> str | None:
+    """host_id when it names one machine; None for none or a shared (old-style) id."""
+    return None if not host_id or _SHARED_ID.search(host_id) else host_id
+
+
+def _host_token(path: Path) -> str:
+    """This machine's random id, written once (0644: not a secret, but kept: the figures
+    already stored under it stay this host's)."""
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("model name", "cpu model", "Hardware") and model == "unknown CPU":
-                    model = value.strip()
-                elif key in ("flags", "Features") and not flags:
-                    flags = value.strip()
+        token = path.read_text(encoding="utf-8").strip()
+        if re.fullmatch(r"[0-9a-f]{16}", token):
+            return token
     except OSError:
         pass
-    return model, flags
+    token = secrets.token_hex(8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(token + "\n", encoding="utf-8")
+    try:
+        os.link(tmp, path)        # first writer wins; a racing one reads the winner's
+    except FileExistsError:
+        token = path.read_text(encoding="utf-8").strip()
+    finally:
+        tmp.unlink()
+    return token
 
 
 @lru_cache(maxsize=1)
 def this_host() -> dict:
-    """This machine's identity: machine-id, CPU model and feature flags, core count.
-    Two machines that differ in any of these are two hosts; the id is a short digest."""
-    machine_id = ""
-    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            machine_id = open(path, encoding="utf-8").read().strip()
-            break
-        except OSError:
-            continue
-    model, flags = _cpu_identity()
-    cpus = os.cpu_count() or 0
-    digest = hashlib.sha256("\n".join((machine_id, model, flags, str(cpus))).encode()).hexdigest()
+    """This machine's identity: a random id written once under /var/lib/boardlab
+    (machine-id and the CPU are the same on every machine cloned from one image), with
+    the hostname in front for a person's eye; the CPU and core count said beside it."""
+    model, cpus = "unknown CPU", os.cpu_count() or 0
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((ln.partition(":")[2].strip() for ln in f
+                          if ln.partition(":")[0].strip() in ("model name", "cpu model", "Hardware")),
+                         model)
+    except OSError:
+        pass
     name = socket.gethostname()
-    return {"id": f"{name}-{digest[:12]}", "hostname": name, "cpu": model, "cpus": cpus}
+    return {"id": f"{name}-{_host_token(HOST_ID_FILE)}", "hostname": name, "cpu": model, "cpus": cpus}
