@@ -115,9 +115,14 @@ class Bisect:
         return next(s.samples for s in self.steps if s.role == "good")
 
     def build_dir(self) -> Path:
-        """One incremental build directory per (tree, board, config), kept between runs."""
-        key = hashlib.sha256(f"{Path(self.tree).resolve()}|{self.board}|{self.config}".encode())
-        return CACHE_DIR / "kbuild" / f"bisect-{self.board}-{key.hexdigest()[:12]}"
+        return build_dir_of(Path(self.tree), self.board, Path(self.config))
+
+
+def build_dir_of(tree: Path, board: str, config: Path) -> Path:
+    """One incremental build directory per (tree, board, config), kept between runs: a
+    bisect's and the nightly builds' of that tree."""
+    key = hashlib.sha256(f"{Path(tree).resolve()}|{board}|{config}".encode())
+    return CACHE_DIR / "kbuild" / f"bisect-{board}-{key.hexdigest()[:12]}"
 
 
 def git(tree, *args, check=True) -> str:

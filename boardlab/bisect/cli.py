@@ -47,3 +47,33 @@ def add_parser(sub):
                          "failure is what you are hunting")
     bi.add_argument("--out", default=None, help="run directory (default results/bisect-<time>)")
     bi.set_defaults(func=cmd_bisect, errors=(BisectError, KernelBuildError))
+    add_nightly_parser(sub)
+
+
+def cmd_nightly(args):
+    from boardlab.bisect.nightly import failed, nightly
+    families = tuple(f for f in args.families.split(",") if f)
+    run_dir = nightly(args.tree, args.branch, args.board, families, args.boots, args.config,
+                      args.root or "", args.out)
+    bad = failed(run_dir)
+    for test, why in bad.items():
+        print(f"{test}: fail ({why})")
+    return 1 if bad else 0
+
+
+def add_nightly_parser(sub):
+    from boardlab.bisect import BisectError
+    from boardlab.bisect.nightly import DEFAULT_FAMILIES
+    ni = sub.add_parser("nightly", help="a kernel tree's branch head: built, measured on the board, "
+                                        "landed in the history named by its revision (what "
+                                        "`history watch` bisects)")
+    ni.add_argument("--tree", required=True, help="the kernel source, a git work tree")
+    ni.add_argument("--branch", default="HEAD", help="the branch (or revision) whose head is built (default HEAD)")
+    ni.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
+    ni.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
+                    help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot decides)")
+    ni.add_argument("--boots", type=int, default=1, help="boots of the kernel (default 1)")
+    ni.add_argument("--config", default=None, help="kernel config fragment (default: the board's, as bisect)")
+    ni.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system (default: the board's)")
+    ni.add_argument("--out", default=None, help="run directory (default results/nightly-<rev>-<time>)")
+    ni.set_defaults(func=cmd_nightly, errors=(BisectError,))

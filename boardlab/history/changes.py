@@ -133,7 +133,7 @@ def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -
     """Each change point as an annotation of the build where it begins (with a note: what
     its bisect found); returns how many were written. SQUAD keeps one annotation per build
     (shown on its charts): a build's change points are its lines, each written once and
-    replaced when a note comes."""
+    replaced when a note comes. Raises HistoryError when SQUAD does not take one."""
     builds = {b["version"]: b for b in api_list(server, f"/api/builds/?project__slug={server.project}")}
     done = 0
     for c in points:
@@ -153,9 +153,9 @@ def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -
                 _send(server, f"/api/annotations/{had[0]['id']}/", "PATCH", {"description": description})
             else:
                 _send(server, "/api/annotations/", "POST", {"build": build["url"], "description": description})
-            done += 1
-        except OSError:
-            pass
+        except OSError as e:   # said, never swallowed: a lost note would be a lost culprit
+            raise HistoryError(f"SQUAD at {server.url} did not take the note on build {c.build}: {e}") from None
+        done += 1
     return done
 
 

@@ -2,7 +2,10 @@
 common database takes), for a lab that also reports to KernelCI. From SQUAD's API:
 
 - a checkout per build (the kernel as the history names it), a KCIDB build per build and
-  board (its architecture from the board's facts);
+  board (its architecture from the board's facts); the checkout's validity, the build's
+  status and a `boot` test come from what happened (a nightly build's kernel/checkout,
+  kernel/build, kernel/boot tests), and are left out where nothing said (a kernel the lab
+  did not build);
 - a test per metric of each test run: path `boardlab.<suite>.<name>`, its number (the
   mean of the samples, with its unit), status FAIL where it regressed, PASS where judged
   same or better, DONE where it was only measured (KCIDB's status for a measurement);
@@ -54,42 +57,58 @@ def document(server: HistoryServer) -> dict:
     prefix = f"{ORIGIN}:{server.lab}"
     for b in api_list(server, f"/api/projects/{project['id']}/builds/"):
         checkout_id = f"{prefix}:{b['version']}"
-        checkouts.append({"id": checkout_id, "origin": ORIGIN, "tree_name": server.lab,
-                          "start_time": _rfc3339(b["datetime"]), "valid": True,
-                          "comment": f"kernel {b['version']}", "misc": {"kernel": b["version"]}})
+        checkout = {"id": checkout_id, "origin": ORIGIN, "tree_name": server.lab,
+                    "start_time": _rfc3339(b["datetime"]), "comment": f"kernel {b['version']}",
+                    "misc": {"kernel": b["version"]}}
+        checkouts.append(checkout)
         for run in api_list(server, f"/api/builds/{b['id']}/testruns/"):
             env = envs.get(run["environment"], "")
             board = env.split(".")[0]
+            status = {t["name"]: t["status"] for t in api_list(server, f"/api/testruns/{run['id']}/tests/")}
             build_id = f"{checkout_id}:{board}"
-            build = {"id": build_id, "checkout_id": checkout_id, "origin": ORIGIN,
-                     "config_name": b["version"], "status": "PASS",
-                     "start_time": _rfc3339(b["datetime"]), "misc": {"board": board}}
+            build = builds.setdefault(build_id, {
+                "id": build_id, "checkout_id": checkout_id, "origin": ORIGIN, "config_name": b["version"],
+                "start_time": _rfc3339(b["datetime"]), "misc": {"board": board}})
             arch = _architecture(board)
             if arch:
                 build["architecture"] = arch
-            builds.setdefault(build_id, build)
-            tests += _tests(server, run, env, build_id, prefix)
+            _what_happened(checkout, build, status)
+            tests += _tests(server, run, env, build_id, prefix, status)
     return {"version": {"major": 5, "minor": 3}, "checkouts": checkouts,
             "builds": list(builds.values()), "tests": tests}
 
 
-def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: str) -> list:
-    status = {t["name"]: t["status"] for t in api_list(server, f"/api/testruns/{run['id']}/tests/")}
+def _what_happened(checkout: dict, build: dict, status: dict):
+    """The checkout's validity and the build's status from the tests that say them (a
+    nightly build's kernel/checkout, kernel/build); left out where nothing said (a kernel
+    this lab did not build: Debian's), never assumed."""
+    if status.get("kernel/checkout") in ("pass", "fail"):
+        checkout["valid"] = checkout.get("valid", True) and status["kernel/checkout"] == "pass"
+    if status.get("kernel/build") in ("pass", "fail"):
+        failed = build.get("status") == "FAIL" or status["kernel/build"] == "fail"
+        build["status"] = "FAIL" if failed else "PASS"
+
+
+def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: str, status: dict) -> list:
+    where = parse_environment(env)
+    environment = {"comment": env, "misc": {k: where[k] for k in ("board", "clock", "host", "flavour")}}
     out = []
+    if status.get("kernel/boot") in ("pass", "fail"):   # the boot itself: KCIDB's boot test
+        out.append({"id": f"{prefix}:{run['job_id']}:boot", "build_id": build_id, "origin": ORIGIN,
+                    "path": "boot", "status": STATUS[status["kernel/boot"]],
+                    "start_time": _rfc3339(run.get("datetime") or ""), "environment": environment,
+                    "misc": {"squad_test_run": run["id"]}})
     for m in api_list(server, f"/api/testruns/{run['id']}/metrics/"):
         samples = m.get("measurement_list") or [m["result"]]
         number = {"value": sum(samples) / len(samples)}
         if m.get("unit"):
             number["unit"] = m["unit"]
-        where = parse_environment(env)
-        board, clock, host = where["board"], where["clock"], where["host"]
         out.append({"id": f"{prefix}:{run['job_id']}:{m['name'].replace('/', '.')}",
                     "build_id": build_id, "origin": ORIGIN,
                     "path": "boardlab." + m["name"].replace("/", "."),
                     "status": STATUS.get(status.get(m["name"], "skip"), "DONE"),
                     "number": number, "start_time": _rfc3339(run.get("datetime") or ""),
-                    "environment": {"comment": env, "misc": {"board": board, "clock": clock, "host": host,
-                                                                  "flavour": where["flavour"]}},
+                    "environment": environment,
                     "misc": {"samples": samples, "squad_test_run": run["id"]}})
     return out
 

@@ -68,10 +68,14 @@ def submissions(run_dir: Path) -> list[Submission]:
     meta, groups = doc["meta"], {}
     for m in doc["metrics"]:
         groups.setdefault((m["board"], m["kernel"], m.get("clock") or clocks.NO_CLOCK), []).append(m)
+    outcomes = outcome_tests(meta)
+    for board, kernel in outcomes:   # a kernel that did not build or boot: its tests alone
+        if not any(g[:2] == (board, kernel) for g in groups):
+            groups[(board, kernel, clocks.NO_CLOCK)] = []
     commit = _commit()
     out = []
     for (board, kernel, clock), metrics in sorted(groups.items()):
-        host = metrics[0].get("host") or meta.get("host") or ""
+        host = (metrics[0].get("host") if metrics else None) or meta.get("host") or ""
         ident = meta.get("kernels", {}).get(f"{board}/{kernel}") or {}
         flavour = flavour_of(board, kernel, ident)
         env = environment(board, flavour, clock, host if clock in HOST_BOUND_CLOCKS else "")
@@ -82,7 +86,8 @@ def submissions(run_dir: Path) -> list[Submission]:
         logs = sorted((run_dir / "console").glob(f"boot-{board}-{kernel}-*.log"))
         out.append(Submission(
             build=revision_or(kernel) or kernelid.build_name(kernel, ident), environment=env, job_id=job_id,
-            tests={f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics},
+            tests={**outcomes.pop((board, kernel), {}),
+                   **{f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics}},
             metrics={f"{m['suite']}/{m['name']}": {"value": m["samples"] or [m["value"]],
                                                    "unit": m["unit"]} for m in metrics
                      if m["value"] is not None},   # a missing metric is a failed test, no figure
@@ -97,7 +102,19 @@ def submissions(run_dir: Path) -> list[Submission]:
     return out
 
 
+def outcome_tests(meta: dict) -> dict:
+    """{(board, kernel): {test: pass|fail}}: what happened to a kernel besides its figures
+    (a nightly build's kernel/checkout, kernel/build, kernel/boot)."""
+    out = {}
+    for key, entry in (meta.get("outcomes") or {}).items():
+        board, _, kernel = key.partition("/")
+        out[(board, kernel)] = {t: r for t, r in entry.items() if t != "why"}
+    return out
+
+
 REVISION = re.compile(r"^(?:bisect-)?[0-9a-f]{7,40}$")
+BISECT_STEP = re.compile(r"^bisect-[0-9a-f]{7,40}$")
+BISECT_FLAVOUR = "bisect"   # a bisect's steps: a series of their own, never the nightly one
 CLOCKS = (clocks.GUEST_DETERMINISTIC, clocks.GUEST_REALTIME, clocks.HOST, clocks.NO_CLOCK)
 
 
@@ -109,7 +126,10 @@ def revision_or(kernel: str) -> str | None:
 def flavour_of(board: str, kernel: str, ident: dict) -> str:
     """The series a kernel belongs to: what its maker said (a version built from a
     fragment), else the kernel's name when it is one of the board's; '' otherwise (the
-    revisions of a tree: one series)."""
+    revisions of a tree: one series). A bisect's steps are a series of their own: they are
+    measured out of order, and a watch of the tree's series must never see them."""
+    if BISECT_STEP.match(kernel):
+        return BISECT_FLAVOUR
     if ident.get("flavour"):
         return ident["flavour"]
     try:
