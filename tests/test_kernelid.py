@@ -2,11 +2,12 @@
 the build inputs, the uImage's digest; a run of another kernel under the same short name
 is "other kernel", never a verdict; a metric the baseline holds and the run did not
 produce is "missing"."""
+import pytest
 import yaml
 
 from boardlab.judge import baselines as bl
 from boardlab.judge import report
-from boardlab.judge.results import RunResults
+from boardlab.judge.results import RunResults, load_run
 from boardlab.measure import clocks, kernelid
 
 HERE = {"kind": "measured", "host_id": clocks.this_host()["id"]}
@@ -169,3 +170,31 @@ def test_the_sweep_builds_the_study_boards_at_the_series_ends_and_remembers_them
     sweep._save(tmp_path / "sweep.json", state, study)
     again = sweep._load_study(tmp_path / "sweep.json", versions)
     assert [b.status for b in again.values()].count("measured") == 1
+
+
+def test_a_kernel_whose_suites_failed_is_failed_with_the_test_named(tmp_path, monkeypatch):
+    """pytest's exit code counts: a boot time alone is not 'measured'; what the suites did
+    measure stays in the run."""
+    import io
+    from types import SimpleNamespace
+
+    from boardlab.facts.board import load_board
+    from boardlab.kernel import sweep
+    e = sweep.Entry("6.1.192-2", "virt-nfs-6.1.192-2")
+    RunResults(tmp_path / e.name).record("qemu-arm", e.name, "boot_time", "guest_login", 1.0032)
+    lines = ("testsuites/test_boot_time.py::test_milestones PASSED\n"
+             "testsuites/test_jitter.py::test_cyclictest_under_load FAILED\n")
+
+    class Proc:
+        def __init__(self, *a, **k):
+            self.stdout, self.returncode = io.StringIO(lines), None
+
+        def wait(self):
+            self.returncode = 1
+    monkeypatch.setattr(sweep.subprocess, "Popen", Proc)
+    monkeypatch.setattr(sweep, "source_date", lambda v: "2026-07-02")
+    built = SimpleNamespace(built=SimpleNamespace(figures=lambda timed: {"vmlinux_dec_bytes": 4023380}))
+    with pytest.raises(sweep.SuitesFailed, match=r"test_jitter::test_cyclictest_under_load failed"):
+        sweep._measure(load_board("qemu-arm"), e, tmp_path, built)
+    kept = {m["name"] for m in load_run(tmp_path / e.name)["metrics"]}
+    assert kept == {"guest_login", "vmlinux_dec_bytes"}

@@ -158,3 +158,17 @@ def test_no_same_verdict_has_an_interval_past_the_floor(key):
             fl = c.floor / c.a * 100
             assert lo > fl or hi < -fl, c.why
     assert verdict.SAME in seen and verdict.UNKNOWN in seen
+
+
+def test_an_unknown_says_what_would_decide_it():
+    """A difference near the floor with a modest spread: more samples would decide it; a
+    side that flips between two modes farther apart than the floor: no count would."""
+    avg = catalogue.spec("jitter.avg_us")
+    rng = random.Random(3)
+    a = noisy(5, 86.0, 0.03, rng)
+    b = noisy(5, 86.0 * 1.14, 0.03, rng)
+    says = verdict.boots_to_decide(a, b, avg, budget=5)
+    assert says.startswith("about ") and "samples a side would decide it" in says
+    bimodal = [86.0, 104.0, 86.1, 104.2, 86.2]
+    says = verdict.boots_to_decide([86.0, 86.1, 86.2, 86.3, 86.4], bimodal, avg, budget=5, limit=20)
+    assert says.startswith("no number of samples up to 20")

@@ -134,12 +134,35 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
 
         def decided():
             open_keys = unknown(judge(sides[0], sides[1], this_host, board))
-            if open_keys and rounds < max_repeats:
+            reachable = [k for k in open_keys if not out_of_reach(sides, k, max_repeats)]
+            if open_keys and not reachable:
+                progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}: out of reach "
+                         f"within --max-repeats {max_repeats}, stopped")
+            elif open_keys and rounds < max_repeats:
                 progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}"
                          f"{' ...' if len(open_keys) > 5 else ''}: another round")
-            return not open_keys
+            return not reachable
 
         return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
+
+
+def out_of_reach(sides, key: str, max_repeats: int) -> str | None:
+    """Why more rounds up to max_repeats would leave the metric unknown, or None."""
+    a, b = sides[0].samples[key], sides[1].samples[key]
+    return vd.out_of_reach(a, b, catalogue.spec(key), max_repeats)
+
+
+def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> None:
+    """Each metric left unknown says why it stopped and what would decide it."""
+    for r in rows:
+        if r.cmp is None or r.cmp.outcome != vd.UNKNOWN:
+            continue
+        key = r.spec.key
+        stop = vd.out_of_reach(a.samples[key], b.samples[key], r.spec, max_repeats) if rounds else None
+        r.cmp.why += (f"; left unknown after {rounds} round(s): "
+                      + (stop if stop else f"the budget (--max-repeats {max_repeats}) was spent" if rounds
+                         else "stored figures, no boots")
+                      + "; " + vd.boots_to_decide(a.samples[key], b.samples[key], r.spec, max(rounds, 1)))
 
 
 def markdown(a: Side, b: Side, rows, where_went=None) -> str:
@@ -236,6 +259,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         if board is not None and not phase_log:
             record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
+    explain_unknown(rows, sides[0], sides[1], rounds, max(repeats, max_repeats))
     went = None
     if phase_log:
         went = where.of_sides(sides[0], sides[1])

@@ -201,6 +201,30 @@ def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
             f"(drawn from the spread seen) decide; a longer run or more repeats could")
 
 
+def _completed(values, n, rng):
+    """values completed to n samples, drawn from their own spread (one value: as is)."""
+    return values + rng.choices(values, k=n - len(values)) if len(values) < n else values
+
+
+def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha: float = ALPHA,
+                    seed: int = 1) -> str:
+    """What would decide an unknown metric: the fewest samples a side (budget x 2, x 4 ...
+    up to limit) at which most of COMPLETIONS / 2 completions of both sides, drawn from the
+    spread each has shown, are decided; or why no such number would."""
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    rng = random.Random(seed)
+    n = max(budget, len(a), len(b))
+    while n < limit:
+        n = min(limit, n * 2)
+        trials = COMPLETIONS // 2
+        decided = sum(compare(_completed(a, n, rng), _completed(b, n, rng), spec, alpha,
+                              COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(trials))
+        if decided * 2 > trials:
+            return f"about {n} samples a side would decide it ({decided} of {trials} completions drawn from the spread seen)"
+    return (f"no number of samples up to {limit} a side would (completions drawn from the spread seen): "
+            f"the spread itself must shrink (a longer run per sample, or a figure of the whole distribution)")
+
+
 def sample_until_decided(take, decided, at_least: int, at_most: int) -> int:
     """The one "sample until decided" loop of the lab (the suites' gate, compare, a
     bisect step): take() one more sample (a boot, a run, a round of both sides) until

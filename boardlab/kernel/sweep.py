@@ -138,6 +138,7 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
            "-p", "no:cacheprovider", "-v", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
            "--run-dir", str(run), "--boot-repeats", "1"]
     t0 = time.monotonic()
+    failing = []
     with open(out / f"{e.name}.log", "w") as log:   # the log whole, a line per suite's test said
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace")
@@ -146,6 +147,8 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
             if m := re.match(r"testsuites/(\S+?)\.py::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", line):
                 progress(f"  {e.name}: {m.group(1)}::{m.group(2)} {m.group(3).lower()} "
                          f"({time.monotonic() - t0:.0f} s)")
+                if m.group(3) in ("FAILED", "ERROR"):
+                    failing.append(f"{m.group(1)}::{m.group(2)} {m.group(3).lower()}")
         proc.wait()
     e.measure_s, e.run_dir = round(time.monotonic() - t0, 1), str(run)
     metrics = load_run(run)["metrics"] if (run / "results.json").exists() else []
@@ -158,6 +161,13 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     ident = res.identity(board.name, e.name)
     for name, value in built.figures(timed=False).items():   # timed: not beside a measurement
         res.record(board, e.name, "build", name, value, identity=ident)
+    if proc.returncode != 0:   # its figures are kept in the run; the kernel is not "measured"
+        raise SuitesFailed(f"suites failed (pytest exit {proc.returncode}): "
+                           f"{', '.join(failing) or 'no test named'} ({out / e.name}.log)")
+
+
+class SuitesFailed(BoardlabError):
+    """A kernel whose suites failed: the failing tests named, what they measured kept."""
 
 
 def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None) -> dict[str, Entry]:
@@ -193,6 +203,8 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
                     e.status, e.why = "measured", ""
                     if lab:
                         land(Path(e.run_dir), lab, progress=progress)
+                except SuitesFailed as err:
+                    e.status, e.why = "failed", str(err)
                 except BoardlabError as err:
                     e.status, e.why = "failed", f"boot or measurement: {err}"
             progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: {e.status}"
