@@ -13,13 +13,19 @@ own tree:
   jitter   p99 worse (a loop reading /proc/interrupts and /proc/slabinfo beside the
            suite's load; a dd loop did not move p99, a second copy of the suite's own load
            cannot be stopped by its load_stop)
-A comparison draws 5 boots a side without replacement (A/A: two disjoint draws from the
-unchanged pool) and judges every metric of the family with boardlab.judge.verdict; a family
-raises a false alarm when any of its metrics is 'regressed' or 'improved', and detects
-a change when its target metric is 'regressed'. Draws from pools are resamplings, said
-so in the output: the pools bound how independent the trials are.
+A comparison draws boots one a side at a time without replacement (A/A: two disjoint draws
+from the unchanged pool), as the suites and compare sample, until no metric of the family
+is unknown or --per-side boots a side, and judges every metric of the family with
+boardlab.judge.verdict; a family raises a false alarm when any of its metrics is 'regressed'
+or 'improved', and detects a change when its target metric is 'regressed'. Two rules judge
+the same draws side by side: 'before' (the rule until 2026-11-26: a real difference whose
+median is within the floor was 'same', whatever its interval) and 'after' (same only when
+the interval lies within the floor). Draws from pools are resamplings, said so in the
+output: the pools bound how independent the trials are. The pools are saved
+(results/bench-gate-power-<board>/pools.json); --pools judges saved ones again, no boots.
 
     .venv/bin/python bench/gate_power.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
+    .venv/bin/python bench/gate_power.py --pools results/bench-gate-power-qemu-arm/pools.json
 
 Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests, see
 /etc/boardlab-userland) are left out, and the bench says so.
@@ -27,6 +33,7 @@ Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests,
 Goals (issue #10): no false alarm in 20 A/A comparisons for every family; each injected
 change detected in >= 19 of 20 trials with 5 boots a side."""
 import argparse
+import json
 import random
 import shutil
 import statistics
@@ -43,7 +50,7 @@ from boardlab.boot.session import board_session
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
-from boardlab.measure import catalogue, sample
+from boardlab.measure import catalogue, clocks, sample
 from boardlab.vlab import images
 from boardlab.vlab.lab import kept_up
 
@@ -87,23 +94,57 @@ def samples(boots, key):
     return [b[key] for b in boots if key in b]
 
 
-def family_outcomes(a_boots, b_boots, family):
+def rule_before(a, b, spec):
+    """The verdict rule as it was until 2026-11-26, for the side-by-side figures: an exact
+    metric's medians against the floor; a real difference (p < alpha) whose median delta
+    is within the floor was 'same', whatever its interval."""
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    ma, mb = statistics.median(a), statistics.median(b)
+    floor = spec.floor(ma)
+    if spec.exact and max(max(a) - min(a), max(b) - min(b)) <= floor / 4:
+        if abs(mb - ma) <= floor:
+            return vd.SAME
+        return vd.REGRESSED if (mb > ma) == (spec.direction == "lower") else vd.IMPROVED
+    c = vd.compare(a, b, spec)
+    if c.outcome == vd.UNKNOWN and c.p is not None and c.p < vd.ALPHA and abs(mb - ma) <= floor:
+        return vd.SAME
+    return c.outcome
+
+
+RULES = {"before": rule_before, "after": lambda a, b, spec: vd.compare(a, b, spec).outcome}
+
+
+def family_outcomes(a_boots, b_boots, family, rule):
     """{metric: outcome} of one comparison of a family's metrics."""
     out = {}
     for spec in catalogue.of_suite(family):
         a, b = samples(a_boots, spec.key), samples(b_boots, spec.key)
         if a and b:
-            out[spec.key] = vd.compare(a, b, spec).outcome
+            out[spec.key] = rule(a, b, spec)
     return out
 
 
-def aa_rates(base, family, trials, per_side, rng):
-    alarms = 0
+def sequential(a_pool, b_pool, family, rule, per_side, rng, at_least=1):
+    """Boots drawn one a side at a time, as the suites and compare sample, until no metric
+    of the family is unknown or per_side boots a side: (outcomes, boots a side)."""
+    a_draw, b_draw = rng.sample(a_pool, per_side), rng.sample(b_pool, per_side)
+    for n in range(at_least, per_side + 1):
+        outcomes = family_outcomes(a_draw[:n], b_draw[:n], family, rule)
+        if vd.UNKNOWN not in outcomes.values():
+            break
+    return outcomes, n
+
+
+def aa_trials(base, family, trials, per_side, rng, rule):
+    """(false alarms, trials all 'same', mean boots a side) of A/A comparisons."""
+    alarms = same = boots = 0
     for _ in range(trials):
         draw = rng.sample(base, 2 * per_side)
-        outcomes = family_outcomes(draw[:per_side], draw[per_side:], family)
+        outcomes, n = sequential(draw[:per_side], draw[per_side:], family, rule, per_side, rng)
         alarms += any(o in (vd.REGRESSED, vd.IMPROVED) for o in outcomes.values())
-    return alarms
+        same += all(o == vd.SAME for o in outcomes.values())
+        boots += n
+    return alarms, same, boots / trials
 
 
 def shift_pct(base, changed, key) -> float | None:
@@ -114,13 +155,16 @@ def shift_pct(base, changed, key) -> float | None:
     return (mb - ma) / ma * 100 if ma else None
 
 
-def detection(base, changed, family, key, trials, per_side, rng) -> int:
-    """Trials in which the metric `key` of the changed board is judged 'regressed'."""
-    found = 0
+def detection(base, changed, family, key, trials, per_side, rng, rule) -> tuple[int, float]:
+    """(trials in which the metric `key` of the changed board is judged 'regressed', mean
+    boots a side)."""
+    found = boots = 0
+    per_side = min(per_side, len(changed))
     for _ in range(trials):
-        a, b = rng.sample(base, per_side), rng.sample(changed, min(per_side, len(changed)))
-        found += family_outcomes(a, b, family).get(key) == vd.REGRESSED
-    return found
+        outcomes, n = sequential(base, changed, family, rule, per_side, rng)
+        found += outcomes.get(key) == vd.REGRESSED
+        boots += n
+    return found, boots / trials
 
 
 def moved(base, changed, family) -> list:
@@ -164,19 +208,9 @@ def changed_pools(strategy, shell, board, work, base, families, args) -> dict:
     return changed
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pool", type=int, default=10, help="boots of the unchanged board (>= 2 x per-side)")
-    ap.add_argument("--changed", type=int, default=5, help="boots per injected change")
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--per-side", type=int, default=5)
-    ap.add_argument("--jitter-s", type=int, default=5)
-    ap.add_argument("--families", default="boot_time,memory,lmbench,jitter")
-    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
-    args = ap.parse_args()
-    board = load_board(args.board)
+def measure(args, board):
+    """The pools: {"base": [boots], "changed": {family: [boots]}, "families": [...]}."""
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
-    t_start = time.monotonic()
     try:
         with kept_up("vlab"), board_session(
                 ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-power-{board.name}",
@@ -191,24 +225,63 @@ def main():
             changed = changed_pools(strategy, shell, board, work, base, families, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    rng = random.Random(10)
-    print(f"\n{args.trials} comparisons per family, {args.per_side} boots a side, drawn from "
-          f"pools ({args.pool} unchanged boots, {args.changed} per change: resampled trials)\n")
-    print("| family | A/A false alarms | injected change moved | measured shift | detected |")
-    print("|---|---:|---|---:|---:|")
+    return {"base": base, "changed": changed, "families": families, "host": clocks.this_host()["id"],
+            "jitter_s": args.jitter_s, "date": time.strftime("%Y-%m-%d")}
+
+
+def table(pools, args):
+    base, changed, families = pools["base"], pools["changed"], pools["families"]
+    print(f"\n{args.trials} comparisons per family and rule, boots drawn one a side at a time until "
+          f"decided, at most {args.per_side} a side, from pools ({len(base)} unchanged boots, "
+          f"{args.changed} per change: resampled trials); the same draws for both rules\n")
+    print("| family | rule | A/A false alarms | A/A all same | boots a side (A/A) | injected change moved "
+          "| measured shift | detected | boots a side |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
     for family in families:
-        alarms = aa_rates(base, family, args.trials, args.per_side, rng)
-        if family not in changed:
-            print(f"| {family} | {alarms} of {args.trials} | {TARGET[family]} | - | no boots |")
-            continue
-        for n, (key, shift) in enumerate(moved(base, changed[family], family)):
-            found = detection(base, changed[family], family, key, args.trials, args.per_side, rng)
-            aa = f"{alarms} of {args.trials}" if n == 0 else ""
-            target = " (target)" if key == TARGET[family] else ""
-            print(f"| {family if n == 0 else ''} | {aa} | {key}{target} | {shift:+.2f} % | "
-                  f"{found} of {args.trials} |")
-    print(f"\nboots: {args.pool + args.changed * len(families)}, "
-          f"{(time.monotonic() - t_start) / 60:.1f} min")
+        for rule_name, rule in RULES.items():
+            rng = random.Random(10)      # the same draws for both rules
+            alarms, same, aa_boots = aa_trials(base, family, args.trials, args.per_side, rng, rule)
+            head = (f"| {family} | {rule_name} | {alarms} of {args.trials} | {same} of {args.trials} | "
+                    f"{aa_boots:.1f} |")
+            if family not in changed:
+                print(f"{head} {TARGET[family]} | - | no boots | - |")
+                continue
+            for n, (key, shift) in enumerate(moved(base, changed[family], family)):
+                found, boots = detection(base, changed[family], family, key, args.trials, args.per_side,
+                                         rng, rule)
+                target = " (target)" if key == TARGET[family] else ""
+                lead = head if n == 0 else "| | | | | |"
+                print(f"{lead} {key}{target} | {shift:+.2f} % | {found} of {args.trials} | {boots:.1f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pool", type=int, default=10, help="boots of the unchanged board (>= 2 x per-side)")
+    ap.add_argument("--changed", type=int, default=5, help="boots per injected change")
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--per-side", type=int, default=5)
+    ap.add_argument("--jitter-s", type=int, default=5)
+    ap.add_argument("--families", default="boot_time,memory,lmbench,jitter")
+    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
+    ap.add_argument("--pools", default=None, help="judge the pools a former run saved (pools.json), no boots")
+    args = ap.parse_args()
+    board = load_board(args.board)
+    t_start = time.monotonic()
+    if args.pools:
+        pools = json.loads(Path(args.pools).read_text())
+    else:
+        pools = measure(args, board)
+        out = ROOT / f"results/bench-gate-power-{board.name}/pools.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(pools, indent=1) + "\n")
+        print(f"pools: {out}")
+    args.changed = max((len(v) for v in pools["changed"].values()), default=0)
+    print(f"board {board.name}, pools measured on {pools.get('host')} {pools.get('date')} "
+          f"(guest-deterministic for every judged figure but the host-arrival milestones)")
+    table(pools, args)
+    if not args.pools:
+        print(f"\nboots: {len(pools['base']) + sum(len(v) for v in pools['changed'].values())}, "
+              f"{(time.monotonic() - t_start) / 60:.1f} min (host clock, {clocks.this_host()['id']})")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,15 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
     assert by_key["boot_time.login"].cmp.outcome == vd.UNKNOWN
     md = files["markdown"].read_text()
     assert "| build.uimage_data_bytes | bytes | 5.0769e+05 (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | regressed |" in md
+    # the answer first: every change beyond its floor, largest first, and every unknown with why
+    changed = sorted((r for r in rows if r.cmp and r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
+                     key=lambda r: -abs(r.cmp.delta_pct))
+    listed = md.split("largest first")[1].split("Left unknown")[0]
+    assert [ln.split(" | ")[0][2:] for ln in listed.splitlines() if ln.startswith("| ") and "---" not in ln][1:] \
+        == [r.spec.key for r in changed]
+    unknowns = md.split("Left unknown")[1].split("Every metric:")[0]
+    assert "- boot_time.login:" in unknowns and "stored figures, no boots" in unknowns
+    assert "samples a side would" in unknowns
     doc = json.loads(files["json"].read_text())
     assert doc["meta"]["rounds"] == 0 and len(doc["rows"]) == len(rows)
     page = files["html"].read_text()

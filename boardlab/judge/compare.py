@@ -165,17 +165,46 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
                       + "; " + vd.boots_to_decide(a.samples[key], b.samples[key], r.spec, max(rounds, 1)))
 
 
+def _interval(c: vd.Comparison) -> str:
+    return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
+
+
+def answer(a: Side, b: Side, rows) -> str:
+    """The answer a maintainer acts on: the counts, every change beyond its floor, largest
+    first (none picked out), and every metric left unknown with why."""
+    judged = [r for r in rows if r.cmp is not None]
+    count = {o: sum(r.cmp.outcome == o for r in judged) for o in vd.OUTCOMES}
+    changed = sorted((r for r in judged if r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
+                     key=lambda r: -abs(r.cmp.delta_pct))
+    out = [f"{b.label} against {a.label}: {len(judged)} metrics judged: "
+           + ", ".join(f"{count[o]} {o}" for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
+           + (f"; {len(rows) - len(judged)} not judged (other clock or host)" if len(rows) > len(judged) else ""),
+           "", f"Every change beyond its floor, largest first ({len(changed)}):", "",
+           f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict |",
+           "|---|---:|---:|---:|---|---:|---|"]
+    for r in changed:
+        c = r.cmp
+        out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.floor:.4g} {r.spec.unit} | {c.outcome} |")
+    unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
+    if unknown_rows:
+        out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
+        out += [f"- {r.spec.key}: {r.cmp.delta_pct:+.2f} % ({_interval(r.cmp)}): {r.cmp.why}"
+                for r in unknown_rows]
+    return "\n".join(out) + "\n"
+
+
 def markdown(a: Side, b: Side, rows, where_went=None) -> str:
-    out = [f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
+    out = [answer(a, b, rows), "Every metric:", "",
+           f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
            "|---|---|---:|---:|---:|---|---|---|"]
     for r in rows:
         if r.cmp is None:
             out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
             continue
         c = r.cmp
-        ci = f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
         out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
-                   f"{c.delta_pct:+.2f} % | {ci} | {c.outcome} | {c.why} |")
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
     return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
             + ("\n" + where.markdown(where_went, a.label, b.label) if where_went else ""))
