@@ -3,6 +3,7 @@ the build inputs, the uImage's digest; a run of another kernel under the same sh
 is "other kernel", never a verdict; a metric the baseline holds and the run did not
 produce is "missing"."""
 import pytest
+from pathlib import Path
 import yaml
 
 from boardlab.judge import baselines as bl
@@ -198,3 +199,37 @@ def test_a_kernel_whose_suites_failed_is_failed_with_the_test_named(tmp_path, mo
         sweep._measure(load_board("qemu-arm"), e, tmp_path, built)
     kept = {m["name"] for m in load_run(tmp_path / e.name)["metrics"]}
     assert kept == {"guest_login", "vmlinux_dec_bytes"}
+
+
+def test_neighbours_are_decided_by_booting_only_what_one_boot_left_unknown(tmp_path, monkeypatch):
+    from boardlab.facts.board import load_board
+    from boardlab.judge import compare
+    from boardlab.judge import verdict as vd
+    from boardlab.kernel import neighbours
+    board = load_board("qemu-arm")
+    runs = {}
+    for name, free, avg in (("k1", 100000, 86.0), ("k2", 99000, 90.0), ("k3", 99000, 90.0)):
+        res = RunResults(tmp_path / name)
+        res.record(board, name, "memory", "free_free_kb", free)
+        if name != "k3":
+            res.record(board, name, "jitter", "avg_us", avg)
+        runs[name] = str(tmp_path / name)
+    booted = []
+
+    def fake_compare(env, kernels, families, **kw):
+        booted.append((tuple(kernels), tuple(families), kw["max_repeats"]))
+        row = compare.Row(compare.catalogue.spec("jitter.avg_us"),
+                          vd.compare([86.0] * 5, [86.1] * 5, compare.catalogue.spec("jitter.avg_us")))
+        return None, [row], {"markdown": Path(kw["out_dir"]) / "compare.md"}
+    monkeypatch.setattr(compare, "compare", fake_compare)
+    pairs = neighbours.decide_all(board, [("k1", runs["k1"]), ("k2", runs["k2"]), ("k3", runs["k3"])],
+                                  tmp_path, budget=7)
+    # k1..k2: memory decided from one boot each, jitter unknown: booted; k2..k3 only memory
+    assert booted == [(("k1", "k2"), ("jitter",), 7)]
+    assert pairs[("k2", "k3")].status == "decided" and pairs[("k2", "k3")].counts[vd.SAME] == 1
+    assert pairs[("k1", "k2")].status == "decided"
+    assert ("k1", "k3") in pairs                                   # the two ends
+    again = neighbours.decide_all(board, [("k1", runs["k1"]), ("k2", runs["k2"]), ("k3", runs["k3"])],
+                                  tmp_path, budget=7)
+    assert len(booted) == 1 and set(again) == set(pairs)           # decided once, remembered
+    assert "| k1 | k2 | decided |" in neighbours.summary(again)

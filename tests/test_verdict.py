@@ -172,3 +172,12 @@ def test_an_unknown_says_what_would_decide_it():
     bimodal = [86.0, 104.0, 86.1, 104.2, 86.2]
     says = verdict.boots_to_decide([86.0, 86.1, 86.2, 86.3, 86.4], bimodal, avg, budget=5, limit=20)
     assert says.startswith("no number of samples up to 20")
+
+
+def test_one_sample_of_a_noisy_metric_is_never_same():
+    """A single figure of a noisy metric shows no spread: its bootstrap interval is a point,
+    which says nothing about being within the floor."""
+    avg = catalogue.spec("jitter.avg_us")
+    c = verdict.compare([86.0], [90.0], avg)
+    assert c.outcome == verdict.UNKNOWN and "cannot show a noisy metric's spread" in c.why
+    assert verdict.compare([86.0, 86.2, 85.9], [86.1, 86.0, 86.2], avg).outcome == verdict.SAME

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from boardlab.measure.catalogue import MetricSpec
 
 ALPHA = 0.01
+SPREAD_SEEN = 3   # samples a side before a noisy metric's interval can show it is 'same'
 SAME, REGRESSED, IMPROVED, UNKNOWN = "same", "regressed", "improved", "unknown"
 OUTCOMES = (SAME, REGRESSED, IMPROVED, UNKNOWN)
 EXACT_ENUMERATION = 200_000    # arrangements enumerated exactly; beyond, Monte Carlo
@@ -163,9 +164,13 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -
     if p < alpha and (lo > floor or hi < -floor):      # real, and wholly past the floor
         outcome = _direction(spec, delta)
         why = f"rank test p={p:.3g} < {alpha}, and {interval} lies beyond the floor +-{floor:.4g}"
-    elif -floor <= lo and hi <= floor:                 # equivalent: wholly within the floor
+    elif -floor <= lo and hi <= floor and min(len(a), len(b)) >= SPREAD_SEEN:   # equivalent
         outcome = SAME
         why = f"rank test p={p:.3g}; {interval} lies within the floor +-{floor:.4g}"
+    elif -floor <= lo and hi <= floor:
+        outcome = UNKNOWN
+        why = (f"{interval} lies within the floor +-{floor:.4g}, but {min(len(a), len(b))} sample(s) "
+               f"cannot show a noisy metric's spread (at least {SPREAD_SEEN} a side): more repeats")
     else:
         outcome = UNKNOWN
         reach = "" if smallest_p(len(a), len(b)) < alpha else \

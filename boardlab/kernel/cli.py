@@ -78,8 +78,11 @@ def cmd_kernel(args):
         lab = virtual_host_of(board)
         # a virtual board's lab is brought up for the sweep (and down after, if it was down)
         with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
-            state = sweep.sweep(board, versions, out, fragment, board.lab_host)
+            state = sweep.sweep(board, versions, out, fragment, board.lab_host, args.budget)
         print(sweep.summary(state), end="")
+        if args.budget:
+            from boardlab.kernel import neighbours
+            print("\n" + neighbours.summary(neighbours.load(out / "sweep.json")), end="")
         failed = [e.name for e in state.values() if e.status != "measured"]
         print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")
               + f" ({out / 'sweep.json'})")
@@ -104,6 +107,9 @@ def add_parser(sub):
                         "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
     k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
     k.add_argument("--board", default="qemu-arm")
+    k.add_argument("--budget", type=int, default=10,
+                   help="sweep: boots a side to decide each pair of neighbouring versions (and the two "
+                        "ends) where one boot each leaves a metric unknown (default 10; 0: one boot each)")
     k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
     k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")

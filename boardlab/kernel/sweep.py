@@ -2,19 +2,18 @@
 linux-source version (default: every one Debian's archive serves for 6.1 and 6.12) is
 built with the virtual board's virt-nfs fragment and registered (kernel.frombuild), then
 measured by the suites (boot time, memory, lmbench, jitter; quick mode, one boot a
-kernel: on the deterministic clock the figures are exact) with its build sizes beside
-them, and landed in the lab's history where one is kept.
+kernel) with its build sizes beside them, and landed in the lab's history where one is
+kept. Each pair of neighbours (and the two ends) is then decided (kernel.neighbours):
+where one boot each leaves a figure unknown, both booted in turn until decided.
 
 The next version builds while the previous one is measured: guest-deterministic figures
-do not see the host's load. A version that fails to build or boot is named in the
-summary and the sweep goes on; the state (<out>/sweep.json) lets a second call resume
-where the first stopped.
+do not see the host's load. A version that fails to build, boot or pass its suites is
+named in the summary (the failing test too) and the sweep goes on; the state
+(<out>/sweep.json) lets a second call resume where the first stopped.
 
-The study's own boards (those with a kernels/6.1/<board>.config: the TQM860L's
-tqm8xx_defconfig, the Sandpoint's linkstation_defconfig) are cross-built at the two ends
-of the list, the oldest 6.1 and the newest 6.12, for their build sizes (no board boots
-here); `<out>/study.md` then holds the study's tables (judge.study_table): the 2.4.25
-and 2.6.11.7 columns, the two ends, the change between them and its verdict."""
+The study's own boards (those with a kernels/6.1/<board>.config) are cross-built at the
+two ends of the list, the oldest 6.1 and the newest 6.12, for their build sizes (no board
+boots here); `<out>/study.md` then holds the study's tables (judge.study_table)."""
 from __future__ import annotations
 
 import json
@@ -37,7 +36,6 @@ from boardlab.log import progress
 SERIES = ("linux-source-6.1", "linux-source-6.12")
 SUITES = ("test_boot_time.py", "test_memory.py", "test_lmbench.py", "test_jitter.py")
 SHOWN = ("boot_time.guest_login", "memory.mem_eat_kb", "lmbench.lat_syscall_null_us", "jitter.max_us")
-
 
 @dataclass
 class Entry:
@@ -94,7 +92,8 @@ def _load_study(path: Path, versions) -> dict[tuple, StudyBuild]:
 
 
 def _save(path: Path, state: dict, study: dict | None = None):
-    data = {"kernels": [asdict(e) for e in state.values()]}
+    data = json.loads(path.read_text()) if path.exists() else {}   # the pairs' answers stay
+    data["kernels"] = [asdict(e) for e in state.values()]
     if study:
         data["study_builds"] = [asdict(b) for b in study.values()]
     atomic_write(path, json.dumps(data, indent=1) + "\n")
@@ -166,12 +165,12 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
                            f"{', '.join(failing) or 'no test named'} ({out / e.name}.log)")
 
 
-class SuitesFailed(BoardlabError):
-    """A kernel whose suites failed: the failing tests named, what they measured kept."""
+class SuitesFailed(BoardlabError): """A kernel whose suites failed: the failing tests named, their figures kept."""
 
-
-def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None) -> dict[str, Entry]:
-    """lab: whose history the runs land in (None: none, a benchmark's)."""
+def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None,
+          budget: int = 10) -> dict[str, Entry]:
+    """lab: whose history the runs land in (None: none, a benchmark's). budget: boots a
+    side for deciding each pair of neighbours (kernel.neighbours; 0: one boot each only)."""
     from boardlab.history.submit import land
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "sweep.json"
@@ -216,6 +215,10 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
                                                                      f", build sizes in {sb.run_dir}"))
             _save(state_path, state, study)
     progress(f"sweep: {time.monotonic() - t0:.0f} s for {len(todo)} kernels and {len(study_todo)} study builds")
+    if budget:   # the pairs of neighbours one boot each leaves undecided: booted in turn
+        from boardlab.kernel.neighbours import decide_all
+        decide_all(board, [(state[v].name, state[v].run_dir) for v in sorted(state, key=version_key)
+                           if state[v].status == "measured"], out, budget)
     write_study(out, state, study)
     series_page(out, state)
     return state
