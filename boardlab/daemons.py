@@ -118,8 +118,10 @@ def private_run(run_dir: Path) -> list[str]:
     host's run directory in it. rpcbind's socket is /run/rpcbind.sock, compiled in: two
     hosts' rpcbinds (or the machine's own) would take it from each other; NFS servers
     then register with their own host's rpcbind over its loopback."""
-    keep = f"/tmp/boardlab-run-{run_dir.name}"
+    # the machine's /run is reached through a private, unpredictable directory (mktemp -d:
+    # 0700, a random name) for the moment of the mounts, then unmounted and removed
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            f"mkdir -p {keep} && mount --bind /run {keep} && mount -t tmpfs tmpfs /run && "
-            f"mkdir -p {run_dir} /run/ganesha && mount --bind {keep}{str(run_dir)[len('/run'):]} {run_dir} && "
+            'keep=$(mktemp -d /tmp/boardlab-run.XXXXXXXXXX) && mount --bind /run "$keep" && '
+            f"mount -t tmpfs tmpfs /run && mkdir -p {run_dir} /run/ganesha && "
+            f'mount --bind "$keep"{str(run_dir)[len("/run"):]} {run_dir} && umount "$keep" && rmdir "$keep" && '
             'exec "$0" "$@"']

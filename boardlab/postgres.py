@@ -75,9 +75,10 @@ def down(user: str, echo=print) -> None:
 
 
 def psql(sql: str, database: str = "postgres") -> str:
-    """One statement as the postgres superuser (peer authentication over the socket)."""
-    r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-XAtq", "-d", database, "-c", sql],
-                       capture_output=True, text=True)
+    """One statement as the postgres superuser (peer authentication over the socket), given
+    on psql's standard input: a password in it never shows in a process's arguments."""
+    r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-XAtq", "-v", "ON_ERROR_STOP=1",
+                        "-d", database, "-f", "-"], input=sql, capture_output=True, text=True)
     if r.returncode != 0:
         raise PostgresError(f"psql: {r.stderr.strip()[-300:]}")
     return r.stdout.strip()

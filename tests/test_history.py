@@ -281,3 +281,35 @@ def test_a_kernel_is_a_build_by_its_identity_in_a_series_of_its_flavour(tmp_path
     assert submit.parse_environment("qemu-arm.armmp.host.vm-1") == {
         "board": "qemu-arm", "flavour": "armmp", "clock": "host", "host": "vm-1"}
     assert submit.parse_environment("qemu-arm.guest-deterministic")["flavour"] == ""
+
+
+def test_secrets_are_private_from_the_start_and_never_in_arguments(tmp_path, monkeypatch):
+    """The history's secret key and database password are 0600 when they are created (no
+    moment under the default umask); a password given to psql goes on its standard input,
+    not its arguments (which `ps` shows); the lab host's /run is reached through a private
+    directory of an unpredictable name."""
+    import stat
+    import subprocess
+    from pathlib import Path
+
+    from boardlab import daemons, postgres
+    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "h")
+    (tmp_path / "h").mkdir()
+    created = []
+    real_replace = os.replace
+
+    def watching(src, dst):   # the file's mode at the moment it appears under its name
+        created.append(stat.S_IMODE(os.stat(src).st_mode))
+        real_replace(src, dst)
+    monkeypatch.setattr(os, "replace", watching)
+    secret = server._secret("pgpassword")
+    assert created == [0o600] and stat.S_IMODE((tmp_path / "h" / "pgpassword").stat().st_mode) == 0o600
+    seen = []
+    monkeypatch.setattr(postgres.subprocess, "run",
+                        lambda argv, **kw: seen.append((argv, kw.get("input"))) or
+                        subprocess.CompletedProcess(argv, 0, "", ""))
+    postgres.ensure_database("squad_x", "squad_x", secret)
+    assert seen and all(secret not in " ".join(argv) for argv, _ in seen)
+    assert any(secret in (given or "") for _, given in seen)
+    prefix = " ".join(daemons.private_run(Path("/run/boardlab/vlab")))
+    assert "/tmp/boardlab-run-" not in prefix and "mktemp -d" in prefix and 'rmdir "$keep"' in prefix

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from boardlab import postgres
 from boardlab.errors import BoardlabError, InputError
+from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
 from boardlab.log import progress
@@ -67,9 +68,8 @@ class HistoryServer:
 
     def _secret(self, name: str) -> str:
         path = self.data / name
-        if not path.exists():
-            path.write_text("s" + secrets.token_hex(24))   # a letter first: SQUAD's DATABASE parser takes digits for numbers
-            path.chmod(0o600)
+        if not path.exists():   # 0600 from the start (a temporary file of mkstemp's, renamed)
+            atomic_write(path, "s" + secrets.token_hex(24), mode=0o600)   # a letter first: SQUAD's DATABASE parser takes digits for numbers
         return path.read_text().strip()
 
     def _database(self) -> str:
@@ -123,8 +123,7 @@ class HistoryServer:
         self._admin("migrate", "--no-input", "-v", "0")
         self._admin("collectstatic", "--no-input", "-v", "0")
         token = self._admin("get_token", f"{GROUP}/{self.project}").strip().splitlines()[-1]
-        (self.data / "token").write_text(token + "\n")
-        (self.data / "token").chmod(0o600)
+        atomic_write(self.data / "token", token + "\n", mode=0o600)
         env = self._env()
         self.daemons.start("squad", [str(VENV / "bin" / "squad"), "--fast", "--bind",
                                      f"127.0.0.1:{self.port}", "--workers", "2",
