@@ -181,3 +181,12 @@ def test_one_sample_of_a_noisy_metric_is_never_same():
     c = verdict.compare([86.0], [90.0], avg)
     assert c.outcome == verdict.UNKNOWN and "cannot show a noisy metric's spread" in c.why
     assert verdict.compare([86.0, 86.2, 85.9], [86.1, 86.0, 86.2], avg).outcome == verdict.SAME
+
+
+def test_out_of_reach_grows_both_sides_when_both_are_booted():
+    """compare boots A and B in turn: two tight samples a side are not 'out of reach' of a
+    rank test at 10 a side, though they are when only B could grow."""
+    ctx = catalogue.spec("lmbench.lat_ctx_0k_2p_us")
+    a, b = [28.1, 28.1], [32.2, 32.21]
+    assert verdict.out_of_reach(a, b, ctx, 10) is not None
+    assert verdict.out_of_reach(a, b, ctx, 10, both=True) is None

@@ -53,7 +53,7 @@ def test_cyclictest_runs_with_the_same_settings_in_the_suite_and_in_lava():
     lava_cmd = re.sub(r'"\$(\w+)"', lambda m: env[m.group(1)], line)
     suite_cmd = workloads.cyclictest(7, "--json=/tmp/cyc.json")
     assert _cyclictest_options(lava_cmd) == _cyclictest_options(suite_cmd) == {
-        "-m": True, "-v": True, "-p": "80", "-i": "1000", "-l": "7000", "-h": "20000"}
+        "-m": True, "-v": True, "-p": "80", "-i": "1001", "-l": "6993", "-h": "20000"}
     defaults = yaml.safe_load((TESTDEFS / "jitter" / "jitter.yaml").read_text())["params"]
     assert (defaults["INTERVAL"], defaults["HISTOGRAM"]) == (
         str(workloads.CYCLICTEST_INTERVAL_US), str(workloads.CYCLICTEST_HISTOGRAM_US))

@@ -29,7 +29,7 @@ KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 
 NEW = "new"
-
+INFO = "info"         # a figure the catalogue keeps as information only (spec.not_judged)
 
 
 class BaselineError(InputError):

@@ -91,8 +91,8 @@ def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
         spec = catalogue.spec(key)
         rule = clocks.judgeable(key, board, a.clocks.get(key), a.host or this_host,
                                 b.clocks.get(key), b.host or this_host)
-        if not rule.ok:
-            rows.append(Row(spec, None, rule.why))
+        if spec.not_judged or not rule.ok:
+            rows.append(Row(spec, None, spec.not_judged or rule.why))
             continue
         rows.append(Row(spec, vd.compare(a.samples[key], b.samples[key], spec)))
     return rows
@@ -149,7 +149,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
 def out_of_reach(sides, key: str, max_repeats: int) -> str | None:
     """Why more rounds up to max_repeats would leave the metric unknown, or None."""
     a, b = sides[0].samples[key], sides[1].samples[key]
-    return vd.out_of_reach(a, b, catalogue.spec(key), max_repeats)
+    return vd.out_of_reach(a, b, catalogue.spec(key), max_repeats, both=bool(sides[0].kernel))
 
 
 def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> None:
@@ -158,7 +158,8 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
         if r.cmp is None or r.cmp.outcome != vd.UNKNOWN:
             continue
         key = r.spec.key
-        stop = vd.out_of_reach(a.samples[key], b.samples[key], r.spec, max_repeats) if rounds else None
+        stop = vd.out_of_reach(a.samples[key], b.samples[key], r.spec, max_repeats,
+                               both=bool(a.kernel)) if rounds else None
         r.cmp.why += (f"; left unknown after {rounds} round(s): "
                       + (stop if stop else f"the budget (--max-repeats {max_repeats}) was spent" if rounds
                          else "stored figures, no boots")

@@ -24,7 +24,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 HISTORY_PAGE = "history/history.html"   # the run's series in the lab's history, where it keeps one
 # how a verdict reads in the table
 VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged", bl.OTHER_CLOCK: "other clock, not judged",
-                 bl.OTHER_KERNEL: "other kernel, not judged"}
+                 bl.OTHER_KERNEL: "other kernel, not judged", bl.INFO: "information only"}
 
 
 def load_side(spec: str) -> tuple[str, dict, list]:

@@ -172,14 +172,13 @@ class RunResults:
             rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host,
                                     bl.load_identity(kernel, board, self.baselines_root),
                                     self.identity(board, kernel))
-            if not rule.ok:
-                m.verdict = rule.verdict   # other units, another machine's timing, another kernel
-                m.comparison = {"why": rule.why}
+            if spec.not_judged or not rule.ok:   # information only; other units, host or kernel
+                m.verdict = bl.INFO if spec.not_judged else rule.verdict
+                m.comparison = {"why": spec.not_judged or rule.why}
             else:
                 cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
-                if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):
-                    # the host's speed drifts between sessions (+8 % for all 5 boots of two
-                    # runs minutes apart): a stored baseline cannot tell that from a change
+                if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):   # the host's
+                    # speed drifts between sessions (+8 %): a baseline cannot tell that from a change
                     cmp.outcome = vd.UNKNOWN
                     cmp.why += ("; but a host-bound figure drifts between sessions: judged "
                                 "paired, boots interleaved, by `boardlab compare`")

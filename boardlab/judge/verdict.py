@@ -188,17 +188,19 @@ COMPLETION_EFFORT = 0.05   # each completion's test: 1 000 draws, 200 resamples
 
 
 def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
-                 seed: int = 1) -> str | None:
+                 seed: int = 1, both: bool = False) -> str | None:
     """Why samples of B up to at_most in all would still leave the verdict unknown, or
     None when one is within reach. B is completed COMPLETIONS times with samples drawn
     from what B has shown (with one sample: A's spread around it), and compare() asked;
-    when under FUTILE of the completions decide, more boots would be spent on no answer."""
+    when under FUTILE of the completions decide, more boots would be spent on no answer.
+    both: A grows too (compare's rounds boot both sides), completed from its own spread."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     if not a or not b or len(b) >= at_most:
         return None
     pool = b if len(b) >= 2 else [x - statistics.median(a) + b[0] for x in a]
     rng = random.Random(seed)
-    decided = sum(compare(a, b + rng.choices(pool, k=at_most - len(b)), spec, alpha,
+    decided = sum(compare(_completed(a, at_most, rng) if both else a,
+                          b + rng.choices(pool, k=at_most - len(b)), spec, alpha,
                           COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(COMPLETIONS))
     if decided >= FUTILE * COMPLETIONS:
         return None

@@ -15,9 +15,10 @@ lmbench +55 % and more; the noise bench/noise.py measured on the deterministic c
 - lmbench 3 %: the figures vary by 0.04 % (median) on the deterministic clock; loopback
   TCP and connect (bw_tcp, lat_connect) follow the host's timing of the virtual NIC, and
   lat_ctx has single runs 3-15 % off: those are decided by a rank test.
-- jitter 10 % (p99, max, avg), 5 % (min): cyclictest under load follows the phase of the
-  load against the timer even on the deterministic clock (CV 2-9 %, 20 % for p99 with a
-  CPU hog): always a rank test.
+- jitter 10 % (p99, max, avg), 5 % (the 0.1th percentile): cyclictest's timer swept
+  against the kernel's tick (workloads.CYCLICTEST_INTERVAL_US), avg and p99 repeat to 0.2
+  and 1.8 % on the deterministic clock; max is one worst path (CV 8-9 % per 10 s run,
+  decided from 60 s a boot); always a rank test. min is information only.
 - build times 10 %: this host's own, noisy (a rank test)."""
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class MetricSpec:
     exact: bool = True        # repeatable to well under the floor on the deterministic clock
     lava: bool = True         # LAVA's test definitions (or its log) report it too
     what: str = ""
+    not_judged: str = ""      # why the figure is information only (recorded, never judged)
 
     @property
     def suite(self) -> str:
@@ -113,10 +115,21 @@ def _lmbench():
     return out
 
 
+# min is a single early wake-up (37-56 us against 66-67, 1-3 cycles in 10 000, in ~40 % of
+# runs): no number of runs decides it at any useful floor. The lower tail is judged by
+# the 0.1th percentile (67 us in 67 of 68 runs); min is kept as information.
+MIN_NOT_JUDGED = ("information only: the single shortest wake-up comes and goes from run to run "
+                  "(jitter.p0_1_us, the 0.1th percentile, is judged instead)")
+
+
 def _jitter():
+    what = {"min_us": "minimum", "p0_1_us": "0.1th percentile", "avg_us": "average",
+            "max_us": "maximum", "p99_us": "99th percentile"}
     return [MetricSpec(f"jitter.{n}", "us", "lower", GUEST, floor, exact=False,
-                       what=f"cyclictest under load: {n[:-3]} latency")
-            for n, floor in (("min_us", 0.05), ("avg_us", 0.10), ("max_us", 0.10), ("p99_us", 0.10))]
+                       what=f"cyclictest under load: {what[n]} latency",
+                       not_judged=MIN_NOT_JUDGED if n == "min_us" else "")
+            for n, floor in (("min_us", 0.05), ("p0_1_us", 0.05), ("avg_us", 0.10), ("max_us", 0.10),
+                             ("p99_us", 0.10))]
 
 
 METRICS: dict[str, MetricSpec] = {m.key: m for m in _boot() + _build() + _memory() + _lmbench() + _jitter()}

@@ -102,8 +102,10 @@ def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict
 
 def jitter_figures(thread: dict) -> dict:
     """The jitter metrics of one cyclictest run (its JSON's thread 0)."""
+    hist = thread["histogram"]
     return {"jitter.min_us": thread["min"], "jitter.avg_us": thread["avg"], "jitter.max_us": thread["max"],
-            "jitter.p99_us": parsers.percentile_from_histogram(thread["histogram"], 99)}
+            "jitter.p99_us": parsers.percentile_from_histogram(hist, 99),
+            "jitter.p0_1_us": parsers.percentile_from_histogram(hist, 0.1)}
 
 
 def jitter(shell, seconds: int) -> tuple[dict, dict]:

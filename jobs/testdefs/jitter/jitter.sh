@@ -15,14 +15,19 @@ load_stop
 # the -h summary: '# Min Latencies: 00010' ...; histogram lines 'us count'
 field() { awk -v k="# $1 Latencies:" 'index($0, k) == 1 { print $4 + 0 }' /tmp/cyc.hist; }
 overflows=$(awk '/^# Histogram Overflows:/ { print $4 + 0 }' /tmp/cyc.hist)
-p99=$(awk -v over="${overflows:-0}" '
+# the q-th percentile of the histogram (overflows counted above its last bin), as
+# boardlab.measure.parsers.percentile_from_histogram
+percentile() {
+    awk -v over="${overflows:-0}" -v q="$1" '
     /^[0-9]+[ \t]+[0-9]+$/ { lat[n] = $1 + 0; cnt[n] = $2 + 0; total += $2; n++ }
-    END { total += over; need = 0.99 * total; seen = 0
+    END { total += over; need = q / 100 * total; seen = 0
           for (i = 0; i < n; i++) { seen += cnt[i]; if (cnt[i] && seen >= need) { print lat[i]; exit } }
-          if (n) print lat[n - 1] }' /tmp/cyc.hist)
+          if (n) print lat[n - 1] }' /tmp/cyc.hist
+}
 grep '^#' /tmp/cyc.hist | grep -v '^# Histogram$'
 report min_us "$(field Min)" us
 report avg_us "$(field Avg)" us
 report max_us "$(field Max)" us
-report p99_us "$p99" us
+report p99_us "$(percentile 99)" us
+report p0_1_us "$(percentile 0.1)" us
 rm -f /tmp/cyc.hist
