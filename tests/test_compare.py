@@ -28,7 +28,7 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
         == [r.spec.key for r in changed]
     unknowns = md.split("Left unknown")[1].split("Every metric:")[0]
     assert "- boot_time.login:" in unknowns and "stored figures, no boots" in unknowns
-    assert "samples a side would" in unknowns
+    assert "completions drawn from the spread seen" in unknowns
     doc = json.loads(files["json"].read_text())
     assert doc["meta"]["rounds"] == 0 and len(doc["rows"]) == len(rows)
     page = files["html"].read_text()

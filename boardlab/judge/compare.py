@@ -163,7 +163,8 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
         r.cmp.why += (f"; left unknown after {rounds} round(s): "
                       + (stop if stop else f"the budget (--max-repeats {max_repeats}) was spent" if rounds
                          else "stored figures, no boots")
-                      + "; " + vd.boots_to_decide(a.samples[key], b.samples[key], r.spec, max(rounds, 1)))
+                      + "; " + vd.boots_to_decide(a.samples[key], b.samples[key], r.spec, max(rounds, 1),
+                                                  both=bool(a.kernel)))
 
 
 def _interval(c: vd.Comparison) -> str:

@@ -47,7 +47,18 @@ class Gate:
             return not unknown or self._out_of_reach(unknown, at_most)
 
         verdict.sample_until_decided(take, decided, max(at_least, self.repeats), at_most)
+        self._say_what_would_decide([m for m in recorded if m.verdict == verdict.UNKNOWN], at_most)
         return recorded
+
+    def _say_what_would_decide(self, unknown, at_most) -> None:
+        """Each metric still unknown says what would decide it (the samples a side, or that
+        none would), beside why it stopped."""
+        for m in unknown:
+            spec = catalogue.for_harness(catalogue.spec(m.key), self.results.harness)
+            base = m.baseline.get("samples") or [m.baseline["value"]]
+            m.comparison["why"] += "; " + verdict.boots_to_decide(base, m.samples, spec, at_most, both=False)
+        if unknown:
+            self.results.save()
 
     def _out_of_reach(self, unknown, at_most) -> bool:
         """True when no unknown metric can be decided by at_most samples: each one's

@@ -214,21 +214,24 @@ def _completed(values, n, rng):
 
 
 def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha: float = ALPHA,
-                    seed: int = 1) -> str:
+                    seed: int = 1, both: bool = True) -> str:
     """What would decide an unknown metric: the fewest samples a side (budget x 2, x 4 ...
-    up to limit) at which most of COMPLETIONS / 2 completions of both sides, drawn from the
-    spread each has shown, are decided; or why no such number would."""
+    up to limit) at which most of COMPLETIONS / 2 completions, drawn from the spread each
+    side has shown, are decided; or why no such number would. both: A grows too (False:
+    A is stored figures, only B is sampled)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     rng = random.Random(seed)
     n = max(budget, len(a), len(b))
     while n < limit:
         n = min(limit, n * 2)
         trials = COMPLETIONS // 2
-        decided = sum(compare(_completed(a, n, rng), _completed(b, n, rng), spec, alpha,
+        decided = sum(compare(_completed(a, n, rng) if both else a, _completed(b, n, rng), spec, alpha,
                               COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(trials))
         if decided * 2 > trials:
-            return f"about {n} samples a side would decide it ({decided} of {trials} completions drawn from the spread seen)"
-    return (f"no number of samples up to {limit} a side would (completions drawn from the spread seen): "
+            return (f"about {n} samples {'a side' if both else 'of this side'} would decide it "
+                    f"({decided} of {trials} completions drawn from the spread seen)")
+    return (f"no number of samples up to {limit} {'a side' if both else 'of this side'} would "
+            f"(completions drawn from the spread seen): "
             f"the spread itself must shrink (a longer run per sample, or a figure of the whole distribution)")
 
 
