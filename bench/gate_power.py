@@ -119,7 +119,7 @@ def family_outcomes(a_boots, b_boots, family, rule):
     out = {}
     for spec in catalogue.of_suite(family):
         a, b = samples(a_boots, spec.key), samples(b_boots, spec.key)
-        if a and b:
+        if a and b and not spec.not_judged:   # min: information only
             out[spec.key] = rule(a, b, spec)
     return out
 
@@ -135,8 +135,9 @@ def sequential(a_pool, b_pool, family, rule, per_side, rng, at_least=1):
     return outcomes, n
 
 
-def aa_trials(base, family, trials, per_side, rng, rule):
-    """(false alarms, trials all 'same', mean boots a side) of A/A comparisons."""
+def aa_trials(base, family, trials, per_side, rng, rule, per_metric=None):
+    """(false alarms, trials all 'same', mean boots a side) of A/A comparisons; per_metric:
+    {metric: trials 'same'}, filled in when given."""
     alarms = same = boots = 0
     for _ in range(trials):
         draw = rng.sample(base, 2 * per_side)
@@ -144,6 +145,9 @@ def aa_trials(base, family, trials, per_side, rng, rule):
         alarms += any(o in (vd.REGRESSED, vd.IMPROVED) for o in outcomes.values())
         same += all(o == vd.SAME for o in outcomes.values())
         boots += n
+        for key, o in outcomes.items():
+            if per_metric is not None:
+                per_metric[key] = per_metric.get(key, 0) + (o == vd.SAME)
     return alarms, same, boots / trials
 
 
@@ -237,10 +241,12 @@ def table(pools, args):
     print("| family | rule | A/A false alarms | A/A all same | boots a side (A/A) | injected change moved "
           "| measured shift | detected | boots a side |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    same_per_metric = {}
     for family in families:
         for rule_name, rule in RULES.items():
             rng = random.Random(10)      # the same draws for both rules
-            alarms, same, aa_boots = aa_trials(base, family, args.trials, args.per_side, rng, rule)
+            alarms, same, aa_boots = aa_trials(base, family, args.trials, args.per_side, rng, rule,
+                                               same_per_metric.setdefault(rule_name, {}))
             head = (f"| {family} | {rule_name} | {alarms} of {args.trials} | {same} of {args.trials} | "
                     f"{aa_boots:.1f} |")
             if family not in changed:
@@ -252,6 +258,11 @@ def table(pools, args):
                 target = " (target)" if key == TARGET[family] else ""
                 lead = head if n == 0 else "| | | | | |"
                 print(f"{lead} {key}{target} | {shift:+.2f} % | {found} of {args.trials} | {boots:.1f} |")
+    print(f"\nA/A trials judged 'same', metric by metric (of {args.trials}; the others 'unknown' unless "
+          f"counted as false alarms above):\n")
+    print("| metric | " + " | ".join(RULES) + " |\n|---|" + "---:|" * len(RULES))
+    for key in sorted(same_per_metric["after"]):
+        print(f"| {key} | " + " | ".join(str(same_per_metric[r].get(key, 0)) for r in RULES) + " |")
 
 
 def main():
