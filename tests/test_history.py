@@ -179,44 +179,33 @@ def look_at_the_pictures(server, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.vlab   # SQUAD, and builds in the lab host's shared kernel tree
-def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path):
+def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path, monkeypatch):
     """Nightly builds of the test kernel tree, every second commit (each a build named by
     its revision, its sizes submitted): the size change point is found between two
     nightly builds, and `watch` bisects between them to the commit that added the table."""
     import subprocess
 
-    from boardlab.bisect import tree_lock
-    from boardlab.bisect.run import default_config
+    from boardlab.bisect.nightly import nightly
     from boardlab.bisect.watch import watch
-    from boardlab.build import kbuild
     from kerneltree import make_tree
     tree = make_tree()
     revs = subprocess.run(["git", "-C", str(tree.path), "rev-list", "--reverse", f"{tree.base}..{tree.head}"],
                           capture_output=True, text=True, check=True).stdout.split()
-    nightly = [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
-    board = load_board("qemu-arm")
+    nights = [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
+    monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "no-lab-history")
     server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
     try:
         server.up()
-        with tree_lock(tree.path):
-            was = subprocess.run(["git", "-C", str(tree.path), "rev-parse", "--abbrev-ref", "HEAD"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-            for n, rev in enumerate(nightly):
-                subprocess.run(["git", "-C", str(tree.path), "checkout", "-q", rev], check=True)
-                built = kbuild.build_tree(board, tree.path, tmp_path / "kbuild", default_config("qemu-arm"),
-                                          tmp_path / "uImage")
-                res = RunResults(tmp_path / f"night-{n:02d}")
-                res.meta["started"] = f"2026-10-{n + 1:02d}T02:15:00+0000"
-                res.record(board, rev[:12], "build", "vmlinux_dec_bytes", built.vmlinux["dec"])
-                submit.enqueue(server, tmp_path / f"night-{n:02d}")
-            subprocess.run(["git", "-C", str(tree.path), "checkout", "-q",
-                            tree.head if was == "HEAD" else was], check=True)
+        for n, rev in enumerate(nights):   # `boardlab nightly`, the build's sizes alone
+            run = nightly(tree.path, rev, "qemu-arm", families=(), out=tmp_path / f"night-{n:02d}")
+            submit.enqueue(server, run)
         submit.flush(server, progress=lambda *_: None)
         done = watch(server, tree.path, board="qemu-arm", metric="build.vmlinux_dec_bytes",
                      progress=lambda *_: None)
         assert len(done) == 1 and done[0]["first_bad"], done
         assert done[0]["first_bad"]["rev"] == tree.culprits["size"]
-        assert watch(server, tree.path, board="qemu-arm") == []     # bisected once
+        assert watch(server, tree.path, board="qemu-arm", metric="build.vmlinux_dec_bytes",
+                     progress=lambda *_: None) == []     # bisected once
     finally:
         server.down()
 

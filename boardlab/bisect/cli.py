@@ -71,7 +71,8 @@ def add_nightly_parser(sub):
     ni.add_argument("--branch", default="HEAD", help="the branch (or revision) whose head is built (default HEAD)")
     ni.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
     ni.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
-                    help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot decides)")
+                    help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot "
+                         f"decides; '' for the build's sizes alone, no boot)")
     ni.add_argument("--boots", type=int, default=1, help="boots of the kernel (default 1)")
     ni.add_argument("--config", default=None, help="kernel config fragment (default: the board's, as bisect)")
     ni.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system (default: the board's)")
