@@ -233,3 +233,5 @@ def test_neighbours_are_decided_by_booting_only_what_one_boot_left_unknown(tmp_p
                                   tmp_path, budget=7)
     assert len(booted) == 1 and set(again) == set(pairs)           # decided once, remembered
     assert "| k1 | k2 | decided |" in neighbours.summary(again)
+    answer = (tmp_path / "pairs" / "k1..k2" / "answer.md").read_text()   # both sources, one page
+    assert "memory.free_free_kb" in answer.split("largest first")[1] and "1 regressed" in answer

@@ -175,12 +175,12 @@ def answer(a: Side, b: Side, rows) -> str:
     """The answer a maintainer acts on: the counts, every change beyond its floor, largest
     first (none picked out), and every metric left unknown with why."""
     judged = [r for r in rows if r.cmp is not None]
-    count = {o: sum(r.cmp.outcome == o for r in judged) for o in vd.OUTCOMES}
+    count, aside = {o: sum(r.cmp.outcome == o for r in judged) for o in vd.OUTCOMES}, len(rows) - len(judged)
     changed = sorted((r for r in judged if r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
                      key=lambda r: -abs(r.cmp.delta_pct))
     out = [f"{b.label} against {a.label}: {len(judged)} metrics judged: "
            + ", ".join(f"{count[o]} {o}" for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
-           + (f"; {len(rows) - len(judged)} not judged (other clock or host)" if len(rows) > len(judged) else ""),
+           + (f"; {aside} not judged (information only, or another clock or host)" if aside else ""),
            "", f"Every change beyond its floor, largest first ({len(changed)}):", "",
            f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict |",
            "|---|---:|---:|---:|---|---:|---|"]

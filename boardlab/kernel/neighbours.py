@@ -4,9 +4,11 @@ leaves the noisy ones unknown. For each pair of neighbours (and any pair asked f
 the two ends of the series) the families whose figures one boot left unknown are then
 measured again by `boardlab compare`: both kernels booted in turn, A, B, A, B, so host
 drift hits both, until every metric is decided or the budget (boots a side) is spent.
-Each pair's answer is <out>/pairs/<A>..<B>/compare.md (every change beyond its floor,
-largest first; every unknown with why and what would decide it); sweep.json remembers
-which pairs are decided, so a resumed sweep does not boot them again."""
+Each pair's answer is <out>/pairs/<A>..<B>/answer.md: every metric, from the interleaved
+boots where they measured it, else from the single boots; every change beyond its floor,
+largest first; every unknown with why and what would decide it (the interleaved boots'
+own page beside it, compare.md). sweep.json remembers which pairs are decided, so a
+resumed sweep does not boot them again."""
 from __future__ import annotations
 
 import json
@@ -44,6 +46,23 @@ def one_boot_answer(run_a: str, run_b: str):
     return rows, tuple(open_families)
 
 
+def combined(one_boot_rows, booted_rows) -> list:
+    """The pair's whole answer: each metric from the interleaved boots where they measured
+    it, else from the single boots (an exact figure one boot each decides)."""
+    booted = {r.spec.key: r for r in booted_rows}
+    return list(booted_rows) + [r for r in one_boot_rows if r.spec.key not in booted]
+
+
+def write_answer(out: Path, run_a: str, run_b: str, rows) -> Path:
+    """<out>/answer.md: the counts, every change beyond its floor largest first, every
+    unknown with why (compare.answer over the combined rows)."""
+    from boardlab.judge import compare
+    a, b = compare.stored_side(run_a), compare.stored_side(run_b)
+    path = Path(out) / "answer.md"
+    atomic_write(path, compare.answer(a, b, rows))
+    return path
+
+
 def _counts(rows) -> dict:
     judged = [r.cmp.outcome for r in rows if r.cmp is not None]
     return {o: judged.count(o) for o in vd.OUTCOMES}
@@ -58,7 +77,8 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
     rows, open_families = one_boot_answer(run_a, run_b)
     pair.open_families, pair.counts = open_families, _counts(rows)
     if not open_families:
-        pair.status = "decided"
+        pair.status, pair.dir = "decided", str(out / "pairs" / f"{pair.a}..{pair.b}")
+        write_answer(Path(pair.dir), run_a, run_b, rows)
         return pair
     pair.dir = str(out / "pairs" / f"{pair.a}..{pair.b}")
     progress(f"{pair.a} .. {pair.b}: unknown after one boot each in {', '.join(open_families)}: "
@@ -70,6 +90,8 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
     except BoardlabError as e:
         pair.status, pair.why = "failed", str(e).splitlines()[0]
         return pair
+    rows = combined(one_boot_answer(run_a, run_b)[0], rows)
+    write_answer(Path(pair.dir), run_a, run_b, rows)
     pair.counts = _counts(rows)
     pair.status = "decided" if not pair.counts[vd.UNKNOWN] else "unknown at the budget"
     progress(f"{pair.a} .. {pair.b}: " + ", ".join(f"{n} {o}" for o, n in pair.counts.items())
@@ -117,5 +139,5 @@ def summary(pairs: dict[tuple, Pair]) -> str:
         c = p.counts or {}
         lines.append(f"| {p.a} | {p.b} | {p.status}{': ' + p.why if p.why else ''} | "
                      + " | ".join(str(c.get(o, '-')) for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
-                     + f" | {Path(p.dir, 'compare.md') if p.dir else 'one boot each'} |")
+                     + f" | {Path(p.dir, 'answer.md') if p.dir else '-'} |")
     return "\n".join(lines) + "\n"
