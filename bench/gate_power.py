@@ -96,19 +96,22 @@ def samples(boots, key):
 
 def rule_before(a, b, spec):
     """The verdict rule as it was until 2026-11-26, for the side-by-side figures: an exact
-    metric's medians against the floor; a real difference (p < alpha) whose median delta
-    is within the floor was 'same', whatever its interval."""
+    metric's medians against the floor; a noisy one 'same' when its interval lay within the
+    floor (from any number of samples, one included) or when a real difference (p < alpha)
+    had its median delta within the floor, whatever its interval."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     ma, mb = statistics.median(a), statistics.median(b)
-    floor = spec.floor(ma)
+    floor, delta = spec.floor(ma), mb - ma
+    worse = vd.REGRESSED if (delta > 0) == (spec.direction == "lower") else vd.IMPROVED
     if spec.exact and max(max(a) - min(a), max(b) - min(b)) <= floor / 4:
-        if abs(mb - ma) <= floor:
-            return vd.SAME
-        return vd.REGRESSED if (mb > ma) == (spec.direction == "lower") else vd.IMPROVED
-    c = vd.compare(a, b, spec)
-    if c.outcome == vd.UNKNOWN and c.p is not None and c.p < vd.ALPHA and abs(mb - ma) <= floor:
+        return vd.SAME if abs(delta) <= floor else worse
+    p = vd.rank_test(a, b)
+    lo, hi = vd.bootstrap_ci(a, b)
+    if p < vd.ALPHA and (lo > floor or hi < -floor):
+        return worse
+    if -floor <= lo and hi <= floor:
         return vd.SAME
-    return c.outcome
+    return vd.SAME if p < vd.ALPHA and abs(delta) <= floor else vd.UNKNOWN
 
 
 RULES = {"before": rule_before, "after": lambda a, b, spec: vd.compare(a, b, spec).outcome}
@@ -176,7 +179,7 @@ def moved(base, changed, family) -> list:
     out = []
     for spec in catalogue.of_suite(family):
         s = shift_pct(base, changed, spec.key)
-        if s is None:
+        if s is None or spec.not_judged:
             continue
         floor_pct = spec.floor(statistics.median(samples(base, spec.key))) / abs(
             statistics.median(samples(base, spec.key)) or 1) * 100
