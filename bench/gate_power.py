@@ -156,9 +156,7 @@ def aa_trials(base, family, trials, per_side, rng, rule, per_metric=None):
 
 def shift_pct(base, changed, key) -> float | None:
     a, b = samples(base, key), samples(changed, key)
-    if not a or not b:
-        return None
-    ma, mb = statistics.median(a), statistics.median(b)
+    ma, mb = (statistics.median(a), statistics.median(b)) if a and b else (0, 0)
     return (mb - ma) / ma * 100 if ma else None
 
 
