@@ -82,3 +82,14 @@ def test_a_suite_is_a_family_by_one_name_everywhere():
     for family in catalogue.FAMILIES:
         assert (ROOT / "testsuites" / f"test_{family}.py").exists(), family
     assert set(lava.DEFAULT_SUITES) == set(lava.SUITES)
+
+
+def test_the_lmbench_groups_give_every_lmbench_figure_once():
+    """The one lmbench definition (measure.sample) covers the catalogue: each figure in
+    exactly one group, so the suite, compare and a bisect step run the same commands."""
+    from boardlab.measure import sample
+    given = [f"lmbench.{n}" for names in sample.LMBENCH_FIGURES.values() for n in names]
+    assert len(given) == len(set(given))
+    assert set(given) == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
+    assert set(sample.LMBENCH_GROUPS) == set(sample.LMBENCH_FIGURES)
+    assert sample.lmbench_group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"

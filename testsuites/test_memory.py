@@ -3,7 +3,7 @@
 application can allocate (mem_eat, until malloc fails or the OOM killer stops it)."""
 import pytest
 
-from boardlab.measure import parsers
+from boardlab.measure import sample
 
 
 @pytest.fixture
@@ -14,19 +14,12 @@ def ramdisk_shell(board_strategy, fresh_shell):
 
 
 def test_free(ramdisk_shell, gate):
-    free = parsers.parse_free("\n".join(ramdisk_shell.run_check("free")))
-    gate.record("memory", "free_total_kb", free["total"])
-    gate.record("memory", "free_used_kb", free["used"])
-    gate.record("memory", "free_free_kb", free["free"])
-    buffers = free.get("buffers", free.get("buff_cache"))
-    gate.record("memory", "free_buffers_kb", buffers)
+    gate.sample("memory", lambda: sample.free(ramdisk_shell))
     gate.check()
 
 
 def test_kernel_memory_line(board_strategy, ramdisk_shell, gate):
-    boot_log = "\n".join(ln.text for ln in board_strategy.last_boot.lines)
-    for name, kb in parsers.kernel_memory_metrics(boot_log).items():
-        gate.record("memory", name, kb)
+    gate.sample("memory", lambda: sample.kernel_memory(board_strategy.last_boot))
     gate.check()
 
 
@@ -34,15 +27,13 @@ def test_kernel_memory_line(board_strategy, ramdisk_shell, gate):
 def test_mem_eat(board_strategy, ramdisk_shell, gate):
     """One run per boot; more (each on a fresh boot) while the verdict is unknown: on
     qemu-ppc mem_eat ends 256 kB early on some boots, by where the OOM kill falls."""
-    boots = []
+    runs = []
 
     def eat():
-        if boots:   # mem_eat leaves the board without caches: the next run on a fresh boot
+        if runs:   # mem_eat leaves the board without caches: the next run on a fresh boot
             board_strategy.transition("off")
             board_strategy.transition("shell")
-        boots.append(board_strategy.boot_count)
-        out, _, _ = ramdisk_shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
-                                      "rm /tmp/mem_eat.log", timeout=300)
-        return {"mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}
+        runs.append(board_strategy.boot_count)
+        return sample.mem_eat(ramdisk_shell)
     gate.sample("memory", eat)
     gate.check()

@@ -30,15 +30,16 @@ class Gate:
         return m
 
     def sample(self, suite, measure, at_least=1):
-        """Record the figures measure() returns ({name: value}) from at_least(, --repeats)
-        calls, then more while one of them is 'unknown' and a verdict is still within
+        """Record the figures measure() returns ({name: value}, names bare or as the
+        catalogue names them, f"{suite}.name") from at_least(, --repeats) calls, then more while one of them is 'unknown' and a verdict is still within
         reach (verdict.out_of_reach), up to --max-repeats calls."""
         samples, recorded = {}, []
         at_most = max(self.max_repeats, at_least, self.repeats)
 
         def take():
             for name, value in measure().items():
-                samples.setdefault(name, []).append(float(value))
+                bare = name[len(suite) + 1:] if name.startswith(f"{suite}.") else name
+                samples.setdefault(bare, []).append(float(value))
 
         def decided():
             recorded[:] = [self.record(suite, name, statistics.median(v), samples=v)

@@ -4,6 +4,8 @@ what `boardlab compare` and the benches take per boot. The same commands as the 
 TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
+import statistics
+
 from boardlab.measure import catalogue, parsers, target_load, workloads
 
 FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
@@ -26,50 +28,167 @@ def measurable(shell, families) -> tuple[list, dict]:
     return [f for f in families if f not in lacking], lacking
 
 
+MILESTONES = ("linux_version", "freeing_init", "login", "shell")   # the study's, host arrival
+
+
 def boot(rec) -> dict:
-    """The boot's milestones: host arrival and the board's own time."""
-    out = {f"boot_time.{k}": v for k, v in rec.milestones.items() if k != "starting_kernel"}
+    """The boot's milestones: host arrival and the board's own time (where the kernel
+    stamps its log: in every boot's log, or in none, as Linux 2.4 stamps nothing).
+    Raises MeasureError naming the console log when a milestone was not reached."""
+    missing = [m for m in MILESTONES if m not in rec.milestones]
+    if missing:
+        raise MeasureError(f"milestone {missing[0]} not reached; console log {rec.log_path}")
+    out = {f"boot_time.{m}": rec.milestones[m] for m in MILESTONES}
     out.update({f"boot_time.guest_{k}": v for k, v in rec.guest_milestones.items()})
     return out
 
 
+def free(shell) -> dict:
+    """`free` right after boot (before any workload)."""
+    f = parsers.parse_free("\n".join(shell.run_check("free")))
+    return {"memory.free_total_kb": f["total"], "memory.free_used_kb": f["used"],
+            "memory.free_free_kb": f["free"],
+            "memory.free_buffers_kb": f.get("buffers", f.get("buff_cache"))}
+
+
+def kernel_memory(rec) -> dict:
+    """The kernel's 'Memory: ...k available (...k kernel code, ...)' boot line."""
+    text = "\n".join(ln.text for ln in rec.lines)
+    return {f"memory.{name}": kb for name, kb in parsers.kernel_memory_metrics(text).items()}
+
+
 def memory(shell, rec) -> dict:
-    """free and the kernel's Memory: line, right after boot (no mem_eat: it would need a
-    fresh boot after it)."""
-    free = parsers.parse_free("\n".join(shell.run_check("free")))
-    kernel = parsers.kernel_memory_metrics("\n".join(ln.text for ln in rec.lines))
-    return {"memory.free_total_kb": free["total"], "memory.free_used_kb": free["used"],
-            "memory.free_free_kb": free["free"],
-            **{f"memory.{name}": kb for name, kb in kernel.items()}}
+    """free and the kernel's Memory: line, right after boot (mem_eat, the suite's third
+    figure, needs a fresh boot after it: see mem_eat)."""
+    return {**free(shell), **kernel_memory(rec)}
 
 
-def _lm(shell, cmd) -> str:
-    out, _, rc = shell.run(f"{workloads.lmbench_env()}{cmd} 2>&1", timeout=900)
-    if rc != 0:
-        raise RuntimeError(f"{cmd} failed ({rc}): {out[-3:]}")
-    return "\n".join(out)
+def mem_eat(shell) -> dict:
+    """How much an application can allocate: mem_eat until malloc fails or the OOM killer
+    stops it. Leaves the board without caches: one run per boot."""
+    out, _, _ = shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
+                          "rm /tmp/mem_eat.log", timeout=300)
+    return {"memory.mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}
 
 
-# lmbench figures one command gives alone: a bisect of one of them runs only that
-LMBENCH_ONE = {"lmbench.lat_syscall_null_us": "lat_syscall null", "lmbench.lat_proc_fork_us":
-               "lat_proc fork", "lmbench.lat_pipe_us": "lat_pipe", "lmbench.lat_unix_us": "lat_unix",
-               "lmbench.bw_pipe_mb_s": "bw_pipe", "lmbench.bw_unix_mb_s": "bw_unix"}
+class MeasureError(RuntimeError):
+    """A measurement command failed on the board, or its output lacks a figure."""
 
 
-def lmbench(shell) -> dict:
-    """The quick suite's latencies and pipe/unix bandwidth."""
-    def lm(cmd):
-        return _lm(shell, cmd)
-    r = parsers.parse_lmbench("\n".join([
+def lmbench_runner(shell, quick: bool = True):
+    """-> run(cmd): text, an lmbench command on the board (lmbench writes its results to
+    stderr; the console carries both); quick: lmbench's short timing loops."""
+    env = workloads.lmbench_env(quick)
+
+    def run(cmd, timeout=900):
+        out, _, rc = shell.run(f"{env}{cmd} 2>&1", timeout=timeout)
+        if rc != 0:
+            raise MeasureError(f"{cmd} failed ({rc}): " + " | ".join(out[-3:]))
+        return "\n".join(out)
+    return run
+
+
+def _served(lm, prog, *args) -> str:
+    """A client/server program: start its server, measure, stop it."""
+    return lm(f"{prog} -s; sleep 0.2; {prog} {' '.join(args)} 127.0.0.1; {prog} -S 127.0.0.1")
+
+
+def _parsed(text, names) -> dict:
+    r = parsers.parse_lmbench(text)
+    lacking = [n for n in names if n not in r]
+    if lacking:
+        raise MeasureError(f"{lacking[0]} missing in lmbench output: " + " | ".join(text.splitlines()[-3:]))
+    return {n: r[n] for n in names}
+
+
+def _latencies(lm) -> dict:
+    names = LMBENCH_FIGURES["latencies"][:-1]
+    r = _parsed("\n".join([
         lm("lat_syscall null"), lm("lat_proc fork"), lm("lat_pipe"), lm("lat_unix"),
-        lm("lat_udp -s; sleep 0.2; lat_udp 127.0.0.1; lat_udp -S 127.0.0.1"),
-        lm("lat_select -n 100 file"), lm("bw_pipe"), lm("bw_unix")]))
-    shell.run("dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null")
-    r["lat_pagefault_us"] = parsers.parse_lmbench(lm("lat_pagefault /tmp/lmfile"))["lat_pagefault_us"]
-    r["lat_mmap_1m_us"] = parsers.parse_size_value(lm("lat_mmap 1m /tmp/lmfile"))[1]
-    ctx = parsers.parse_lat_ctx(lm("lat_ctx -s 0 2 8"))[0]
-    r.update({"lat_ctx_0k_2p_us": ctx[2], "lat_ctx_0k_8p_us": ctx[8]})
-    return {f"lmbench.{k}": v for k, v in r.items()}
+        _served(lm, "lat_udp"), _served(lm, "lat_tcp"), lm("lat_select -n 100 file"),
+        lm("dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null; lat_pagefault /tmp/lmfile")]),
+        names)
+    r["lat_mmap_1m_us"] = parsers.parse_size_value(lm("lat_mmap 1m /tmp/lmfile; rm -f /tmp/lmfile"))[1]
+    return r
+
+
+# Loopback TCP's figures are the median of 5 runs: one run spreads by 10-40 % within a
+# boot (the kernel's randomness: ports, sequence numbers, TCP's timers), and most runs
+# land on one value (bw_tcp 42.3 MB/s on armmp). jobs/testdefs/lmbench does the same.
+TCP_RUNS = 5
+
+
+def _connect(lm) -> dict:
+    return {"lat_connect_us": statistics.median(
+        _parsed(_served(lm, "lat_connect"), ("lat_connect_us",))["lat_connect_us"] for _ in range(TCP_RUNS))}
+
+
+def _file_create_delete(lm) -> dict:
+    fs = parsers.parse_lat_fs(lm("lat_fs -s 0 /tmp"))[0]
+    return {"lat_fs_create_0k_per_s": fs["create_per_s"], "lat_fs_delete_0k_per_s": fs["delete_per_s"]}
+
+
+def _context_switch(lm) -> dict:
+    out = {}
+    for size in (0, 1, 16):
+        ctx = parsers.parse_lat_ctx(lm(f"lat_ctx -s {size} 2 4 8 16"))[size]
+        out.update({f"lat_ctx_{size}k_{n}p_us": ctx[n] for n in (2, 4, 8, 16)})
+    return out
+
+
+def _bandwidth(lm) -> dict:
+    r = _parsed(lm("bw_pipe") + "\n" + lm("bw_unix"), ("bw_pipe_mb_s", "bw_unix_mb_s"))
+    r["bw_file_reread_mb_s"] = parsers.parse_size_value(lm(
+        "dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null; "
+        "bw_file_rd 1m io_only /tmp/lmfile; rm -f /tmp/lmfile"))[1]
+    return r
+
+
+def _tcp_bandwidth(lm) -> dict:
+    return {"bw_tcp_mb_s": statistics.median(
+        parsers.parse_size_value(_served(lm, "bw_tcp", "-m 65536"))[1] for _ in range(TCP_RUNS))}
+
+
+# The lmbench suite, group by group: each group one test of testsuites/test_lmbench.py,
+# a compare's or a bench's boot runs them all, a bisect of one figure runs its group.
+# small: skipped on a board with little RAM (it ran out of memory there in the study).
+LMBENCH_FIGURES = {   # what each group gives
+    "latencies": ("lat_syscall_null_us", "lat_proc_fork_us", "lat_pipe_us", "lat_unix_us", "lat_udp_us",
+                  "lat_tcp_us", "lat_select_100fd_us", "lat_pagefault_us", "lat_mmap_1m_us"),
+    "connect": ("lat_connect_us",),
+    "file_create_delete": ("lat_fs_create_0k_per_s", "lat_fs_delete_0k_per_s"),
+    "context_switch": tuple(f"lat_ctx_{s}k_{n}p_us" for s in (0, 1, 16) for n in (2, 4, 8, 16)),
+    "bandwidth": ("bw_pipe_mb_s", "bw_unix_mb_s", "bw_file_reread_mb_s"),
+    "tcp_bandwidth": ("bw_tcp_mb_s",),
+}
+LMBENCH_GROUPS = {   # name: (measure(lm) -> {figure: value}, small)
+    "latencies": (_latencies, True), "connect": (_connect, True),
+    "file_create_delete": (_file_create_delete, True), "context_switch": (_context_switch, False),
+    "bandwidth": (_bandwidth, False), "tcp_bandwidth": (_tcp_bandwidth, False),
+}
+
+
+def lmbench_group(name: str, lm) -> dict:
+    """One group's figures, named as the catalogue names them."""
+    return {f"lmbench.{k}": v for k, v in LMBENCH_GROUPS[name][0](lm).items()}
+
+
+def lmbench(shell, small: bool = False, groups=None) -> dict:
+    """The lmbench suite's figures (quick timing), every group a board of its RAM runs."""
+    lm = lmbench_runner(shell)
+    out = {}
+    for name, (_, on_small) in LMBENCH_GROUPS.items():
+        if (groups is None or name in groups) and (on_small or not small):
+            out.update(lmbench_group(name, lm))
+    return out
+
+
+def lmbench_group_of(metric: str) -> str:
+    """The group whose run gives `metric` (a catalogue name)."""
+    for name, figures in LMBENCH_FIGURES.items():
+        if metric.split(".", 1)[-1] in figures:
+            return name
+    raise ValueError(f"no lmbench group gives {metric}")
 
 
 def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict, list]:
@@ -114,17 +233,16 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     return jitter_figures(t), t["histogram"]
 
 
-def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5) -> dict:
+def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5,
+           small: bool = False) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
-    figure wanted, when a cheaper command gives it alone."""
+    figure wanted, when a cheaper run gives it (its lmbench group)."""
     if name == "boot_time":
         return boot(rec)
     if name == "memory":
         return memory(shell, rec)
-    if name == "lmbench" and metric in LMBENCH_ONE:
-        return {f"lmbench.{k}": v for k, v in parsers.parse_lmbench(_lm(shell, LMBENCH_ONE[metric])).items()}
     if name == "lmbench":
-        return lmbench(shell)
+        return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
     if name == "jitter":
         return jitter(shell, jitter_s)[0]
     raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
@@ -135,14 +253,12 @@ def one_sample(strategy, shell_driver, families=FAMILIES, jitter_s: int = 5) -> 
     record and the jitter histogram). Memory is read before any workload."""
     rec = strategy.reboot()
     figures, extras = {}, {"boot": rec}
-    if "boot_time" in families:
-        figures.update(boot(rec))
     sh = shell_driver()
-    if "memory" in families:
-        figures.update(memory(sh, rec))
-    if "lmbench" in families:
-        figures.update(lmbench(sh))
-    if "jitter" in families:
-        j, extras["histogram"] = jitter(sh, jitter_s)
-        figures.update(j)
+    small = workloads.small_board(strategy.board.ram_mb)
+    for name in (f for f in FAMILIES if f in families):   # memory first: before any workload
+        if name == "jitter":
+            j, extras["histogram"] = jitter(sh, jitter_s)
+            figures.update(j)
+        else:
+            figures.update(family(name, sh, rec, small=small))
     return figures, extras
