@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.judge import timing  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
-from boardlab.vlab.host import VirtualLab  # noqa: E402
+from boardlab.vlab.host import VirtualLabHost  # noqa: E402
 
 GOAL = 1.5
 
@@ -60,7 +60,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", action="store_true", help="keep the cold cache directory")
     args = ap.parse_args()
-    if VirtualLab("vlab").is_up():
+    if VirtualLabHost("vlab").is_up():
         print("first_run: the virtual lab is up; a cold run starts it itself: "
               "boardlab vlab down first", file=sys.stderr)
         return 2

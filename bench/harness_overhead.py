@@ -8,6 +8,7 @@ both alike; prints each run, the medians and the ratio (goal <= 1.05).
 
 Brings the virtual lab up if it is not (and down again at the end)."""
 import argparse
+import contextlib
 import re
 import statistics
 import sys
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.facts.board import bootargs, load_board
-from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.lab import kept_up
 
 
 def power(board, value):
@@ -115,10 +116,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--kernel", default="armmp")
     args = ap.parse_args()
-    lab = VirtualLab("vlab")
-    was_up = lab.is_up()
-    if not was_up:
-        lab.up()
+    lab_stack = contextlib.ExitStack()   # through the lab and its leases: every host up
+    lab_stack.enter_context(kept_up("vlab", boards=("qemu-arm",)))
     board = load_board("qemu-arm")
     from labgrid import Environment
     env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
@@ -149,8 +148,7 @@ def main():
     finally:
         strategy.transition("off")
         env.cleanup()
-        if not was_up:
-            lab.down()
+        lab_stack.close()
     for k, rows in phases.items():
         print(f"median {k:9s}" + fmt([statistics.median(col) for col in zip(*rows)]))
     harness = {k: statistics.median(r[1] + r[3] for r in rows) for k, rows in phases.items()}

@@ -9,6 +9,7 @@ milestones, the medians and the ratio LAVA / strategy.
 
 Brings the virtual lab up if it is not (and down again at the end)."""
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab import lava
 from boardlab.facts.board import load_board
-from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.lab import kept_up
 
 
 def strategy_run(log_dir):
@@ -55,10 +56,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     board = load_board("qemu-arm")
-    vlab = VirtualLab("vlab")
-    was_up = vlab.is_up()
-    if not was_up:
-        vlab.up()
+    lab_stack = contextlib.ExitStack()   # through the lab and its leases: every host up
+    vlab = lab_stack.enter_context(kept_up("vlab", boards=("qemu-arm",)))
     walls = {"strategy": [], "lava": []}
     shells = {"strategy": [], "lava": []}
     try:
@@ -74,8 +73,7 @@ def main():
                     print(f"run {i + 1} {how:8s}: wall {wall:6.2f} s  "
                           + "  ".join(f"{k} {v:.3f}" for k, v in ms.items()), flush=True)
     finally:
-        if not was_up:
-            vlab.down()
+        lab_stack.close()
     med = {k: statistics.median(v) for k, v in walls.items()}
     print(f"median wall, power-off -> shell -> off: strategy {med['strategy']:.2f} s, "
           f"lava-run {med['lava']:.2f} s, ratio lava/strategy {med['lava'] / med['strategy']:.2f}")

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from boardlab.boot.session import board_session
 from boardlab.judge import baselines
 from boardlab.measure import parsers, sample
-from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.host import VirtualLabHost
 from boardlab.vlab.lab import kept_up
 
 def _keyed(figures: dict) -> dict:
@@ -88,7 +88,7 @@ def main():
                   for c in ("deterministic", "realtime")]
     samples = {cond: {} for cond in conditions}
     host_s = {cond: [] for cond in conditions}
-    lab = VirtualLab("vlab")
+    lab = VirtualLabHost("vlab")
     with kept_up("vlab"), board_session(
                 ROOT / f"lab/{args.board}.yaml", ROOT / f"results/bench-noise-{args.board}",
                 milestones_due=baselines.milestones_due) as (strategy, shell):

@@ -27,6 +27,7 @@ transfer: the near misses a stall is made of.
 
 Brings the virtual lab up if it is not (and down again at the end)."""
 import argparse
+import contextlib
 import dataclasses
 import os
 import re
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.measure import clocks
-from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.lab import VirtualLab, kept_up
 
 BOARDS = ("qemu-arm", "qemu-ppc")
 SUITES = ("testsuites/test_boot_time.py", "testsuites/test_memory.py")
@@ -133,16 +134,17 @@ def beside(work) -> tuple[dict, float]:
     return {b: statistics.mean(ts) for b, ts in done.items()}, max(first_done.values())
 
 
-def set_retransmit(vlab, setting: str):
-    """Restart the lab's tftpd with a retransmit setting: 'client' (tftpd-hpa's default:
-    the board's timeout option) or milliseconds."""
-    ms = None if setting == "client" else int(setting)
-    vlab.lab = dataclasses.replace(vlab.lab, tftp_retransmit_ms=ms)
-    vlab.stop_service("tftpd")
-    vlab.start_service("tftpd")
+def set_retransmit(hosts, setting: str):
+    """Restart every lab host's tftpd with a retransmit setting: 'client' (tftpd-hpa's
+    default: the board's timeout option) or milliseconds; None: each host's own facts."""
+    for host in hosts:
+        ms = host.lab.tftp_retransmit_ms if setting is None else None if setting == "client" else int(setting)
+        host.lab = dataclasses.replace(host.lab, tftp_retransmit_ms=ms)
+        host.stop_service("tftpd")
+        host.start_service("tftpd")
 
 
-def stall_rounds(vlab, work: Path, rounds: int, settings: list[str], block: int) -> dict:
+def stall_rounds(hosts, work: Path, rounds: int, settings: list[str], block: int) -> dict:
     """Two-board rounds (both jobs started at once), the tftpd settings alternating in
     blocks: {setting: counts}."""
     counts = {s: {"rounds": 0, "jobs": 0, "stall": 0, "failed": 0, "transfers": 0, "T": 0}
@@ -153,7 +155,7 @@ def stall_rounds(vlab, work: Path, rounds: int, settings: list[str], block: int)
     current = None
     for i, setting in enumerate(schedule):
         if setting != current:
-            set_retransmit(vlab, setting)
+            set_retransmit(hosts, setting)
             current = setting
         c = counts[setting]
         c["rounds"] += 1
@@ -169,7 +171,8 @@ def stall_rounds(vlab, work: Path, rounds: int, settings: list[str], block: int)
         print(f"round {i + 1} (retransmit {setting}): "
               + ", ".join(f"{b} {outcome[b]}" for b in BOARDS)
               + f"; {time.monotonic() - t0:.0f} s; so far {c['stall']} stalls, {c['T']} timeouts "
-                f"in {c['transfers']} transfers", flush=True)
+                f"in {c['transfers']} transfers; {c['failed']} jobs FAILED otherwise (their stalls are not counted)",
+              flush=True)
     return counts
 
 
@@ -198,10 +201,8 @@ def main():
     if args.stall_rounds:
         return main_stalls(args)
     host = clocks.this_host()
-    vlab = VirtualLab("vlab")
-    was_up = vlab.is_up()
-    if not was_up:
-        vlab.up()
+    lab_stack = contextlib.ExitStack()   # through the lab and its leases: every host up
+    lab_stack.enter_context(kept_up("vlab", boards=("qemu-arm", "qemu-ppc")))
     rounds = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -219,8 +220,7 @@ def main():
                                                      for x in BOARDS)
                       + f"; throughput {gain:.2f} x", flush=True)
     finally:
-        if not was_up:
-            vlab.down()
+        lab_stack.close()
     print(f"\nhost {host['id']} ({os.cpu_count()} cores), clock: host (wall time of whole jobs), "
           f"{args.rounds} rounds; a job: {' '.join(SUITES + JOB_OPTIONS)}")
     print(f"{'board':<10}{'alone s':>10}{'beside s':>10}{'speed kept':>12}")
@@ -239,18 +239,16 @@ def main():
 
 def main_stalls(args):
     host = clocks.this_host()
-    vlab = VirtualLab("vlab")
-    was_up = vlab.is_up()
-    if not was_up:
-        vlab.up()
+    lab_stack = contextlib.ExitStack()   # through the lab and its leases: every host up
+    lab_stack.enter_context(kept_up("vlab", boards=("qemu-arm", "qemu-ppc")))
+    hosts = list(VirtualLab().hosts.values())   # each board's own host: qemu-ppc is on vlab2
     settings = [s.strip() for s in args.retransmit.split(",")]
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            counts = stall_rounds(vlab, Path(tmp), args.stall_rounds, settings, args.block)
+            counts = stall_rounds(hosts, Path(tmp), args.stall_rounds, settings, args.block)
     finally:
-        set_retransmit(vlab, str(VirtualLab("vlab").lab.tftp_retransmit_ms or "client"))
-        if not was_up:
-            vlab.down()
+        set_retransmit(hosts, None)
+        lab_stack.close()
     print_stalls(counts, host)
 
 

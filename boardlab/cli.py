@@ -10,22 +10,23 @@ from boardlab.errors import BoardlabError, InputError
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
+from boardlab.lab import cli as lab_cli
 from boardlab.lava import cli as lava_cli
 
 
 def cmd_vlab(args):
-    from boardlab.vlab.host import LabError, VirtualLab
+    from boardlab.daemons import ServiceError
+    from boardlab.vlab.host import VirtualLabHost
     from boardlab.vlab.images import ImageBuildError, build_images
-    from boardlab.vlab.lab import VirtualLabs, format_lab_status, format_status, status_json
+    from boardlab.vlab.lab import VirtualLab, format_lab_status, format_status, status_json
     try:
-        # the whole virtual lab, or with --lab one of its hosts
-        lab = VirtualLab(args.lab) if args.lab else VirtualLabs()
+        lab = VirtualLabHost(args.lab) if args.lab else VirtualLab()
         show = format_status if args.lab else format_lab_status
         if args.action == "up":
             lab.up(args.board)
             print(show(lab.status()))
         elif args.action == "down":
-            lab.down(**({"force": args.force} if not args.lab else {}))
+            VirtualLab().down(force=args.force, host=args.lab)   # through the leases, one host or all
         elif args.action == "build":
             for name in args.board:
                 lab.board(name)
@@ -39,7 +40,7 @@ def cmd_vlab(args):
             st = lab.status()
             print(status_json(st) if args.json else show(st))
             return 0 if lab.is_up() else 3
-    except (LabError, ImageBuildError) as e:
+    except (ServiceError, ImageBuildError) as e:   # the lab's own (LabError) and its services'
         print(f"boardlab vlab {args.action}: {e}", file=sys.stderr)
         return 1
     return 0
@@ -212,10 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     from boardlab.facts.places import PlacesError
     pl.set_defaults(func=cmd_places, errors=(PlacesError,))
     _compare_parser(sub)
-    bisect_cli.add_parser(sub)
-    lava_cli.add_parser(sub)
+    for room in (bisect_cli, lava_cli, kernel_cli, lab_cli):
+        room.add_parser(sub)
     history_cli.add_parser(sub).set_defaults(watch=bisect_cli.cmd_watch)
-    kernel_cli.add_parser(sub)
     return ap
 
 

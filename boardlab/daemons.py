@@ -16,8 +16,8 @@ from boardlab.log import progress
 from boardlab.procs import running
 
 
-class LabError(BoardlabError):
-    pass
+class ServiceError(BoardlabError):
+    """A service this project runs (or a command it needs) failed: names which and why."""
 
 
 def sh(*cmd, check=True, netns=None):
@@ -25,7 +25,7 @@ def sh(*cmd, check=True, netns=None):
         cmd = ("ip", "netns", "exec", netns) + cmd
     r = subprocess.run(cmd, capture_output=True, text=True)
     if check and r.returncode != 0:
-        raise LabError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+        raise ServiceError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
     return r
 
 
@@ -75,11 +75,11 @@ class Daemons:
         deadline = time.monotonic() + timeout
         while ready is not None and not ready():
             if proc.poll() is not None:
-                raise LabError(f"{name} exited with status {proc.returncode} at start; "
+                raise ServiceError(f"{name} exited with status {proc.returncode} at start; "
                                f"its log: {self.log_dir / (name + '.log')}\n"
                                + self.log_tail(name))
             if time.monotonic() > deadline:
-                raise LabError(f"{name} did not become ready within {timeout:.0f} s; its log: "
+                raise ServiceError(f"{name} did not become ready within {timeout:.0f} s; its log: "
                                f"{self.log_dir / (name + '.log')}\n" + self.log_tail(name))
             time.sleep(0.05)
         progress(f"  {name}: started (pid {proc.pid})")

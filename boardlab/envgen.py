@@ -11,11 +11,11 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.facts import labhost, pdu
+from boardlab.facts import hostconfigs, lanfirewall, pdu
 from boardlab.facts.board import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, load_board
 from boardlab.facts.labhosts import LabHost, lab_host_of, lab_hosts
 from boardlab.facts.labfacts import check_listed, lab_boards
-from boardlab.lava import devices as lava_devices
+from boardlab.lava import devices as lava_devices, health as lava_health
 
 LAB_DIR = PROJECT_ROOT / "lab"
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
@@ -126,13 +126,14 @@ def lab_host_files(lab: LabHost) -> dict[Path, str]:
              d / "places.yaml": places_config(lab, boards)}
     if lab.kind == "real":   # the virtual lab host renders these at run time
         server = lab.server_ip
-        files[d / "ser2net.yaml"] = labhost.ser2net_yaml(
+        files[d / "ser2net.yaml"] = hostconfigs.ser2net_yaml(
             (b.name, b.console.ser2net_port, b.console.serial_adapter,
              b.console.baud, "127.0.0.1") for b in boards)
-        files[d / "tftpd-hpa"] = labhost.tftpd_defaults(lab.tftp_root, server)
-        files[d / "exports"] = labhost.nfs_exports(labhost.nfs_export_clients(lab, boards))
+        files[d / "tftpd-hpa"] = hostconfigs.tftpd_defaults(lab.tftp_root, server)
+        files[d / "exports"] = hostconfigs.nfs_exports(hostconfigs.nfs_export_clients(lab, boards))
         if lab.pdudaemon is not None:
             files[d / "pdudaemon.conf"] = pdu.pdudaemon_config(lab, boards)
+        files[d / "nftables.conf"] = lanfirewall.nftables_conf(lab)
     return files
 
 
@@ -146,6 +147,7 @@ def generated_files() -> dict[Path, str]:
     for lab in lab_hosts():
         files.update(lab_host_files(lab))
     files.update(lava_devices.generated_files())   # LAVA's: the same facts
+    files.update(lava_health.generated_files())
     return files
 
 

@@ -10,7 +10,7 @@ APT_PACKAGES=(
   # the virtual lab host: QEMU + U-Boot, the console server, TFTP, NFS (user space
   # ganesha where the kernel has no nfsd; nfs-kernel-server's tools for real hosts)
   qemu-system-arm u-boot-qemu u-boot-tools ser2net tftpd-hpa tftp-hpa
-  nfs-ganesha nfs-ganesha-vfs rpcbind iproute2
+  nfs-ganesha nfs-ganesha-vfs rpcbind iproute2 nftables
   # building the board's images: cross compiler for target/ programs, cpio, xz
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross binutils-arm-linux-gnueabihf
   cpio xz-utils file curl

@@ -392,10 +392,10 @@ def test_the_virtual_labs_tftpd_retransmits_in_real_time():
     real time here): tftpd must not take the board's 5 s as its retransmit, or one lost
     data packet costs U-Boot ~5 of its 10 retries (docs/powerpc.md). A real lab host's
     boards run on real time: tftpd-hpa's own behaviour stays."""
-    from boardlab.facts.labhost import tftpd_retransmit_args
-    from boardlab.vlab.host import VirtualLab
+    from boardlab.facts.hostconfigs import tftpd_retransmit_args
+    from boardlab.vlab.host import VirtualLabHost
     vlab = load_lab_host("vlab")
     assert vlab.tftp_retransmit_ms == 100
-    tftpd = next(cmd for name, cmd, _, _ in VirtualLab("vlab").services() if name == "tftpd")
+    tftpd = next(cmd for name, cmd, _, _ in VirtualLabHost("vlab").services() if name == "tftpd")
     assert tftpd[-5:-1] == ["--refuse", "timeout", "--retransmit", "100000"]
     assert tftpd_retransmit_args(load_lab_host("labhost1")) == []

@@ -15,13 +15,15 @@ import pytest
 import yaml
 
 from boardlab import envgen, lava
-from boardlab.facts import labhost
+from boardlab.facts import hostconfigs
 from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue, clocks
 from boardlab.net import free_port
 from paths import DATA, ROOT
+
+SCRIPTED_CONSOLE = Path(__file__).parent / "scripted_console.py"   # a test fixture, not a board
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
@@ -149,7 +151,7 @@ def test_a_lab_host_that_is_no_lava_worker_refuses_nfs_jobs():
     """LAVA boots an NFS job from its own directory: the lab host's exports carry it,
     and a host that is not the worker says why an NFS job cannot run there."""
     lab = load_lab_host("labhost1")
-    assert labhost.LAVA_NFS_DIR in (ROOT / "places" / "labhost1" / "exports").read_text()
+    assert hostconfigs.LAVA_NFS_DIR in (ROOT / "places" / "labhost1" / "exports").read_text()
     job = lava.render_job(load_board("tqm860l"), "2.6.11.7", ["boot_time"], "nfs", testdefs_url="file:///x")
     lava.check_nfs_export(lab, job)
     with pytest.raises(lava.LavaError, match=r"does not export it \(lava_worker: false in .*labhost1/lab-host.yaml\)"):
@@ -442,7 +444,7 @@ def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     nfsroot = next(str(e["msg"]) for e in entries
                    if "nfsroot=" in str(e.get("msg")) and "setenv bootargs" in str(e.get("msg")))
-    assert f"nfsroot={board.network.server_ip}:{labhost.LAVA_NFS_DIR}/" in nfsroot, nfsroot
+    assert f"nfsroot={board.network.server_ip}:{hostconfigs.LAVA_NFS_DIR}/" in nfsroot, nfsroot
     cases = lava.test_cases(entries)
     assert {c["case"] for c in cases} >= {"avg_us", "max_us"}
     judged_where_it_can_be(board, entries, res)
@@ -620,7 +622,7 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
                                                                       tmp_path):
     """LAVA's u-boot boot method with the board's generated device type (its prompt,
     one command a line, `bootm 200000`, U-Boot 1.1's last words) against a SCRIPTED
-    CONSOLE - a test fixture, not a board (boardlab/vlab/scripted.py) - that speaks the
+    CONSOLE - a test fixture, not a board (tests/scripted_console.py) - that speaks the
     board's U-Boot of its era and replays the study's boot log, scaled. Real: lava-run,
     the TFTP deploy, telnet to ser2net on a cable pty. Only the wiring is the test's."""
     import sys
@@ -643,7 +645,7 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     pidfile = tmp_path / "board.pid"
     with serial_line(tmp_path, name, port, board.console.baud) as sock:
         try:
-            start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
+            start = (f"{sys.executable} {SCRIPTED_CONSOLE} --socket {sock} --script "
                      f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale}")
             dev = yaml.safe_load(lava.render_device(board))
             # LAVA runs power commands in a pseudo-terminal that hangs up as the command

@@ -31,7 +31,7 @@ class FakeLabs:
 @pytest.fixture
 def fake_lab(tmp_path, monkeypatch):
     monkeypatch.setattr(leases, "LEASES", tmp_path / "leases")
-    monkeypatch.setattr(vlab_lab, "VirtualLabs", FakeLabs)
+    monkeypatch.setattr(vlab_lab, "VirtualLab", FakeLabs)
     FakeLabs.state = {"up": False, "downs": 0}
     return FakeLabs.state
 
@@ -66,7 +66,7 @@ def test_down_by_hand_is_refused_while_another_process_uses_the_lab(tmp_path, mo
     other = _other_user(tmp_path)
     try:
         assert other.stdout.readline().strip() == "held"
-        labs = vlab_lab.VirtualLabs.__new__(vlab_lab.VirtualLabs)
+        labs = vlab_lab.VirtualLab.__new__(vlab_lab.VirtualLab)
         labs.hosts = {}
         with pytest.raises(vlab_lab.LabError, match=rf"in use by pid {other.pid} \(sweep\): it goes down "
                                                     r"when the last of them is done.*--force"):

@@ -195,9 +195,9 @@ def test_an_exporter_restarted_brings_its_places_back_and_the_acquired_place_sta
     """A fault of a distributed lab: the second lab host's exporter goes away (stopped by
     its PID) and comes back. Its resources are orphaned meanwhile, alice's acquisition of
     the place holds, and once the exporter is back her suite runs on it."""
-    from boardlab.vlab.host import VirtualLab
+    from boardlab.vlab.host import VirtualLabHost
     sync()
-    host = VirtualLab("vlab2")
+    host = VirtualLabHost("vlab2")
     out = client("reserve", "--wait", "--shell", "board=qemu-ppc").stdout
     token = out.strip().split("=")[1]
     client("-p", "+", "acquire", token=token)

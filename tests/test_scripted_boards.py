@@ -1,5 +1,5 @@
 """The real boards' files driven without hardware. A SCRIPTED CONSOLE stands in for
-each board here - a test fixture, not a board (boardlab/vlab/scripted.py): it speaks
+each board here - a test fixture, not a board (tests/scripted_console.py): it speaks
 the board's U-Boot of its era and replays a boot log of its kernel with the study's
 timing, scaled down. Everything else is real: the board's generated labgrid env, a
 serial cable pty, ser2net (RFC2217), labgrid's power driver, the shared strategy."""
@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -17,6 +19,8 @@ from boardlab.facts.board import load_board
 from boardlab.judge import baselines
 from boardlab.vlab.cable import serial_line
 from paths import DATA, ROOT
+
+SCRIPTED_CONSOLE = Path(__file__).parent / "scripted_console.py"   # a test fixture, not a board
 
 pytestmark = pytest.mark.vlab   # ser2net and a scripted console of its own: daemons
 
@@ -52,7 +56,7 @@ def scripted_board(tmp_path, name, spec, root, scale, boot_log, fault=None, fact
                 t["resources"].pop(power, None)
             for power in ("NetworkPowerDriver", "PDUDaemonDriver"):
                 t["drivers"].pop(power, None)
-            start = (f"{sys.executable} -m boardlab.vlab.scripted --socket {sock} --script "
+            start = (f"{sys.executable} {SCRIPTED_CONSOLE} --socket {sock} --script "
                      f"{DATA / 'scripted' / (name + '.uboot.yaml')} --log {boot_log} --scale {scale} "
                      f"--emitted {emitted_log}" + (f" --fault {fault}" if fault else ""))
             t["drivers"] = {"ExternalPowerDriver": {

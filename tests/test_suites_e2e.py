@@ -33,7 +33,7 @@ def armmp_run(vlab, tmp_path_factory):
     run = tmp_path_factory.mktemp("armmp") / "run"
     # the build-size suite's clean kernel build is slow work: its own test below. Three
     # samples of a noisy figure at most: what this checks is every suite's path to a
-    # verdict (the verdict's decisions are unit tests and bench/gate_power.py's figures)
+    # verdict (the verdict's decisions are unit tests and bench/gate_detection.py's figures)
     r = suites("testsuites/", "--quick", "-m", "not slow", "--run-dir", str(run),
                "--junitxml", str(run / "junit.xml"), "--max-repeats", "3")
     return r, run

@@ -14,6 +14,8 @@ from boardlab import envgen
 from boardlab.boot.strategy import BootError
 from boardlab.build import uimage
 from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labhosts import lab_hosts
 from boardlab.vlab import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT
@@ -107,6 +109,41 @@ def test_nfs_root_boot(qemu):
     assert sh.run_check("uname -r") == [uimage.read(IMAGES / "armmp.uImage").release]
     mounts = "\n".join(sh.run_check("cat /proc/mounts"))
     assert f"192.168.10.1:{BOARD.nfs.export} / nfs" in mounts
+    assert "shell" in qemu.last_boot.milestones
+
+
+def lab_controls():
+    """(address, port, what) of every control of the lab a board could try: each lab
+    host's power switch, consoles and sshd on its LAN address and its management address,
+    the coordinator and the LAVA server on the management host."""
+    lab = load_lab()
+    out = [(lab.management_ip, lab.coordinator_port, "coordinator"), (lab.management_ip, 8180, "LAVA")]
+    for host in lab_hosts():
+        if host.kind != "virtual":
+            continue
+        for addr in (host.server_ip, host.management_ip):
+            out += [(addr, host.power_switch.port, f"{host.name} power switch"), (addr, 22, f"{host.name} sshd")]
+            out += [(addr, load_board(b).console.ser2net_port, f"{host.name} console of {b}")
+                    for b in host.boards]
+    return list({(a, p): (a, p, what) for a, p, what in out}.values())   # the hosts share a LAN address
+
+
+def test_the_board_reaches_its_boot_services_and_no_lab_control(qemu):
+    """A board under test is untrusted: from its own shell, with a route it added itself
+    to the management network (what a hostile kernel can do), every control of the lab is
+    refused or unreachable. It booted over TFTP and mounted its root over NFS, and NFS
+    answers the same probe (so the probe itself works)."""
+    qemu.select(root="nfs")
+    qemu.transition("shell")
+    sh = shell_of(qemu)
+    sh.run("route add -net 10.231.0.0 netmask 255.255.255.0 gw 192.168.10.1 2>&1")
+
+    def reached(addr, port):
+        out, _, _ = sh.run(f"nc -w 2 {addr} {port} </dev/null >/dev/null 2>&1 && echo REACHED", timeout=30)
+        return "REACHED" in out
+    assert reached("192.168.10.1", 2049), "the probe cannot reach NFS: it proves nothing"
+    open_ports = [f"{what} at {a}:{p}" for a, p, what in lab_controls() if reached(a, p)]
+    assert not open_ports, f"the board reaches: {open_ports}"
     assert "shell" in qemu.last_boot.milestones
 
 

@@ -15,8 +15,8 @@ from boardlab.facts.typedyaml import FactsError, build, load_yaml, one_of
 
 @dataclass(frozen=True)
 class PowerSwitch:
-    listen: str
     port: int
+    listen: str = ""            # default: the lab host's control address (LabHost.control_address)
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class LabHost:
     kind: str = one_of(("virtual", "real"), "virtual")
     exporter_name: str | None = None
     lava_worker: bool = True    # it also exports LAVA's NFS root directory
-    # tftpd's retransmit in ms, the client's timeout refused (facts.labhost.tftpd_retransmit_args)
+    # tftpd's retransmit in ms, the client's timeout refused (facts.hostconfigs.tftpd_retransmit_args)
     tftp_retransmit_ms: int | None = None
     pdudaemon: PduDaemon | None = None
     # the virtual lab host's LAN and power switch
@@ -59,6 +59,12 @@ class LabHost:
     @property
     def management_ip(self) -> str | None:
         return self.management.split("/")[0] if self.management else None
+
+    @property
+    def control_address(self) -> str:
+        """Where the lab's controls (consoles, power switch) listen: the management
+        address, else 127.0.0.1; never the lab LAN, where the boards are."""
+        return self.management_ip or "127.0.0.1"
 
 
 VIRTUAL_LAB_FIELDS = ("netns", "bridge", "run_dir", "power_switch")

@@ -90,7 +90,7 @@ def sample_series(server: HistoryServer, board: str | None = None, metric: str |
 
 def detect(values: dict, steps: dict) -> dict:
     """{key: [values]} and {key: smallest relative step} -> {key: [Otava's change points]}
-    (the one call of the detector: `changes` and bench/history_power.py)."""
+    (the one call of the detector: `changes` and bench/history_detection.py)."""
     req = {"series": values, "max_pvalue": MAX_PVALUE, "min_magnitude": steps}
     r = subprocess.run([str(VENV / "bin" / "python"), str(WORKER)], input=json.dumps(req),
                        capture_output=True, text=True)

@@ -63,8 +63,8 @@ def move(board: Board, kernel: str, version: str, why: str, package: str | None 
     progress(f"kernel {kernel}: pin {old.line()} -> {new.line()}; measuring on {board.name} ({run_dir})")
     try:
         if board.virtual:
-            from boardlab.vlab.host import VirtualLab
-            VirtualLab(board.lab_host).prepare(board.name)   # images from the new pin
+            from boardlab.vlab.host import VirtualLabHost
+            VirtualLabHost(board.lab_host).prepare(board.name)   # images from the new pin
         r = subprocess.run(suites_command(board, kernel, run_dir), cwd=PROJECT_ROOT,
                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
         if r.returncode != 0:

@@ -6,10 +6,9 @@ reaches the server over the management network, with its own name, token and wor
 directory, and each board is the device of its own host's worker.
 
 No systemd here, so the services the Debian packages describe as units are started
-by hand, each by PID (gunicorn for the web/API, `lava-server manage lava-scheduler`,
-`lava-worker`), PostgreSQL with pg_ctlcluster (boardlab.postgres). `down` stops what `up`
-started, and PostgreSQL only if the lab started it and nothing else of it still uses it. The registrations (user, token, worker, device
-type, device) live in LAVA's database and files and are reused: `up` is idempotent.
+by hand, each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`),
+PostgreSQL with pg_ctlcluster (boardlab.postgres); `down` stops what `up` started. The
+registrations live in LAVA's database and files and are reused: `up` is idempotent.
 
 Verified facts this relies on: lava-server installs only with PostgreSQL running;
 power commands run under a pseudo-terminal (ours are curl calls to the power switch,
@@ -22,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
-from boardlab.lava import devices
+from boardlab.lava import devices, health
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
 from boardlab.procs import running
@@ -52,6 +52,12 @@ def _manage(*args, check=True) -> subprocess.CompletedProcess:
     if check and r.returncode != 0:
         raise ServerError(f"lava-server manage {' '.join(args)}: {(r.stderr or r.stdout).strip()[-800:]}")
     return r
+
+
+def _django(expr: str) -> str:
+    """The value of a Python expression over LAVA's models ('' when it fails)."""
+    r = _manage("shell", "-c", f"from lava_scheduler_app.models import Device, TestJob\nprint({expr})", check=False)
+    return (r.stdout.strip().splitlines() or [""])[-1] if r.returncode == 0 else ""
 
 
 def _reap(pid):
@@ -110,10 +116,8 @@ class LocalLavaServer:
             _manage("users", "add", USER, "--superuser", "--staff", "--email", "boardlab@localhost")
         tokens = _manage("tokens", "list", "--user", USER).stdout
         found = re.findall(r"\b([a-z0-9]{32,})\b", tokens)
-        if found:
-            return found[0]
-        out = _manage("tokens", "add", "--user", USER, "--description", "boardlab lava submit").stdout
-        return out.strip().split()[-1]
+        return found[0] if found else _manage("tokens", "add", "--user", USER, "--description",
+                                              "boardlab lava submit").stdout.strip().split()[-1]
 
     def _ensure_worker(self, lab) -> str:
         worker = worker_name(lab.name)
@@ -147,15 +151,21 @@ class LocalLavaServer:
         board = load_board(board_name)
         worker = worker_name(board.lab_host)
         dtype = devices.device_type_name(board)
-        (CONFIG / "device-types").mkdir(parents=True, exist_ok=True)
-        (CONFIG / "devices").mkdir(parents=True, exist_ok=True)
-        shutil.copy(devices.DEVICE_TYPES_DIR / f"{dtype}.jinja2", CONFIG / "device-types" / f"{dtype}.jinja2")
-        shutil.copy(devices.DEVICES_DIR / f"{board.name}.jinja2", CONFIG / "devices" / f"{board.name}.jinja2")
+        # its health check by the name the dictionary extends (dispatcher-config/health-checks)
+        for src, d in ((devices.DEVICE_TYPES_DIR / f"{dtype}.jinja2", "device-types"), (health.health_check_path(
+                board), "health-checks"), (devices.DEVICES_DIR / f"{board.name}.jinja2", "devices")):
+            (CONFIG / d).mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, CONFIG / d / src.name)
         if _manage("device-types", "details", dtype, check=False).returncode != 0:
-            _manage("device-types", "add", dtype)
+            _manage("device-types", "add", dtype, "--health-frequency", str(health.FREQUENCY_HOURS),
+                    "--health-denominator", "hours")
         if _manage("devices", "details", board.name, check=False).returncode != 0:
             _manage("devices", "add", "--device-type", dtype, "--worker", worker, board.name)
-        _manage("devices", "update", board.name, "--worker", worker, "--health", "GOOD", check=False)
+        # Unknown: checked before its first job here; a Bad board is checked again (it may
+        # be mended); a Good one keeps its health
+        now = _django(f"Device.objects.get(hostname={board.name!r}).get_health_display()")
+        unknown = ["--health", "UNKNOWN"] if now != "Good" else []
+        _manage("devices", "update", board.name, "--worker", worker, *unknown, check=not unknown)
         return board.name
 
     def _lavacli_identity(self, token: str):
@@ -183,8 +193,7 @@ class LocalLavaServer:
                                  "--log-level", "info"],
                     env={"ALLOWED_HOSTS": ",".join(b.rsplit(":", 1)[0] for b in binds[1:])} if binds[1:] else None)
         self._wait("the LAVA web server", lambda: tcp_open(self.port), 60)
-        # "-": log to stdout, our log file; the scheduler drops privileges to lavaserver
-        # and could not reopen a file of ours by name
+        # "-": our log file (the scheduler drops privileges and could not reopen it by name)
         self._spawn("scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO",
                                   "--log-file", "-"])
         for lab in self.labs:   # in its lab host, as lava-worker.service runs on a real one
@@ -195,6 +204,9 @@ class LocalLavaServer:
                 "--level", "INFO", "--log-file", "-"])
         self._lavacli_identity(token)
         self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
+        # LAVA holds its boards' places at the coordinator: people reserve them (boardlab.lab.arbiter)
+        self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity", self.identity, "--state",
+                                str(self.run_dir / "arbiter.json"), *[b for lab in self.labs for b in lab.boards]])
         return self
 
     def check(self):
@@ -221,8 +233,7 @@ class LocalLavaServer:
         _reap(pid)
         (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
         db = self.run_dir / name / "db.sqlite3"
-        rows = sqlite3.connect(db).execute("SELECT id, pid FROM jobs WHERE status = 0").fetchall() \
-            if db.exists() else []
+        rows = db.exists() and sqlite3.connect(db).execute("SELECT id, pid FROM jobs WHERE status = 0").fetchall() or []
         for job_id, run_pid in rows:
             if run_pid and running(run_pid):
                 os.killpg(run_pid, signal.SIGTERM)
@@ -239,24 +250,20 @@ class LocalLavaServer:
         return [r[0] for r in rows]
 
     def _device_of(self, job_id) -> str | None:
-        r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
-                    f"print(TestJob.objects.get(pk={int(job_id)}).actual_device.hostname)", check=False)
-        return r.stdout.strip().splitlines()[-1] if r.returncode == 0 and r.stdout.strip() else None
+        return _django(f"TestJob.objects.get(pk={int(job_id)}).actual_device.hostname") or None
 
     def _power_off(self, board_name: str):
         from boardlab.vlab.power import switch_off
-        board = load_board(board_name)
         try:
-            switch_off(board)
+            switch_off(load_board(board_name))
         except OSError as e:
-            self.echo(f"lava server: board {board_name} could not be powered off ({board.power.url}: {e})")
+            self.echo(f"lava server: board {board_name} could not be powered off ({e})")
 
     def worker_online(self, lab_host: str) -> bool:
-        r = _manage("workers", "details", worker_name(lab_host), check=False)
-        return "state      : Online" in r.stdout
+        return "state      : Online" in _manage("workers", "details", worker_name(lab_host), check=False).stdout
 
-    def _names(self) -> list[str]:
-        return [f"worker-{lab.name}" for lab in self.labs] + ["scheduler", "gunicorn"]
+    def _names(self) -> list[str]:   # stopped in this order: the arbiter gives the places back first
+        return ["arbiter"] + [f"worker-{lab.name}" for lab in self.labs] + ["scheduler", "gunicorn"]
 
     def _recorded(self):
         """What an earlier `up` (another process) started: its PID files."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.facts import labhost
+from boardlab.facts import hostconfigs
 from boardlab.facts.board import Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
 from boardlab.lava.common import LavaError
@@ -43,7 +43,7 @@ def check_nfs_export(lab: LabHost, job: dict):
     nfs = any("nfsrootfs" in a.get("deploy", {}) for a in job.get("actions", []))
     if nfs and not lab.lava_worker:
         raise LavaError(f"the job deploys an NFS root, which LAVA extracts under "
-                        f"{labhost.LAVA_NFS_DIR}, but lab host {lab.name} does not export it "
+                        f"{hostconfigs.LAVA_NFS_DIR}, but lab host {lab.name} does not export it "
                         f"(lava_worker: false in {lab.path})")
 
 

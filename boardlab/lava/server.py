@@ -62,6 +62,7 @@ def schedule_jobs(schedule: dict, when: str | None = None) -> dict[str, dict]:
 # what follows the nightly runs: the history's change points noted each morning; every
 # linux-source version the archive serves measured once a week (resumes; new ones only)
 AFTER_THE_JOBS = (("45 5 * * *", "history changes", "history"),
+                  ("15 * * * *", "lab recheck", "lab-recheck"),
                   ("0 4 * * 0", "kernel sweep", "sweep"))
 
 
@@ -123,8 +124,35 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
             echo(f"job {job_id}: {state} ({health})")
             last = (state, health)
         if state == "Finished":
+            if health != "Complete" and not info.get("health_check"):
+                check_after_failure(identity, info.get("actual_device") or info.get("device"), job_id, echo)
             return health
         if time.monotonic() > deadline:
             raise LavaError(f"job {job_id} still {state} after {timeout:.0f} s")
         time.sleep(poll)
 
+
+
+def check_after_failure(identity: str | None, device: str | None, job_id, echo=print) -> None:
+    """A job that failed may have failed for its board: Unknown makes LAVA run the board's
+    health check before it gives it another job (LAVA itself does this only after an
+    infrastructure error)."""
+    if device and device_health(identity, device) == "Good":
+        lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
+        echo(f"job {job_id} failed: board {device} is checked before its next job")
+
+
+def device_health(identity: str | None, device: str) -> str:
+    return (yaml.safe_load(lavacli(identity, "devices", "show", device, "--yaml")) or {}).get("health", "")
+
+
+def recheck(identity: str | None, echo=print) -> list[str]:
+    """Each Bad board checked again (Unknown: LAVA runs its health check before any job):
+    a repaired board comes back by itself, a broken one goes Bad again with the check's
+    log. Hourly from the schedule (AFTER_THE_JOBS)."""
+    bad = [d["hostname"] for d in yaml.safe_load(lavacli(identity, "devices", "list", "--yaml")) or []
+           if d.get("health") == "Bad"]
+    for device in bad:
+        lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
+        echo(f"{device}: Bad -> Unknown: its health check runs next")
+    return bad

@@ -168,7 +168,7 @@ def of_suite(suite: str, lava: bool | None = None) -> list[MetricSpec]:
 # A boot's spans (boardlab.measure.phases: initcall.<fn>, phase.<name>, script.<name>) are
 # named by the kernel, not listed here; one rule gives each its spec. Floor 1 ms or 1 %:
 # an initcall's duration is the kernel's own count on the board's clock, which the
-# deterministic clock repeats (bench/initcall_power.py measures false alarms and the
+# deterministic clock repeats (bench/initcall_detection.py measures false alarms and the
 # detection of a 2 ms delay); 1 % is the milestones' floor, for the long spans. Spans
 # timed by the console's arrival (the old kernels) are the host's: noisy, a rank test.
 SPAN_FLOOR_REL, SPAN_FLOOR_ABS = 0.01, 0.001

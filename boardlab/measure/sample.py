@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 
+from boardlab.errors import BoardlabError
 from boardlab.measure import catalogue, parsers, target_load, workloads
 
 FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
@@ -71,7 +72,7 @@ def mem_eat(shell) -> dict:
     return {"memory.mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}
 
 
-class MeasureError(RuntimeError):
+class MeasureError(BoardlabError, RuntimeError):
     """A measurement command failed on the board, or its output lacks a figure."""
 
 

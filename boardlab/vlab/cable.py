@@ -148,7 +148,7 @@ def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool 
     """A serial line of one's own (tests, benchmarks): a cable pty (a board plugs into
     workdir/uart.sock, which is yielded) behind ser2net on 127.0.0.1:port, configured as
     the lab's. Both stopped by PID after."""
-    from boardlab.facts import labhost
+    from boardlab.facts import hostconfigs
     from boardlab.net import tcp_open, wait_for
     link = workdir / f"{name}.tty"
     procs = []
@@ -159,7 +159,7 @@ def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool 
                                       stdout=subprocess.DEVNULL))
         wait_for(link.exists, what=f"cable pty {link}")
         cfg = workdir / "ser2net.yaml"
-        cfg.write_text(labhost.ser2net_yaml([(name, port, str(link), baud, "127.0.0.1")],
+        cfg.write_text(hostconfigs.ser2net_yaml([(name, port, str(link), baud, "127.0.0.1")],
                                             chardelay=chardelay))
         procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
                                        str(workdir / "ser2net.pid")], stderr=subprocess.DEVNULL))

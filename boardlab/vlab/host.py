@@ -3,7 +3,7 @@
 up: builds the boards' images (cached), makes the host (its namespace, with the lab LAN
 inside it: a bridge and a tap per board, and a link to the lab's management network,
 boardlab.vlab.mgmt), and starts in it, each only if not already running: a serial cable
-per board, ser2net (RFC2217), tftpd-hpa (labhost.tftpd_retransmit_args), the NFS server
+per board, ser2net (RFC2217), tftpd-hpa (hostconfigs.tftpd_retransmit_args), the NFS server
 (rpcbind + nfs-ganesha, user space: this kernel has no nfsd; daemons.private_run), the
 power switch (HTTP; it starts QEMU on the board's clock), sshd (kernels are staged to
 its TFTP directory over ssh, as on a real lab host) and the labgrid exporter.
@@ -18,18 +18,22 @@ import urllib.request
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
-from boardlab.facts import labhost
+from boardlab.facts import hostconfigs, lanfirewall
 from boardlab.facts.board import PLACES_DIR, load_board
 from boardlab.facts.labhosts import load_lab_host
 from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
-from boardlab.daemons import Daemons, LabError, private_run, sh
+from boardlab.daemons import Daemons, ServiceError, private_run, sh
 from boardlab.vlab import boardimages, sshkeys
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
 
-class VirtualLab:
+class LabError(ServiceError):
+    """The virtual lab could not be brought up, down or used: names the step."""
+
+
+class VirtualLabHost:
     def __init__(self, lab_name="vlab"):
         self.lab = load_lab_host(lab_name)
         self.boards = [load_board(b) for b in self.lab.boards]
@@ -71,7 +75,7 @@ class VirtualLab:
                                 for b in self.boards)))
         out.append(("tftpd", ["in.tftpd", "--foreground", "--listen", "--address",
                               f"{self.server_ip}:69", "--secure", "--user", "tftp",
-                              "--verbose", *labhost.tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
+                              "--verbose", *hostconfigs.tftpd_retransmit_args(lab), lab.tftp_root], self.ns,
                     lambda: self._listening("udp", 69)))
         out.append(("rpcbind", private_run(self.run_dir) + ["rpcbind", "-f"], self.ns,
                     lambda: self._listening("tcp", 111)))
@@ -103,7 +107,7 @@ class VirtualLab:
         if os.geteuid() != 0:
             raise LabError("the virtual lab needs root (network namespace, port 69, NFS)")
         tools = sorted({b.qemu.binary for b in self.boards}) + [
-            "ser2net", "in.tftpd", "rpcbind", "ganesha.nfsd", "mkimage", "ip", "ss", "unshare"]
+            "ser2net", "in.tftpd", "rpcbind", "ganesha.nfsd", "mkimage", "ip", "ss", "unshare", "nft"]
         if self.lab.management:
             tools += ["sshd", "ssh-keygen", "rsync"]
         missing = [t for t in tools
@@ -121,6 +125,9 @@ class VirtualLab:
             sh("ip", "link", "add", br, "type", "bridge", netns=self.ns)
             sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
             sh("ip", "link", "set", br, "up", netns=self.ns)
+        rules = self.run_dir / "nftables.conf"   # what the boards may reach of this host
+        rules.write_text(lanfirewall.nftables_conf(self.lab))
+        sh("nft", "-f", str(rules), netns=self.ns)   # replaces its table: every up
         if self.lab.management:
             link_host(self.lab)
         for b in self.boards:   # also a board added to a running lab
@@ -131,18 +138,17 @@ class VirtualLab:
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 
     def _render_configs(self):
-        clients = labhost.lan_network(self.lab)
-        # on the host's every address: its own 127.0.0.1 (LAVA) and its management link
-        listen = "0.0.0.0" if self.lab.management else "127.0.0.1"
-        (self.run_dir / "ser2net.yaml").write_text(labhost.ser2net_yaml(
+        clients = hostconfigs.lan_network(self.lab)
+        listen = self.lab.control_address   # not the LAN: a board must not reach a console
+        (self.run_dir / "ser2net.yaml").write_text(hostconfigs.ser2net_yaml(
             (b.name, b.console.ser2net_port, str(self.run_dir / f"{b.name}.tty"),
              b.console.baud, listen) for b in self.boards))
         if self.lab.management:
             (self.run_dir / "sshd_config").write_text(sshkeys.sshd_config(self.lab, self.run_dir))
-        exports = labhost.nfs_export_dirs(self.lab, self.boards)
+        exports = hostconfigs.nfs_export_dirs(self.lab, self.boards)
         for d in exports:   # ganesha refuses an export whose directory is missing
             Path(d).mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "ganesha.conf").write_text(labhost.ganesha_conf(
+        (self.run_dir / "ganesha.conf").write_text(hostconfigs.ganesha_conf(
             exports, self.server_ip, clients, recovery=str(self.run_dir / "ganesha-recovery")))
 
     def board(self, name: str):
@@ -169,7 +175,7 @@ class VirtualLab:
         and NFS root (a board's images are built when it is first used, not at `up`).
         A board of another virtual lab host is prepared there."""
         if name not in {b.name for b in self.boards}:
-            return VirtualLab(load_board(name).lab_host).prepare(name)
+            return VirtualLabHost(load_board(name).lab_host).prepare(name)
         if name in self.prepared:
             return
         if self._build([name]) and self.daemons.pid("nfsd"):
@@ -285,5 +291,5 @@ def prepare_if_virtual(board) -> bool:
     machine's virtual one (False: a real lab host, nothing to build here)."""
     if virtual_host_of(board) is None:
         return False
-    VirtualLab(board.lab_host).prepare(board.name)
+    VirtualLabHost(board.lab_host).prepare(board.name)
     return True

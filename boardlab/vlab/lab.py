@@ -15,8 +15,7 @@ from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.log import progress
 from boardlab.vlab import leases
-from boardlab.daemons import LabError
-from boardlab.vlab.host import VirtualLab
+from boardlab.vlab.host import LabError, VirtualLabHost
 from boardlab.vlab.mgmt import (COORDINATOR_DIR, coordinator_service, daemons, management_down,
                                 management_up)
 
@@ -25,11 +24,11 @@ def virtual_hosts() -> list[str]:
     return [h.name for h in lab_hosts() if h.kind == "virtual"]
 
 
-class VirtualLabs:
+class VirtualLab:
     """Every virtual lab host of the facts, and their management network."""
 
     def __init__(self):
-        self.hosts = {name: VirtualLab(name) for name in virtual_hosts()}
+        self.hosts = {name: VirtualLabHost(name) for name in virtual_hosts()}
 
     def host_of(self, board: str):
         lab_host = load_board(board).lab_host
@@ -42,17 +41,23 @@ class VirtualLabs:
         for name, host in self.hosts.items():
             host.up([b for b in boards if load_board(b).lab_host == name])
 
-    def down(self, force: bool = False):
-        """Every host and the management network down; refused while another process
-        holds a lease on the lab (a suite or sweep measuring on it) unless forced."""
+    def down(self, force: bool = False, host: str | None = None):
+        """Every host and the management network down (or one host: `host`); refused
+        while another process holds a lease on the lab (a suite or sweep measuring on it)
+        unless forced."""
         held = [h for h in leases.holders() if h["pid"] != os.getpid()]
         if held and not force:
-            leases.set_down_due(True)    # the last of them takes it down
-            raise LabError(f"the virtual lab is in use by {leases.describe(held)}: it goes down when the "
-                           f"last of them is done (`boardlab vlab down --force` takes it down under them)")
+            if host is None:
+                leases.set_down_due(True)    # the last of them takes it down
+            raise LabError(f"the virtual lab is in use by {leases.describe(held)}: "
+                           + ("it goes down when the last of them is done" if host is None else
+                              f"lab host {host} stays up") +
+                           " (`boardlab vlab down --force` takes it down under them)")
+        if host is not None:
+            return self.hosts[host].down()
         leases.set_down_due(False)
-        for host in self.hosts.values():
-            host.down()
+        for h in self.hosts.values():
+            h.down()
         management_down()
 
     def is_up(self) -> bool:
@@ -98,7 +103,7 @@ def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
     brought it up (unless leave_up) and no other user holds it then (vlab.leases: else
     the last user takes it down): for benches, scripts and test sessions. Yields lab
     host `name`."""
-    labs = VirtualLabs()
+    labs = VirtualLab()
     if name not in labs.hosts:
         raise InputError(f"no virtual lab host {name!r} (places/*/lab-host.yaml: {', '.join(labs.hosts)})")
     lease = leases.take()

@@ -236,15 +236,15 @@ def serve(lab_name: str):
     for name in lab.boards:
         board = load_board(name)
         outlets[board.power.index] = Outlet(board, lab)
-    server = ThreadingHTTPServer((lab.power_switch.listen, lab.power_switch.port),
-                                 make_handler(outlets))
+    listen = lab.power_switch.listen or lab.control_address
+    server = ThreadingHTTPServer((listen, lab.power_switch.port), make_handler(outlets))
 
     def stop(*_):
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print(f"power switch on http://{lab.power_switch.listen}:{lab.power_switch.port}"
+    print(f"power switch on http://{listen}:{lab.power_switch.port}"
           f" outlets {sorted(outlets)}", flush=True)
     try:
         server.serve_forever()

@@ -22,10 +22,10 @@ the same draws side by side: 'before' (the rule until 2026-11-26: a real differe
 median is within the floor was 'same', whatever its interval) and 'after' (same only when
 the interval lies within the floor). Draws from pools are resamplings, said so in the
 output: the pools bound how independent the trials are. The pools are saved
-(results/bench-gate-power-<board>/pools.json); --pools judges saved ones again, no boots.
+(results/bench-gate-detection-<board>/pools.json); --pools judges saved ones again, no boots.
 
-    .venv/bin/python bench/gate_power.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
-    .venv/bin/python bench/gate_power.py --pools results/bench-gate-power-qemu-arm/pools.json
+    .venv/bin/python bench/gate_detection.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
+    .venv/bin/python bench/gate_detection.py --pools results/bench-gate-detection-qemu-arm/pools.json
 
 Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests, see
 /etc/boardlab-userland) are left out, and the bench says so.
@@ -218,7 +218,7 @@ def measure(args, board):
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     try:
         with kept_up("vlab"), board_session(
-                ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-power-{board.name}",
+                ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-detection-{board.name}",
                 milestones_due=baselines.milestones_due) as (strategy, shell):
             strategy.select(kernel="", root="ramdisk", ramdisk="")
             strategy.transition("shell")
@@ -283,7 +283,7 @@ def main():
         pools = json.loads(Path(args.pools).read_text())
     else:
         pools = measure(args, board)
-        out = ROOT / f"results/bench-gate-power-{board.name}/pools.json"
+        out = ROOT / f"results/bench-gate-detection-{board.name}/pools.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(pools, indent=1) + "\n")
         print(f"pools: {out}")

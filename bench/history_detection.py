@@ -10,7 +10,7 @@ the virtual board (kernels/armmp/qemu-arm.yaml): boot_time.guest_login for the
 deterministic clock, boot_time.login for the host clock. Series of 20 builds; steps at
 build 10.
 
-    .venv/bin/python bench/history_power.py [--series 20]
+    .venv/bin/python bench/history_detection.py [--series 20]
 
 Goals (issue "A lab that remembers"): 20 unchanged series: 0 change points; a 0.5 % step
 on the deterministic clock and a 5 % step on the host clock found at the right build

@@ -8,6 +8,9 @@ import ipaddress
 from boardlab.facts.labhosts import LabHost
 
 
+MOUNTD_PORT = 20048   # the NFS mount daemon's port, pinned (facts.lanfirewall names it)
+
+
 def lan_network(lab: LabHost) -> str:
     return str(ipaddress.ip_interface(lab.address).network)
 
@@ -43,6 +46,7 @@ def ganesha_conf(exports, bind_addr: str, clients: str, recovery: str | None = N
         "    Enable_NLM = false;",
         "    Enable_RQUOTA = false;",
         f"    Bind_addr = {bind_addr};",
+        f"    MNT_Port = {MOUNTD_PORT};   # pinned: the LAN's rule set names it (facts.lanfirewall)",
         "}",
         "NFSV4 { Graceless = true; }" if recovery is None else
         # each server its own state directory (two virtual hosts share this machine's disk)

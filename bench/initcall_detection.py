@@ -20,7 +20,7 @@ The boots alternate A, B, A, B, ... (--pairs of each). Then:
              when chr_dev_init is 'regressed' by 2 ms +- 10 %; every other span flagged
              is a false alarm.
 
-    .venv/bin/python bench/initcall_power.py [--pairs 20] [--trials 20] [--delay-us 2000]
+    .venv/bin/python bench/initcall_detection.py [--pairs 20] [--trials 20] [--delay-us 2000]
 
 Goals (#27): A/A with 5 boots a side, 0 spans flagged; the 2 ms found in >= 19 of 20.
 Figures are on the guest-deterministic clock (the board's printk and initcall times)."""
@@ -49,7 +49,7 @@ TARGET = "initcall.chr_dev_init"
 SOURCE = CACHE_DIR / "initcall-bench" / "linux-source-6.1"
 DELAY_PARAM = """static unsigned int boardlab_delay_us;
 
-/* bench/initcall_power.py: slow chr_dev_init by a known amount (boardlab_delay_us=N) */
+/* bench/initcall_detection.py: slow chr_dev_init by a known amount (boardlab_delay_us=N) */
 static int __init boardlab_delay_setup(char *s)
 {
 	return kstrtouint(s, 10, &boardlab_delay_us) == 0;

@@ -1,6 +1,9 @@
-"""Options and fixtures shared by testsuites/ (run with `pytest --lg-env lab/<board>.yaml
-testsuites/`): which kernel and root to boot, where the run's results and console
-logs go, and the board at shell state (booted once per kernel, then reused)."""
+"""boardlab's pytest plugin, registered as labgrid registers its own (the `pytest11` entry
+point in pyproject.toml): with `pytest --lg-env lab/<board>.yaml testsuites/`, the options
+and fixtures the suites share - which kernel and root to boot, where the run's results and
+console logs go, the board at shell state (booted once per kernel, then reused), the gate
+each test records its figures through. Inert in a run without a board (tests/): its
+fixtures are only made when a test asks for them."""
 import functools
 import os
 from pathlib import Path

@@ -1,0 +1,70 @@
+"""`boardlab lab check BOARD`: the board's health check through labgrid, the rule LAVA's
+health-check job runs (boardlab.judge.health)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from boardlab.errors import InputError
+from boardlab.facts.board import PROJECT_ROOT, board_path, load_board
+from boardlab.judge.health import CheckFailed, check_board
+
+
+def env_of(board: str, env: str | None) -> Path:
+    """The board's labgrid environment (lab/<board>.yaml), or the one given."""
+    if env:
+        if not Path(env).is_file():
+            raise InputError(f"{env}: no such labgrid environment")
+        return Path(env)
+    if not board_path(board).is_file():
+        raise InputError(f"{board_path(board)}: no such board")
+    return PROJECT_ROOT / "lab" / f"{load_board(board).name}.yaml"
+
+
+def cmd_check(args) -> int:
+    env = env_of(args.board, args.env)
+    from boardlab.vlab.host import prepare_if_virtual
+    prepare_if_virtual(load_board(args.board))
+    log_dir = Path(args.log_dir or f"results/lab-check-{args.board}-{time.strftime('%Y%m%d-%H%M%S')}")
+    check_board(env, log_dir)
+    print(f"console logs: {log_dir}")
+    return 0
+
+
+def cmd_recheck(args):
+    from boardlab.lava.server import recheck
+    print(f"{len(recheck(args.identity))} Bad board(s) set Unknown: LAVA checks each before any job")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from boardlab.lab import glance
+    rows = glance.glance(None if args.no_lava else args.lava, lab_host=args.lab_host)
+    print(glance.as_json(rows) if args.json else glance.render(rows))
+    return 1 if any(r.problem for r in rows) else 0
+
+
+def add_parser(sub):
+    lab = sub.add_parser("lab", help="status: the lab at a glance; check: a board's health check through "
+                                     "labgrid; recheck: LAVA's Bad boards checked again")
+    verbs = lab.add_subparsers(dest="verb", required=True)
+    p = verbs.add_parser("status", help="every lab host, exporter and board: up or down, who holds it, "
+                                        "LAVA health, last check and result; exit 1 when something is down or Bad")
+    p.add_argument("--lab-host", default=None, help="only this lab host and its boards")
+    p.add_argument("--lava", default="http://127.0.0.1:8180/", help="the LAVA server (default: the local one)")
+    p.add_argument("--no-lava", action="store_true", help="a lab without LAVA")
+    p.add_argument("--json", action="store_true", help="as JSON (for a scheduler)")
+    p.set_defaults(func=cmd_status)
+    p = verbs.add_parser("check", help="power on, to a shell, one exact figure within its floor, "
+                                       "power off: exit 0 good, 1 bad (with why)")
+    p.add_argument("board", help="a board (boards/<board>.yaml)")
+    p.add_argument("--env", default=None, help="a labgrid environment instead of lab/<board>.yaml")
+    p.add_argument("--log-dir", default=None, help="console logs (default results/lab-check-<board>-<time>)")
+    p.set_defaults(func=cmd_check, errors=(CheckFailed,))
+    p = verbs.add_parser("recheck", help="each board LAVA has as Bad set Unknown, so LAVA runs its "
+                                         "health check before any job: a repaired board comes back by itself "
+                                         "(hourly from the schedule)")
+    p.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY"), help="lavacli identity")
+    p.set_defaults(func=cmd_recheck)
+    return lab

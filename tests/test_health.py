@@ -1,0 +1,79 @@
+"""Health checks: the rule (one exact figure within its floor), LAVA's generated
+health-check jobs, and the check's own shell steps run as LAVA's test shell runs them."""
+import subprocess
+
+import pytest
+import yaml
+
+from boardlab import lava
+from boardlab.facts.board import BOARDS_DIR, load_board
+from boardlab.judge.health import health_figure
+from boardlab.lava import health
+
+BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
+
+
+def test_the_rule_is_the_stored_baseline_of_an_exact_figure_and_its_floor():
+    fig = health_figure(load_board("qemu-arm"))
+    assert (fig.kernel, fig.root, fig.key) == ("armmp", "ramdisk", "memory.free_total_kb")
+    assert fig.judge(fig.expected) is None and fig.judge(fig.expected + fig.floor) is None
+    why = fig.judge(fig.expected + fig.floor + 1)
+    assert "memory.free_total_kb" in why and "armmp" in why and "qemu-arm" in why
+
+
+def test_every_device_type_has_its_generated_health_check_and_lava_takes_it(tmp_path):
+    files = []
+    for name in BOARDS:
+        board = load_board(name)
+        path = health.health_check_path(board)
+        assert path.read_text() == health.generated_files()[path], f"{path}: stale: run boardlab gen"
+        job = yaml.safe_load(path.read_text())
+        assert [list(a)[0] for a in job["actions"]] == ["deploy", "boot", "test"]
+        assert job["metadata"]["boardlab.kernel"] == board.images.default_kernel
+        files.append(("job", path))
+    assert lava.validate(files) == {}
+
+
+def run_steps(tmp_path, total_kb):
+    """The check's steps in a shell with LAVA's helpers and `free` standing in (the
+    values a board's free gives), -> (exit code, what the helpers were called with)."""
+    steps = yaml.safe_load(health.health_check_path(load_board("qemu-arm")).read_text())[
+        "actions"][2]["test"]["definitions"][0]["repository"]["run"]["steps"]
+    calls = tmp_path / "calls"
+    script = "\n".join([
+        f"free() {{ echo '              total        used        free'; echo 'Mem:     {total_kb}  4000  100000'; }}",
+        f"lava_test_case() {{ echo \"case $*\" >> {calls}; }}",
+        f"lava_test_raise() {{ echo \"raise $*\" >> {calls}; exit 1; }}",
+        *[s.replace("lava-test-case", "lava_test_case").replace("lava-test-raise", "lava_test_raise")
+          for s in steps]])
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
+    return r.returncode, calls.read_text() if calls.exists() else ""
+
+
+@pytest.mark.parametrize("delta, good", [(0, True), (4, True), (-4, True), (5, False), (-400, False)])
+def test_the_check_raises_when_the_figure_is_outside_its_floor(tmp_path, delta, good):
+    fig = health_figure(load_board("qemu-arm"))
+    rc, calls = run_steps(tmp_path, int(fig.expected) + delta)
+    assert (rc == 0) == good, calls
+    assert ("case free_total_kb --result pass" in calls) == good
+    if not good:
+        assert "raise memory.free_total_kb" in calls and "armmp on qemu-arm" in calls
+
+
+def test_a_failed_job_has_its_board_checked_and_bad_boards_are_rechecked(monkeypatch):
+    calls = []
+    healths = {"qemu-arm": "Good", "qemu-ppc": "Bad"}
+
+    def lavacli(identity, *args, check=True):
+        calls.append(args)
+        if args[:2] == ("devices", "show"):
+            return yaml.safe_dump({"health": healths[args[2]]})
+        if args[:2] == ("devices", "list"):
+            return yaml.safe_dump([{"hostname": h, "health": v} for h, v in healths.items()])
+        return ""
+    monkeypatch.setattr(lava.server, "lavacli", lavacli)
+    lava.server.check_after_failure(None, "qemu-arm", 7, echo=lambda *_: None)
+    assert ("devices", "update", "qemu-arm", "--health", "UNKNOWN") in calls
+    assert lava.server.recheck(None, echo=lambda *_: None) == ["qemu-ppc"]
+    assert ("devices", "update", "qemu-ppc", "--health", "UNKNOWN") in calls
+    assert "boardlab lab recheck" in lava.cron_lines(lava.load_schedule())

@@ -1,0 +1,122 @@
+"""A shared lab on the virtual lab: a board's health check through labgrid, LAVA's health
+checks taking a broken board out and a repaired one back, and one board held by a person
+and by LAVA in turn with no collision."""
+import re
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from boardlab import cli, lava
+from boardlab.facts.labfacts import load_lab
+from paths import ROOT
+
+pytestmark = pytest.mark.vlab
+
+
+def test_lab_check_says_good_then_bad_with_why_when_the_power_switch_refuses(vlab, tmp_path, capsys):
+    """`boardlab lab check`: the labgrid way (the board's environment and strategy)."""
+    assert cli.main(["lab", "check", "qemu-arm", "--log-dir", str(tmp_path / "good")]) == 0
+    assert "qemu-arm: good: memory.free_total_kb = " in capsys.readouterr().out
+    vlab.stop_service("power-switch")
+    try:
+        assert cli.main(["lab", "check", "qemu-arm", "--log-dir", str(tmp_path / "bad")]) == 1
+        last = capsys.readouterr().err.strip().splitlines()[-1]   # after the progress lines: one line of why
+        assert last.startswith("boardlab lab check: qemu-arm: bad: power") and "8101" in last, last
+    finally:
+        vlab.start_service("power-switch")
+
+
+def device(srv, board="qemu-arm") -> dict:
+    return yaml.safe_load(lava.lavacli(srv.identity, "devices", "show", board, "--yaml"))
+
+
+def wait_for(what, ok, timeout):
+    deadline = time.monotonic() + timeout
+    while not ok():
+        assert time.monotonic() < deadline, f"not {what} after {timeout} s"
+        time.sleep(2)
+
+
+def health_checks(srv, board="qemu-arm") -> list[dict]:
+    out = lava.lavacli(srv.identity, "jobs", "list", "--limit", "50", "--yaml")
+    jobs = [yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", str(j["id"]), "--yaml"))
+            for j in yaml.safe_load(out) or []]
+    return [j for j in jobs if j.get("health_check") and j.get("device") == board]
+
+
+@pytest.mark.lava_server
+@pytest.mark.slow
+def test_a_broken_board_goes_bad_and_takes_no_job_and_a_repaired_one_comes_back(vlab, tmp_path, capsys):
+    from boardlab.lava.localserver import LocalLavaServer
+    from test_lava import free_port
+    with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
+        srv.up(["qemu-arm"])
+        lava.lavacli(srv.identity, "devices", "update", "qemu-arm", "--health", "UNKNOWN")
+        wait_for("Good after its check", lambda: device(srv)["health"] == "Good", 600)
+        vlab.stop_service("power-switch")          # broken: its power switch refuses
+        try:
+            lava.lavacli(srv.identity, "devices", "update", "qemu-arm", "--health", "UNKNOWN")
+            wait_for("Bad", lambda: device(srv)["health"] == "Bad", 600)
+            rc = cli.main(["lava", "submit", "--identity", srv.identity, "--out", str(tmp_path / "submit"),
+                           "--job", "qemu-arm-armmp-nightly"])
+            assert rc == 0
+            job = re.findall(r"submitted as job (\d+)", capsys.readouterr().out)[0]
+            time.sleep(30)
+            assert yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))["state"] == "Submitted"
+        finally:
+            vlab.start_service("power-switch")     # repaired
+        assert cli.main(["lab", "recheck", "--identity", srv.identity]) == 0
+        wait_for("Good after the repair", lambda: device(srv)["health"] == "Good", 600)
+        assert lava.wait_for_job(srv.identity, job, 900) == "Complete"   # the job waited, then ran
+        checks = [j["health"] for j in health_checks(srv)]
+        assert "Incomplete" in checks and checks[-1] == "Complete", checks
+
+
+def labgrid(*args, user="alice", token=None):
+    exe = str(ROOT / ".venv" / "bin" / "labgrid-client") if (ROOT / ".venv").exists() else "labgrid-client"
+    env = {"LG_USERNAME": user, "LG_HOSTNAME": "dev", "PATH": "/usr/bin:/bin"}
+    if token:
+        env["LG_TOKEN"] = token
+    return subprocess.run([exe, "-x", load_lab().coordinator, *args], capture_output=True, text=True,
+                          env=env, timeout=900)
+
+
+@pytest.mark.lava_server
+@pytest.mark.slow
+def test_a_person_and_lava_take_turns_on_one_board(vlab, tmp_path, capsys):
+    """A job submitted while a developer holds the board waits and runs after the
+    release; a reservation made during a job is granted when the job ends; neither side
+    had the board while the other did."""
+    from boardlab.lava.localserver import LocalLavaServer
+    from test_lava import free_port
+    with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
+        srv.up(["qemu-arm"])
+        wait_for("LAVA's place", lambda: "acquired: lava-arbiter/lava" in labgrid("-p", "qemu-arm", "show").stdout, 60)
+        assert labgrid("-p", "qemu-arm", "acquire").returncode != 0   # no one takes it past LAVA
+        r = labgrid("reserve", "--wait", "--shell", "board=qemu-arm")
+        token = re.search(r"LG_TOKEN=(\S+)", r.stdout).group(1)
+        assert labgrid("-p", f"+{token}", "acquire").returncode == 0
+        assert labgrid("-p", "qemu-arm", "power", "cycle").returncode == 0   # the person's
+        assert device(srv)["health"] == "Maintenance"
+        rc = cli.main(["lava", "submit", "--identity", srv.identity, "--out", str(tmp_path / "s1"),
+                       "--job", "qemu-arm-armmp-nightly"])
+        job = re.findall(r"submitted as job (\d+)", capsys.readouterr().out)[0]
+        time.sleep(20)
+        assert rc == 0 and yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))["state"] == "Submitted"
+        released = time.time()
+        labgrid("-p", f"+{token}", "release")
+        labgrid("cancel-reservation", token)
+        wait_for("the job running", lambda: yaml.safe_load(lava.lavacli(
+            srv.identity, "jobs", "show", job, "--yaml"))["state"] in ("Running", "Finished"), 120)
+        reserve = labgrid("reserve", "--shell", "board=qemu-arm")   # during the job
+        token = re.search(r"LG_TOKEN=(\S+)", reserve.stdout).group(1)
+        assert lava.wait_for_job(srv.identity, job, 900) == "Complete"
+        info = yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))
+        wait_for("the reservation allocated", lambda: "allocated" in labgrid("reservations").stdout
+                 or "acquired" in labgrid("reservations").stdout, 120)
+        assert str(info["start_time"]) >= time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(released - 2))
+        assert labgrid("-p", f"+{token}", "acquire").returncode == 0
+        labgrid("-p", f"+{token}", "release")
+        labgrid("cancel-reservation", token)
