@@ -74,13 +74,20 @@ def test_a_broken_board_goes_bad_and_takes_no_job_and_a_repaired_one_comes_back(
         assert "Incomplete" in checks and checks[-1] == "Complete", checks
 
 
-def labgrid(*args, user="alice", token=None):
-    exe = str(ROOT / ".venv" / "bin" / "labgrid-client") if (ROOT / ".venv").exists() else "labgrid-client"
-    env = {"LG_USERNAME": user, "LG_HOSTNAME": "dev", "PATH": "/usr/bin:/bin"}
-    if token:
-        env["LG_TOKEN"] = token
-    return subprocess.run([exe, "-x", load_lab().coordinator, *args], capture_output=True, text=True,
-                          env=env, timeout=900)
+def labgrid_cmd(*args) -> list[str]:
+    return [str(ROOT / ".venv" / "bin" / "labgrid-client"), "-x", load_lab().coordinator, *args]
+
+
+def labgrid_env(user) -> dict:
+    return {"LG_USERNAME": user, "LG_HOSTNAME": "dev", "PATH": "/usr/bin:/bin"}
+
+
+def labgrid(*args, user="alice"):
+    return subprocess.run(labgrid_cmd(*args), capture_output=True, text=True, env=labgrid_env(user), timeout=900)
+
+
+def info_start(srv, job):
+    return yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))["start_time"]
 
 
 @pytest.mark.lava_server
@@ -110,13 +117,18 @@ def test_a_person_and_lava_take_turns_on_one_board(vlab, tmp_path, capsys):
         labgrid("cancel-reservation", token)
         wait_for("the job running", lambda: yaml.safe_load(lava.lavacli(
             srv.identity, "jobs", "show", job, "--yaml"))["state"] in ("Running", "Finished"), 120)
-        reserve = labgrid("reserve", "--shell", "board=qemu-arm")   # during the job
-        token = re.search(r"LG_TOKEN=(\S+)", reserve.stdout).group(1)
-        assert lava.wait_for_job(srv.identity, job, 900) == "Complete"
-        info = yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))
-        wait_for("the reservation allocated", lambda: "allocated" in labgrid("reservations").stdout
-                 or "acquired" in labgrid("reservations").stdout, 120)
-        assert str(info["start_time"]) >= time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(released - 2))
+        # during the job: reserve --wait polls the reservation (labgrid drops one nobody polls)
+        waiting = subprocess.Popen(labgrid_cmd("reserve", "--wait", "--shell", "board=qemu-arm"),
+                                   stdout=subprocess.PIPE, text=True, env=labgrid_env("alice"))
+        try:
+            assert lava.wait_for_job(srv.identity, job, 900) == "Complete"
+            ended = yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))["end_time"]
+            out, _ = waiting.communicate(timeout=180)   # granted once the job ended
+        finally:
+            waiting.kill()
+        token = re.search(r"LG_TOKEN=(\S+)", out).group(1)
+        assert str(info_start(srv, job)) >= time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(released - 2))
+        assert ended is not None
         assert labgrid("-p", f"+{token}", "acquire").returncode == 0
         labgrid("-p", f"+{token}", "release")
         labgrid("cancel-reservation", token)
