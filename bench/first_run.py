@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
-from boardlab.judge import timing  # noqa: E402
+from boardlab.pages import timing  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
 from boardlab.vlab.host import VirtualLabHost  # noqa: E402
 

@@ -51,7 +51,7 @@ from boardlab.facts.board import load_board
 from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
 from boardlab.measure import catalogue, clocks, sample
-from boardlab.vlab import images
+from boardlab.build import images
 from boardlab.vlab.lab import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",

@@ -15,9 +15,9 @@ from boardlab.lava import cli as lava_cli
 
 
 def cmd_vlab(args):
-    from boardlab.daemons import ServiceError
+    from boardlab.services.daemons import ServiceError
     from boardlab.vlab.host import VirtualLabHost
-    from boardlab.vlab.images import ImageBuildError, build_images
+    from boardlab.build.images import ImageBuildError, build_images
     from boardlab.vlab.lab import VirtualLab, format_lab_status, format_status, status_json
     try:
         lab = VirtualLabHost(args.lab) if args.lab else VirtualLab()
@@ -86,14 +86,14 @@ def cmd_boot(args):
 
 
 def cmd_report(args):
-    from boardlab.judge.report import html_page, markdown
+    from boardlab.pages.report import html_page, markdown
     try:
         if args.timing:
-            from boardlab.judge import timing
+            from boardlab.pages import timing
             print(timing.table(Path(args.run)), end="")
             return 0
         if args.study:
-            from boardlab.judge import study_table
+            from boardlab.pages import study_table
             print(study_table.markdown([args.run] + ([args.run2] if args.run2 else [])), end="")
             return 0
         print(markdown(args.run, args.run2, with_summary=True), end="")
@@ -147,7 +147,7 @@ def cmd_baselines(args):
 
 def cmd_compare(args):
     from boardlab.history.submit import land_compare
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     from boardlab.vlab.host import prepare_if_virtual
     try:
         sides, rows, files = compare.compare(

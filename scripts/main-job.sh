@@ -10,7 +10,7 @@ run_id=$(date +%Y%m%d-%H%M%S)
 run_dir="$top/results/$run_id"
 mkdir -p "$run_dir"
 t=$SECONDS
-phase() {   # phase NAME: the seconds since the last phase, on the host clock (boardlab/judge/timing.py reads it)
+phase() {   # phase NAME: the seconds since the last phase, on the host clock (boardlab/pages/timing.py reads it)
   printf '%s\t%s\n' "$1" "$((SECONDS - t))" >> "$run_dir/phases.tsv"
   t=$SECONDS
 }

@@ -14,7 +14,7 @@ def no_board(monkeypatch):
     def taken(*a, **k):
         raise AssertionError("a board was taken before the input was checked")
     monkeypatch.setattr(session, "board_session", taken)
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     monkeypatch.setattr(compare, "board_session", taken)
 
 

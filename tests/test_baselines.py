@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from boardlab.judge import baselines as bl
-from boardlab.judge import reference, report
+from boardlab.judge import reference
+from boardlab.pages import report
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import RunResults
 from boardlab.measure import catalogue

@@ -69,12 +69,15 @@ def test_no_import_circle():
 
 # the package's rooms, lowest first: a module imports its own room's and lower rooms' only
 LAYERS = [
-    ("errors", "files", "log", "procs", "daemons", "net", "postgres"),  # the ground floor: no facts, no boards
+    ("errors", "files", "log", "procs", "net"),  # the ground floor: no facts, no boards
+    ("services",),   # host services this project runs, by PID: daemons, PostgreSQL
     ("facts",),      # what a board and a lab host are
     ("measure",),    # what a figure is, what runs on the board for it, parsers
     ("build",),      # kernels and uImages
     ("boot",),       # a board from power-off to a shell
-    ("judge",),      # figures against baselines: verdicts, results, reports, compare
+    ("judge",),      # figures against baselines: verdicts, results, the gate, health
+    ("pages",),      # what a person reads: reports, plots, the compare page, the study table
+    ("ab",),         # two kernels booted in turn until decided (compare): the floor of bisect and sweep
     ("vlab",),       # the virtual lab host
     ("history",),    # the results database: runs submitted, change points
     ("lava",),       # LAVA's device types, jobs, server

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from boardlab import cli
-from boardlab.judge import compare
+from boardlab.ab import compare
 from boardlab.judge import verdict as vd
 
 

@@ -227,7 +227,7 @@ def test_the_history_can_keep_its_database_in_the_lava_servers_postgresql(tmp_pa
     """`history up --db postgresql`: SQUAD's database in the host's PostgreSQL cluster; the
     cluster is started if it was down, shared (another user of it keeps it running when
     the history goes down) and stopped by its last user; the data dir remembers the choice."""
-    from boardlab import postgres
+    from boardlab.services import postgres
     from boardlab.errors import InputError
     was = postgres.status()
     lab = f"pgtest{os.getpid()}"
@@ -281,7 +281,8 @@ def test_secrets_are_private_from_the_start_and_never_in_arguments(tmp_path, mon
     import subprocess
     from pathlib import Path
 
-    from boardlab import daemons, postgres
+    from boardlab.services import postgres
+    from boardlab.services import daemons
     server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "h")
     (tmp_path / "h").mkdir()
     created = []

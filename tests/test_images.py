@@ -4,7 +4,8 @@ import subprocess
 import pytest
 
 from boardlab.build import uimage
-from boardlab.vlab import debs, rootfs
+from boardlab.build import rootfs
+from boardlab.build import debs
 
 
 def test_module_depends_reads_modinfo():
@@ -83,7 +84,7 @@ def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
 def test_an_nfs_export_boardlab_did_not_make_is_never_emptied(tmp_path):
     """sync_tree runs as root: a non-empty directory without boardlab's mark is refused
     with its name, and keeps every file."""
-    from boardlab.vlab.images import ForeignTreeError, SYNC_MARK, sync_tree
+    from boardlab.build.images import ForeignTreeError, SYNC_MARK, sync_tree
     src, dst = tmp_path / "src", tmp_path / "export"
     (src / "etc").mkdir(parents=True)
     (src / "etc" / "hostname").write_text("qemu-arm\n")

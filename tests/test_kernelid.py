@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.judge import baselines as bl
-from boardlab.judge import report
+from boardlab.pages import report
 from boardlab.judge.results import RunResults, load_run
 from boardlab.measure import clocks, kernelid
 
@@ -203,7 +203,7 @@ def test_a_kernel_whose_suites_failed_is_failed_with_the_test_named(tmp_path, mo
 
 def test_neighbours_are_decided_by_booting_only_what_one_boot_left_unknown(tmp_path, monkeypatch):
     from boardlab.facts.board import load_board
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     from boardlab.judge import verdict as vd
     from boardlab.kernel import neighbours
     board = load_board("qemu-arm")

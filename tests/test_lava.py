@@ -221,7 +221,7 @@ def test_captured_log_gives_the_pytest_metric_names_and_units(tmp_path):
 
 
 def test_report_compares_a_lava_run_with_a_pytest_run(tmp_path):
-    from boardlab.judge.report import markdown
+    from boardlab.pages.report import markdown
     from boardlab.judge.results import RunResults
     board = load_board("qemu-arm")
     lava.results_from_log(lava.read_log(CAPTURED.read_text()), board, "armmp",

@@ -3,7 +3,7 @@ fragment names, and `boardlab report --study` beside the study's 2.4.25 and 2.6.
 import pytest
 
 from boardlab.build import kbuild
-from boardlab.judge import study_table
+from boardlab.pages import study_table
 from boardlab.judge.results import RunResults
 from paths import ROOT
 

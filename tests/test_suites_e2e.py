@@ -12,11 +12,11 @@ import pytest
 
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
-from boardlab.judge import report
+from boardlab.pages import report
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric, update_baselines
 from boardlab.measure import catalogue, clocks
-from boardlab.vlab import images
+from boardlab.build import images
 from paths import ROOT
 
 pytestmark = pytest.mark.vlab

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from boardlab.errors import InputError
-from boardlab.judge import timing
+from boardlab.pages import timing
 
 
 def test_phases_and_suites_make_one_table(tmp_path):

@@ -86,7 +86,7 @@ def test_the_gate_compare_and_bisect_share_the_loop():
     """No second 'sample until decided' loop: each caller hands the one its take and
     decided."""
     from paths import ROOT
-    for path in ("boardlab/judge/gate.py", "boardlab/judge/compare.py", "boardlab/bisect/step.py"):
+    for path in ("boardlab/judge/gate.py", "boardlab/ab/compare.py", "boardlab/bisect/step.py"):
         text = (ROOT / path).read_text()
         assert "sample_until_decided(" in text and "while True" not in text, path
     assert "def sample" not in (ROOT / "boardlab" / "pytestplugin.py").read_text()

@@ -16,7 +16,7 @@ from boardlab.build import uimage
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
-from boardlab.vlab import images
+from boardlab.build import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT
 

@@ -3,7 +3,8 @@ virtio-net msleep(300) commit and its parent, one each, judged span by span, and
 picture of both in a real browser."""
 import pytest
 
-from boardlab.judge import compare, where
+from boardlab.judge import where
+from boardlab.ab import compare
 from boardlab.measure import phases
 from paths import ROOT
 

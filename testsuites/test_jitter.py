@@ -3,7 +3,7 @@ a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; pl
 latency over time and of the histogram (log counts) go to the run directory."""
 import pytest
 
-from boardlab.judge import plots
+from boardlab.pages import plots
 from boardlab.measure import sample, workloads
 
 pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab

@@ -120,7 +120,8 @@ def _where_hint(b: Bisect):
     phase log, and the largest span change said (b.hint; often the answer already). A
     hint only: its failure is said and the bisect goes on."""
     from boardlab.errors import BoardlabError
-    from boardlab.judge import compare, where
+    from boardlab.judge import where
+    from boardlab.ab import compare
     good, bad = (next(s for s in b.steps if s.role == r) for r in ("good", "bad"))
     images = [str(Path(s.dir) / f"bisect-{s.rev[:12]}.uImage") for s in (good, bad)]
     progress("where the boot time went between good and bad: one boot each with the kernel's phase log")

@@ -17,14 +17,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from boardlab import postgres
+from boardlab.services import postgres
 from boardlab.errors import BoardlabError, InputError
 from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
 from boardlab.log import progress
 from boardlab.net import tcp_open
-from boardlab.daemons import Daemons
+from boardlab.services.daemons import Daemons
 
 GROUP = "boardlab"
 DEFAULT_PORT = 8300

@@ -19,7 +19,7 @@ from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
 from boardlab.measure import kernelid
-from boardlab.vlab.configkernels import report_progress
+from boardlab.build.configkernels import report_progress
 
 
 @dataclass

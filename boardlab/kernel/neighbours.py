@@ -38,7 +38,7 @@ class Pair:
 def one_boot_answer(run_a: str, run_b: str):
     """The pair judged from the sweep's own runs (one boot each): rows, and the families
     whose metrics it left unknown."""
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     a, b = compare.stored_side(run_a), compare.stored_side(run_b)
     rows = compare.judge(a, b, clocks.this_host()["id"])
     open_families = sorted({r.spec.suite for r in rows if r.cmp and r.cmp.outcome == vd.UNKNOWN}
@@ -56,7 +56,7 @@ def combined(one_boot_rows, booted_rows) -> list:
 def write_answer(out: Path, run_a: str, run_b: str, rows) -> Path:
     """<out>/answer.md: the counts, every change beyond its floor largest first, every
     unknown with why (compare.answer over the combined rows)."""
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     a, b = compare.stored_side(run_a), compare.stored_side(run_b)
     path = Path(out) / "answer.md"
     atomic_write(path, compare.answer(a, b, rows))
@@ -72,7 +72,7 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
            jitter_s: int = 5) -> Pair:
     """The pair decided: from the single boots where they decide, by interleaved boots of
     the families they leave unknown otherwise."""
-    from boardlab.judge import compare
+    from boardlab.ab import compare
     from boardlab.vlab.host import prepare_if_virtual
     rows, open_families = one_boot_answer(run_a, run_b)
     pair.open_families, pair.counts = open_families, _counts(rows)

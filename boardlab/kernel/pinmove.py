@@ -30,7 +30,7 @@ def obtainable(pin: Pin) -> None:
             raise InputError(str(e)) from None
         return
     from boardlab.build.buildenv import CACHE_DIR
-    from boardlab.vlab.debs import pinned_deb, served_versions
+    from boardlab.build.debs import pinned_deb, served_versions
     served = served_versions(pin.package)
     if not pinned_deb(pin, CACHE_DIR / "debs").exists() and pin.version not in served:
         raise InputError(f"{pin.package} {pin.version}: not in the cache and apt does not serve it "

@@ -261,7 +261,7 @@ def series_page(out: Path, state: dict[str, Entry]) -> Path | None:
 
 def write_study(out: Path, state: dict[str, Entry], study: dict) -> Path | None:
     """<out>/study.md: per study board, the study's table with the series' two ends."""
-    from boardlab.judge import study_table
+    from boardlab.pages import study_table
     parts = []
     for board in study_boards():
         runs = [sb.run_dir for sb in study.values() if sb.board == board and sb.status == "measured"]

@@ -7,7 +7,7 @@ directory, and each board is the device of its own host's worker.
 
 No systemd here, so the services the Debian packages describe as units are started
 by hand, each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`),
-PostgreSQL with pg_ctlcluster (boardlab.postgres); `down` stops what `up` started. The
+PostgreSQL with pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
 registrations live in LAVA's database and files and are reused: `up` is idempotent.
 
 Verified facts this relies on: lava-server installs only with PostgreSQL running;
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab import postgres
+from boardlab.services import postgres
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab

@@ -24,8 +24,9 @@ from boardlab.facts.labhosts import load_lab_host
 from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
-from boardlab.daemons import Daemons, ServiceError, private_run, sh
-from boardlab.vlab import boardimages, sshkeys
+from boardlab.services.daemons import Daemons, ServiceError, private_run, sh
+from boardlab.vlab import sshkeys
+from boardlab.build import boardimages
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
 

@@ -10,7 +10,7 @@ from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.net import tcp_open
 from boardlab.vlab import sshkeys
-from boardlab.daemons import Daemons, sh
+from boardlab.services.daemons import Daemons, sh
 
 RUN_DIR = Path("/run/boardlab/lab")
 COORDINATOR_DIR = Path("/var/lib/boardlab/coordinator")   # its places.yaml outlives a restart

@@ -1,4 +1,4 @@
-"""The HTML page of a comparison (a Jinja2 template, boardlab/judge/templates/): the table,
+"""The HTML page of a comparison (a Jinja2 template, boardlab/pages/templates/): the table,
 every metric's delta with its interval, each boot's milestones, the jitter histograms."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import jinja2
 
-from boardlab.judge import plots, timeline
+from boardlab.pages import timeline
+from boardlab.pages import plots
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -20,10 +20,10 @@ from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
 from boardlab.measure import kernelid
-from boardlab.vlab.configkernels import build_config_kernels
-from boardlab.vlab.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
-from boardlab.vlab.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
-from boardlab.vlab.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
+from boardlab.build.configkernels import build_config_kernels
+from boardlab.build.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
+from boardlab.build.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
+from boardlab.build.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
                                   overlay, tree_entries)
 
 __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_tarball",
@@ -197,7 +197,7 @@ def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
          str(TARGET_DIR / "mem_eat.c")])
     overlay(rootfs, board)
     (rootfs / USERLAND_MANIFEST).write_text(
-        "# what this image's user land was built from (boardlab/vlab/crossbuild.py)\n"
+        "# what this image's user land was built from (boardlab/build/crossbuild.py)\n"
         + "".join(f"{pkg}: {what}\n" for pkg, what in manifest.items()))
 
 
@@ -263,5 +263,5 @@ def sync_tree(src: Path, dst: Path):
             child.unlink()
     # cp -a keeps device nodes, links and modes as they are
     run(["cp", "-a", f"{src}/.", f"{dst}/"])
-    (dst / SYNC_MARK).write_text("made by boardlab (boardlab/vlab/images.py sync_tree): "
+    (dst / SYNC_MARK).write_text("made by boardlab (boardlab/build/images.py sync_tree): "
                                  "emptied and refilled on every virtual lab start\n")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from boardlab.judge import baselines as bl
-from boardlab.judge.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
+from boardlab.pages.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from boardlab.judge.results import load_run
 from boardlab.judge import verdict as vd
 from boardlab.measure import catalogue, clocks

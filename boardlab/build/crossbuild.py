@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.log import progress
-from boardlab.vlab.debs import ImageBuildError, run
+from boardlab.build.debs import ImageBuildError, run
 
 RECIPE = Path(__file__)
 USERLAND_MANIFEST = "etc/boardlab-userland"   # on the board: what its image has, and lacks
@@ -117,7 +117,7 @@ def build_userland(arch: str, packages, cache: Path) -> tuple[dict[str, Path], d
                 if pkg not in RECIPES:
                     raise SourceUnavailable(f"its source {version} is here, but boardlab has "
                                             f"no cross-build recipe for it yet "
-                                            f"(boardlab/vlab/crossbuild.py RECIPES)")
+                                            f"(boardlab/build/crossbuild.py RECIPES)")
                 progress(f"  cross-building {pkg} {version} for {arch} ({ct.cross}gcc, static)")
                 shutil.rmtree(out, ignore_errors=True)
                 built = RECIPES[pkg](tree, out, ct)

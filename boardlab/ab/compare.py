@@ -214,7 +214,7 @@ def markdown(a: Side, b: Side, rows, where_went=None) -> str:
 
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:
     """compare.md, compare.json, and the HTML page with its plots."""
-    from boardlab.judge.compare_page import html_page
+    from boardlab.pages.compare_page import html_page
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"markdown": out_dir / "compare.md", "json": out_dir / "compare.json",
              "html": out_dir / "compare.html"}
