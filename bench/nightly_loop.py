@@ -4,11 +4,11 @@ bisect of the regression -> the commit, the improvement left alone.
 
 The test kernel tree (tests/kerneltree.py: Debian's linux-source-6.1 with 18 commits, one
 of them a 300 ms sleep in virtio-net's initcall) gets a branch of its own here,
-`nightly-demo`, from its head: a comment, the sleep reverted (an improvement), two more
-comments. Each night `boardlab nightly` builds the branch's head as it stood that night,
+`nightly-week`, from its head: three comments, the sleep reverted (an improvement), three
+more comments (a level of one or two nights is too short for Otava to call a change). Each night `boardlab nightly` builds the branch's head as it stood that night,
 boots it and lands it in a private history (SQUAD on a free port, its data in a temporary
 directory), named by its revision: three nights before the regression, the night 16
-commits later with it, a night after it, the night of the revert, two nights after. Then
+commits later with it, three nights after it, the night of the revert, three nights after. Then
 `history watch` runs unattended: Otava finds the two change points, the regression is
 bisected between its two nights, the improvement is noted and not bisected. Prints each
 night's time, the watch's decisions, the KCIDB statuses, and the time from the watch's
@@ -43,7 +43,7 @@ from boardlab.net import free_port  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 from kerneltree import _git, make_tree  # noqa: E402
 
-BRANCH = "nightly-demo"
+BRANCH = "nightly-week"   # (nightly-demo, an earlier shape, reverted after one night: too short a level for Otava)
 
 
 def demo_branch(tree) -> list[str]:
@@ -51,11 +51,15 @@ def demo_branch(tree) -> list[str]:
     have = git(tree.path, "rev-parse", "-q", "--verify", f"refs/heads/{BRANCH}", check=False)
     if not have:
         _git(tree.path, "checkout", "-q", "-b", BRANCH, tree.head)
-        steps = [("docs: a note on the nightly builds", "Documentation/process/howto.rst", None),
+        doc = "Documentation/process/howto.rst"
+        steps = [("docs: a note on the nightly builds", doc, None),
+                 ("docs: who reads the nightly figures", doc, None),
+                 ("docs: when the nightly builds start", doc, None),
                  ("Revert \"virtio_net: give the link time to settle before probing\"", None,
                   tree.culprits["boot"]),
-                 ("docs: where the lab's figures are", "Documentation/process/howto.rst", None),
-                 ("docs: the lab's board list", "Documentation/process/howto.rst", None)]
+                 ("docs: where the lab's figures are", doc, None),
+                 ("docs: the lab's board list", doc, None),
+                 ("docs: how to reserve a board", doc, None)]
         for n, (subject, path, revert) in enumerate(steps, 19):
             if revert:
                 _git(tree.path, "revert", "--no-edit", revert, when=n)
@@ -74,7 +78,7 @@ def main():
     tree = make_tree()
     revs = git(tree.path, "rev-list", "--reverse", f"{tree.base}..{tree.head}").split()
     after = demo_branch(tree)
-    nights = [tree.base, revs[0], revs[1], tree.head] + after   # regression: 16 commits; revert: after[1]
+    nights = [tree.base, revs[0], revs[1], tree.head] + after   # regression: 16 commits; revert: after[3]
     server = HistoryServer("vlab", port=free_port(), data=DATA / "vlab")
     print(f"host {clocks.this_host()['id']}, metric {args.metric}, {len(nights)} nights: "
           f"{', '.join(r[:12] for r in nights)}; history {DATA}")

@@ -58,12 +58,10 @@ def cmd_boot(args):
     """Boot a board to a shell once, print its milestones (a smoke test by hand)."""
     from boardlab.boot.session import open_env
     from boardlab.boot.strategy import BootError
-    from boardlab.judge import baselines
     from boardlab.vlab.host import prepare_if_virtual
     env = open_env(args.env)
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
-    strategy.milestones_due = baselines.milestones_due
     prepare_if_virtual(strategy.board)
     strategy.select(kernel=args.kernel, root=args.root, phase_log=args.phases)
     try:

@@ -4,7 +4,6 @@ and fixtures the suites share - which kernel and root to boot, where the run's r
 console logs go, the board at shell state (booted once per kernel, then reused), the gate
 each test records its figures through. Inert in a run without a board (tests/): its
 fixtures are only made when a test asks for them."""
-import functools
 import os
 from pathlib import Path
 
@@ -91,9 +90,8 @@ def board_strategy(strategy, run_dir, request):
                     ramdisk=request.config.getoption("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
     _prepare_virtual_board(strategy.board)
-    strategy.milestones_due = functools.partial(
-        baselines.milestones_due,
-        root=Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR))
+    # the strategy knows when each milestone is due from these baselines on its own
+    strategy.baselines_dir = str(request.config.getoption("--baselines-dir") or "")
     _check_baselines(strategy, request)
     yield strategy
     strategy.transition("off")

@@ -12,7 +12,6 @@ atexit.register(shutil.rmtree, os.environ["BOARDLAB_HISTORY_DIR"], True)
 
 import pytest  # noqa: E402
 
-from boardlab.judge import baselines  # noqa: E402
 from paths import ROOT  # noqa: E402
 
 
@@ -43,7 +42,6 @@ def qemu(qemu_target, tmp_path):
     """The virtual board's strategy, defaults selected, console logs in tmp_path.
     Left powered off if the test failed, so the next test starts clean."""
     strategy = qemu_target.get_driver("Strategy")
-    strategy.milestones_due = baselines.milestones_due
     strategy.select(kernel="", root="", ramdisk="")
     strategy.uboot_timeout = strategy.boot_timeout = 0.0
     strategy.log_dir = str(tmp_path)

@@ -14,7 +14,7 @@ import pytest
 from boardlab.boot import bootplan, bootwatch, powerctl
 from boardlab.boot.boardlock import BoardBusy, BoardLock
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines
+from boardlab.boot import milestonesdue
 from boardlab.judge.results import RunDirError, prepare_run_dir
 from boardlab.measure import console as con
 
@@ -80,16 +80,16 @@ def test_a_talking_board_or_a_slow_init_is_no_hang():
 
 
 def test_expected_times_come_from_the_kernels_baseline():
-    assert baselines.milestones_due("tqm860l", "2.4.25").times == EXPECTED
-    assert not baselines.milestones_due("no-such-board", "2.4.25")
+    assert milestonesdue.milestones_due("tqm860l", "2.4.25").times == EXPECTED
+    assert not milestonesdue.milestones_due("no-such-board", "2.4.25")
 
 
 def test_a_kernel_without_a_baseline_is_held_to_the_boards_slowest_kernel():
     """A new kernel on the TQM860L silent after U-Boot's hand-over: a hang once 'Linux
     version' is long overdue by the board's other kernels (2.6.11.7's 2.6 s at the
     latest), not after the whole 122 s boot timeout."""
-    exp = baselines.milestones_due("tqm860l", "my-6.1-uImage")
-    six = baselines.milestones_due("tqm860l", "2.6.11.7").times
+    exp = milestonesdue.milestones_due("tqm860l", "my-6.1-uImage")
+    six = milestonesdue.milestones_due("tqm860l", "2.6.11.7").times
     assert exp.times["linux_version"] == max(EXPECTED["linux_version"], six["linux_version"])
     hang = bootwatch.overdue(exp, {"starting_kernel": 0.9}, PATTERNS, 30.0, 0.9, "Uncompressing")
     assert hang is not None and hang.milestone == "linux_version"

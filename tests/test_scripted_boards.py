@@ -16,7 +16,6 @@ import yaml
 
 from boardlab import envgen
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines
 from boardlab.vlab.cable import serial_line
 from paths import DATA, ROOT
 
@@ -71,7 +70,6 @@ def scripted_board(tmp_path, name, spec, root, scale, boot_log, fault=None, fact
             env = Environment(str(envfile))
             target = env.get_target("main")
             strategy = target.get_driver("Strategy")
-            strategy.milestones_due = baselines.milestones_due
             yield target, strategy, pidfile, emitted_log
         finally:
             if env is not None:

@@ -80,14 +80,13 @@ def _build(results, board, tree: Path, rev: str, config: Path, uimage: Path) -> 
 def _measure(results, board, kernel: str, uimage: Path, families, boots: int, root: str):
     """boots boots of the built kernel, every family's figures recorded with their samples."""
     from boardlab.boot.session import board_session
-    from boardlab.judge.baselines import milestones_due
     from boardlab.vlab.host import virtual_host_of
     from boardlab.vlab.lab import kept_up
     host = virtual_host_of(board)
     env = PROJECT_ROOT / "lab" / f"{board.name}.yaml"
     samples: dict = {}
     with kept_up(host, boards=(board.name,)) if host else contextlib.nullcontext(), \
-            board_session(env, results.run_dir / "console", milestones_due) as (strategy, shell):
+            board_session(env, results.run_dir / "console") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=root, ramdisk="")
         try:
             for i in range(boots):

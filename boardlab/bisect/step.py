@@ -74,8 +74,7 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
         results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
         return
     from boardlab.boot.session import board_session
-    from boardlab.judge.baselines import milestones_due
-    with board_session(Path(b.env), step_dir / "console", milestones_due) as (strategy, shell):
+    with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
 
         def one_boot():

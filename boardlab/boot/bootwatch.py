@@ -2,11 +2,10 @@
 
 A boot is allowed its whole boot_s before the login prompt (an old board's init
 scripts take 50 s), but a board that has gone quiet long after its next milestone was
-due has hung. When each milestone is due (an Expected) is given to the strategy by
-whoever runs the boot (boardlab.judge.baselines.milestones_due reads it from the kernel's
-baseline: the study's 1.9 s for 2.4.25's `Linux version` on the TQM860L), so the
-strategy gives up then, not at the timeout, and says which milestone was due when.
-Without one a hang is found at the boot timeout."""
+due has hung. The strategy knows when each milestone is due (an Expected) from the
+kernel's stored baseline on its own (boot.milestonesdue: the study's 1.9 s for 2.4.25's
+`Linux version` on the TQM860L), so it gives up then, not at the timeout, and says which
+milestone was due when. Without a baseline a hang is found at the boot timeout."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,6 +39,18 @@ class Expected:
 
     def __bool__(self):
         return bool(self.times)
+
+    def narrowed(self, other: "Expected") -> "Expected":
+        """Each milestone at the earlier of the two times: a caller may narrow what the
+        baselines say, never widen it."""
+        if not other:
+            return self
+        if not self:
+            return other
+        times = dict(self.times)
+        for name, t in other.times.items():
+            times[name] = min(t, times.get(name, t))
+        return Expected(times, f"{self.basis}, narrowed by {other.basis or 'the caller'}")
 
 
 MILESTONES = [name for name, _ in con.KERNEL_MILESTONES] + ["login", "shell"]

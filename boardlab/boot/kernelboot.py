@@ -9,7 +9,7 @@ import time
 
 from pexpect import TIMEOUT
 
-from boardlab.boot import bootplan, bootwatch
+from boardlab.boot import bootplan, milestonesdue
 from boardlab.measure import console as con
 
 
@@ -22,8 +22,10 @@ class KernelToShell:
         """Wait for the login prompt; a panic or a U-Boot image error ends the boot."""
         kernel_patterns = plan.milestones[:-1]   # up to the login prompt
         self.deadline = time.monotonic() + self.timeout("boot_s")
-        expected = (self.milestones_due(self.board.name, plan.kernel.name)
-                    if self.milestones_due else bootwatch.Expected())
+        own = milestonesdue.milestones_due(self.board.name, plan.kernel.name,
+                                           self.baselines_dir or milestonesdue.KERNELS_DIR)
+        expected = own.narrowed(self.milestones_due(self.board.name, plan.kernel.name)) \
+            if self.milestones_due else own   # a caller only narrows the strategy's own
         faults = [f.pattern for f in plan.boot_faults]
         expect = [bootplan.PANIC, bootplan.LOADER_FAILURE] + faults + [self.board.shell.login_prompt]
         while True:

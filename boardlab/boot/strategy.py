@@ -76,6 +76,8 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
     boot_timeout = attr.ib(default=0.0, converter=float)
     phase_log = attr.ib(default=False, converter=bool)   # boot with the kernel's phase log
     kernel_args = attr.ib(default="", validator=attr.validators.instance_of(str))   # appended to bootargs
+    # where the stored baselines are, which say when each boot milestone is due ('': kernels/)
+    baselines_dir = attr.ib(default="", validator=attr.validators.instance_of(str))
     status = attr.ib(default=Status.unknown)
 
     def __attrs_post_init__(self):
@@ -89,8 +91,8 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.last_boot = None     # BootRecord of the last boot attempt
         self.boot_count = 0
         self.deadline = 0.0       # of the boot in progress: load command + boot_s
-        # (board, kernel) -> bootwatch.Expected, when each milestone is due: given by whoever
-        # runs the boot (boardlab.judge.baselines.milestones_due); None: hangs end at boot_s
+        # the strategy knows when each milestone is due from the baselines (boot.milestonesdue);
+        # a caller may narrow it: (board, kernel) -> bootwatch.Expected, the earlier time wins
         self.milestones_due = None
 
     # ---- selection -------------------------------------------------------------------

@@ -19,6 +19,11 @@ from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
 
 WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
 MAX_PVALUE = 0.001
+# Otava compares each candidate with this many points either side. Its default (50) is for
+# long series: a nightly regression reverted after two to four nights (a bump: up, then
+# down) was not found at all with it, and is found with 6 (both edges); a plain step is
+# found either way (measured on the bench's own series, 2026-11-26)
+WINDOW = 6
 ANNOTATION_MAX = 1024    # SQUAD's annotation field
 MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
 
@@ -91,7 +96,7 @@ def sample_series(server: HistoryServer, board: str | None = None, metric: str |
 def detect(values: dict, steps: dict) -> dict:
     """{key: [values]} and {key: smallest relative step} -> {key: [Otava's change points]}
     (the one call of the detector: `changes` and bench/history_detection.py)."""
-    req = {"series": values, "max_pvalue": MAX_PVALUE, "min_magnitude": steps}
+    req = {"series": values, "max_pvalue": MAX_PVALUE, "min_magnitude": steps, "window": WINDOW}
     r = subprocess.run([str(VENV / "bin" / "python"), str(WORKER)], input=json.dumps(req),
                        capture_output=True, text=True)
     if r.returncode != 0:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.boot import bootwatch
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import clocks, kernelid
@@ -232,33 +231,3 @@ def host_of(source: dict | None) -> str:
     if source.get("host"):
         return f"an unidentified host named {source['host']!r} ({source.get('date', 'undated')})"
     return "an unknown host"
-
-
-def _milestone_times(board: str, kernel: str, root: Path) -> dict:
-    try:
-        stored = load(kernel, board, root)
-    except BaselineError:
-        return {}
-    return {n: stored[f"boot_time.{n}"].value for n in bootwatch.MILESTONES
-            if f"boot_time.{n}" in stored}
-
-
-def milestones_due(board: str, kernel: str, root: Path = KERNELS_DIR) -> bootwatch.Expected:
-    """When each boot milestone is due (a strategy's milestones_due), from the kernel's
-    stored baselines (host-arrival boot_time.* figures); for a kernel with none, each
-    milestone at the latest any other kernel of the board has it; empty when the board
-    has no boot baseline at all."""
-    own = _milestone_times(board, kernel, root)
-    if own:
-        return bootwatch.Expected(own, f"the baseline of kernel {kernel}")
-    times, kernels = {}, []
-    for path in sorted(Path(root).glob(f"*/{board}.yaml")):
-        other = _milestone_times(board, path.parent.name, root)
-        if other:
-            kernels.append(path.parent.name)
-        for name, t in other.items():
-            times[name] = max(t, times.get(name, 0.0))
-    if not times:
-        return bootwatch.Expected()
-    return bootwatch.Expected(times, f"the slowest baseline of the board's other kernels "
-                                     f"({', '.join(kernels)}; {kernel} has none of its own)")
