@@ -54,7 +54,7 @@ def hold(note):
     token = re.search(r"LG_TOKEN=(\S+)", labgrid("reserve", "--wait", "--shell", f"board={BOARD}").stdout).group(1)
     r = labgrid("-p", f"+{token}", "acquire")
     start = time.time()
-    ok = r.returncode == 0 and labgrid("-p", f"+{token}", "power", "cycle").returncode == 0
+    ok = r.returncode == 0 and labgrid("-p", BOARD, "power", "cycle").returncode == 0
     note(start - t0)
     return token, start, ok
 

@@ -55,19 +55,23 @@ class Gate:
         """Each metric still unknown says what would decide it (the samples a side, or that
         none would), beside why it stopped."""
         for m in unknown:
-            spec = catalogue.for_harness(catalogue.spec(m.key), self.results.harness)
-            base = m.baseline.get("samples") or [m.baseline["value"]]
+            base, spec = self._baseline_side(m)
             m.comparison["why"] += "; " + verdict.boots_to_decide(base, m.samples, spec, at_most, both=False)
         if unknown:
             self.results.save()
+
+    def _baseline_side(self, m) -> tuple[list, object]:
+        """(the baseline's samples, the metric's spec under this run's harness): what a
+        recorded metric is judged against."""
+        spec = catalogue.for_harness(catalogue.spec(m.key), self.results.harness)
+        return m.baseline.get("samples") or [m.baseline["value"]], spec
 
     def _out_of_reach(self, unknown, at_most) -> bool:
         """True when no unknown metric can be decided by at_most samples: each one's
         comparison then says why it stopped there."""
         reasons = {}
         for m in unknown:
-            spec = catalogue.for_harness(catalogue.spec(m.key), self.results.harness)
-            base = m.baseline.get("samples") or [m.baseline["value"]]
+            base, spec = self._baseline_side(m)
             reasons[m.key] = verdict.out_of_reach(base, m.samples, spec, at_most)
         if not all(reasons.values()):
             return False

@@ -198,19 +198,24 @@ def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
     if not a or not b or len(b) >= at_most:
         return None
     pool = b if len(b) >= 2 else [x - statistics.median(a) + b[0] for x in a]
-    rng = random.Random(seed)
-    decided = sum(compare(_completed(a, at_most, rng) if both else a,
-                          b + rng.choices(pool, k=at_most - len(b)), spec, alpha,
-                          COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(COMPLETIONS))
+    decided = _decided_completions(a, b, at_most, spec, alpha, random.Random(seed), COMPLETIONS, both, pool)
     if decided >= FUTILE * COMPLETIONS:
         return None
     return (f"out of reach: {decided} of {COMPLETIONS} completions to {at_most} samples "
             f"(drawn from the spread seen) decide; a longer run or more repeats could")
 
 
-def _completed(values, n, rng):
-    """values completed to n samples, drawn from their own spread (one value: as is)."""
-    return values + rng.choices(values, k=n - len(values)) if len(values) < n else values
+def _completed(values, n, rng, pool=None):
+    """values completed to n samples, drawn from pool (default: their own spread)."""
+    return values + rng.choices(pool or values, k=n - len(values)) if len(values) < n else values
+
+
+def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None) -> int:
+    """How many of `trials` completions of B to n samples (from b_pool, else B's own
+    spread; A too when both) compare() decides: the one simulation out_of_reach and
+    boots_to_decide share."""
+    return sum(compare(_completed(a, n, rng) if both else a, _completed(b, n, rng, b_pool), spec, alpha,
+                       COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(trials))
 
 
 def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha: float = ALPHA,
@@ -225,8 +230,7 @@ def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha:
     while n < limit:
         n = min(limit, n * 2)
         trials = COMPLETIONS // 2
-        decided = sum(compare(_completed(a, n, rng) if both else a, _completed(b, n, rng), spec, alpha,
-                              COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(trials))
+        decided = _decided_completions(a, b, n, spec, alpha, rng, trials, both)
         if decided * 2 > trials:
             return (f"about {n} samples {'a side' if both else 'of this side'} would decide it "
                     f"({decided} of {trials} completions drawn from the spread seen)")
