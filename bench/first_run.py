@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A newcomer's first run: the main job (scripts/main-job.sh) cold, its phases printed
+"""A newcomer's first run: the main job (scripts/main-job.sh) cold, its steps printed
 beside this host's clean kernel build, the yardstick that makes hosts comparable.
 
 Cold means empty image and build caches: the run sees an empty directory bind-mounted
@@ -81,8 +81,8 @@ def main():
     print(f"\nhost {host}, host clock; main job exit {status}; run {run}")
     print(f"yardstick: clean kernel build (build.real_s of this run) "
           f"{'%.1f s' % build if build else 'not measured'}\n")
-    print("| phase | s | x clean build |\n|---|---:|---:|")
-    for name, s in timing.read_phases(run):
+    print("| step | s | x clean build |\n|---|---:|---:|")
+    for name, s in timing.read_steps(run):
         print(f"| {name} | {s:.1f} | {s / build:.2f} |" if build else f"| {name} | {s:.1f} | - |")
         if name == "suites":
             for suite, t in timing.suite_seconds(run / "junit.xml").items():

@@ -15,7 +15,7 @@ U-Boot, TFTP, ser2net, the strategy); side A passes boardlab_delay_us=0000, side
 The boots alternate A, B, A, B, ... (--pairs of each). Then:
   A/A        --trials comparisons of 5 A boots against 5 other A boots, drawn without
              replacement from the A pool (resampled: the pool bounds how independent
-             they are), judged by boardlab.judge.where: every span flagged is a false alarm;
+             they are), judged by boardlab.judge.bootspans: every span flagged is a false alarm;
   detection  each pair (one boot a side, no boot used twice) judged the same way: found
              when chr_dev_init is 'regressed' by 2 ms +- 10 %; every other span flagged
              is a false alarm.
@@ -39,7 +39,7 @@ from boardlab.boot.session import board_session  # noqa: E402
 from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.build.kbuild import build_tree  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
-from boardlab.judge import where  # noqa: E402
+from boardlab.judge import bootspans  # noqa: E402
 from boardlab.judge.baselines import milestones_due  # noqa: E402
 from boardlab.measure import clocks, phases  # noqa: E402
 from boardlab.vlab.host import prepare_if_virtual, virtual_host_of  # noqa: E402
@@ -107,13 +107,13 @@ def boots(env: Path, uimage: Path, pairs: int, delay_us: int, log_dir: Path) -> 
                 side.append(phases.durations(spans))
                 sources.update(phases.sources(spans))
             print(f"  pair {n + 1}/{pairs}: {TARGET} {a[-1][TARGET] * 1000:.3f} ms / "
-                  f"{b[-1][TARGET] * 1000:.3f} ms, login {sum(v for k, v in a[-1].items() if where.is_leaf(k)):.4f} s",
+                  f"{b[-1][TARGET] * 1000:.3f} ms, login {sum(v for k, v in a[-1].items() if bootspans.is_leaf(k)):.4f} s",
                   flush=True)
     return a, b, sources
 
 
 def judge(a_boots, b_boots, sources):
-    return where.where(a_boots, b_boots, sources, sources)
+    return bootspans.compare_spans(a_boots, b_boots, sources, sources)
 
 
 def main():

@@ -72,7 +72,7 @@ def cmd_boot(args):
         print(f"console log: {rec.log_path}")
         print("\n".join(target.get_driver("ShellDriver").run_check("uname -a")))
         if args.phases:
-            from boardlab.judge.where import format_boot
+            from boardlab.judge.bootspans import format_boot
             print(format_boot(rec))
     except BootError as e:
         print(f"boot failed: {e}", file=sys.stderr)
@@ -263,7 +263,7 @@ def _report_parser(sub):
                    help="the study's table: its 2.4.25 and 2.6.11.7 numbers beside the run's "
                         "kernels, for each of the run's boards the study measured")
     r.add_argument("--timing", action="store_true",
-                   help="where the run's time went: its phases (the main job's phases.tsv) and suites")
+                   help="where the run's time went: its steps (the main job's steps.tsv) and suites")
     r.set_defaults(func=cmd_report)
 
 

@@ -10,37 +10,37 @@ run_id=$(date +%Y%m%d-%H%M%S)
 run_dir="$top/results/$run_id"
 mkdir -p "$run_dir"
 t=$SECONDS
-phase() {   # phase NAME: the seconds since the last phase, on the host clock (boardlab/pages/timing.py reads it)
-  printf '%s\t%s\n' "$1" "$((SECONDS - t))" >> "$run_dir/phases.tsv"
+step() {   # step NAME: the seconds since the last step, on the host clock (boardlab/pages/timing.py reads it)
+  printf '%s\t%s\n' "$1" "$((SECONDS - t))" >> "$run_dir/steps.tsv"
   t=$SECONDS
 }
 bash "$top/scripts/setup-host.sh" || exit 1
 cd "$top"
-phase "set-up (apt, venv)"
+step "set-up (apt, venv)"
 was_up=0
 .venv/bin/boardlab vlab status >/dev/null 2>&1 && was_up=1
 if [ $was_up = 0 ]; then
   .venv/bin/boardlab vlab up >/dev/null || exit 1
   trap '.venv/bin/boardlab vlab down' EXIT
 fi
-phase "lab up (services)"
+step "lab up (services)"
 .venv/bin/boardlab vlab up --board "$board" || exit 1
-phase "lab up: images of $board"
+step "lab up: images of $board"
 # quick mode by default: the stored baselines of the virtual board are quick-mode runs
 mode=--quick
 [ -n "${BOARDLAB_FULL:-}" ] && mode=
 .venv/bin/pytest --lg-env "lab/$board.yaml" testsuites/ $mode --run-dir "$run_dir" \
   --junitxml "$run_dir/junit.xml" "$@"
 status=$?
-phase "suites"
+step "suites"
 # into the lab's history (SQUAD), where the lab keeps one: queued while it is down; with
 # SQUAD up, the board's series as charts in $run_dir/history/, linked from the report
 [ -f "$run_dir/results.json" ] && .venv/bin/boardlab history submit --if-kept --lab vlab "$run_dir"
 if [ -f "$run_dir/results.json" ]; then
   .venv/bin/boardlab report "$run_dir"
 fi
-phase "report"
+step "report"
 echo
 .venv/bin/boardlab report --timing "$run_dir"
-echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console, phases.tsv)"
+echo "results: $run_dir (results.json, junit.xml, report.html, plots, console logs in $run_dir/console, steps.tsv)"
 exit $status

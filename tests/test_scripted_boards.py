@@ -261,7 +261,7 @@ def test_an_old_kernels_phases_come_from_the_console_stamps(tmp_path):
     """Linux 2.6.11.7 on the Sandpoint, booted with initcall_debug: its 'Calling initcall'
     lines give no durations, so each initcall is timed by the console's arrival of its
     line and the next call's (the replayed times are illustrative, scaled by 0.1)."""
-    from boardlab.judge import where
+    from boardlab.judge import bootspans
     from boardlab.measure import phases
     boot_log = DATA / "scripted" / "sandpoint-2.6.11.7-initcall-debug.boot.log"
     with scripted_board(tmp_path, "sandpoint", "tftp:sandpoint/uImage-2.6.11.7", "nfs", 0.1,
@@ -275,4 +275,4 @@ def test_an_old_kernels_phases_come_from_the_console_stamps(tmp_path):
     assert {s.source for s in spans.values()} == {phases.CONSOLE}
     assert spans["initcall.natsemi_init_mod"].dur_s == pytest.approx(0.12, abs=0.02)
     assert spans["initcall.pci_init"].dur_s == pytest.approx(0.021, abs=0.015)
-    assert "initcall.natsemi_init_mod" in where.format_boot(rec)
+    assert "initcall.natsemi_init_mod" in bootspans.format_boot(rec)

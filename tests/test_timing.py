@@ -1,4 +1,4 @@
-"""Where a run's time went: the main job's phases and pytest's junit.xml, per suite."""
+"""Where a run's time went: the main job's steps and pytest's junit.xml, per suite."""
 import subprocess
 import sys
 
@@ -8,7 +8,7 @@ from boardlab.errors import InputError
 from boardlab.pages import timing
 
 
-def test_phases_and_suites_make_one_table(tmp_path):
+def test_steps_and_suites_make_one_table(tmp_path):
     suites = tmp_path / "testsuites"
     suites.mkdir()
     (suites / "test_alpha.py").write_text("import time\ndef test_a():\n    time.sleep(0.2)\n"
@@ -23,13 +23,13 @@ def test_phases_and_suites_make_one_table(tmp_path):
     assert list(seconds) == ["test_alpha", "test_beta"]
     assert seconds["test_alpha"] >= 0.2 > seconds["test_beta"]
     for name, s in (("set-up (apt, venv)", 3), ("lab up (services)", 5), ("suites", 1), ("report", 2)):
-        timing.add_phase(run, name, s)
+        timing.add_step(run, name, s)
     text = timing.table(run, host="host-x")
     assert "on host-x" in text and "| - test_alpha |" in text
     assert text.index("| suites |") < text.index("| - test_alpha |") < text.index("| report |")
     assert "| total | 11.0 |" in text
 
 
-def test_a_run_without_phases_is_named(tmp_path):
-    with pytest.raises(InputError, match="phases.tsv: no such file"):
-        timing.read_phases(tmp_path)
+def test_a_run_without_steps_is_named(tmp_path):
+    with pytest.raises(InputError, match="steps.tsv: no such file"):
+        timing.read_steps(tmp_path)

@@ -1,9 +1,9 @@
-"""Where the boot time went (boardlab.judge.where): real boots of the test tree's
+"""Where the boot time went (boardlab.judge.bootspans): real boots of the test tree's
 virtio-net msleep(300) commit and its parent, one each, judged span by span, and the
 picture of both in a real browser."""
 import pytest
 
-from boardlab.judge import where
+from boardlab.judge import bootspans
 from boardlab.ab import compare
 from boardlab.measure import phases
 from paths import ROOT
@@ -22,7 +22,7 @@ def _side(name):
 
 
 def _where(a, b):
-    return where.of_sides(a, b)
+    return bootspans.of_sides(a, b)
 
 
 def test_one_boot_a_side_names_the_sleeping_initcall_and_explains_the_login_change():
@@ -33,16 +33,16 @@ def test_one_boot_a_side_names_the_sleeping_initcall_and_explains_the_login_chan
     assert w.total.outcome == "regressed" and w.total_delta_s == pytest.approx(0.3173, abs=0.001)
     assert 0.95 <= w.explained_fraction <= 1.05
     assert [r.key for r in w.changed] == ["initcall.virtio_net_driver_init"]   # nothing else moved
-    md = where.markdown(w, "parent", "culprit")
+    md = bootspans.markdown(w, "parent", "culprit")
     assert "| initcall.virtio_net_driver_init | initcall_debug | 5.389 (n=1) | 323.036 (n=1) | +317.647 ms" in md
     assert "100.1 % of the change explained" in md
-    assert where.leading_change(w).startswith("initcall.virtio_net_driver_init +317.647 ms (regressed")
+    assert bootspans.leading_change(w).startswith("initcall.virtio_net_driver_init +317.647 ms (regressed")
 
 
 def test_the_same_boot_on_both_sides_flags_nothing():
     w = _where(_side("parent"), _side("parent"))
     assert not w.changed and not w.unknown and w.total.outcome == "same"
-    assert where.leading_change(w).startswith("no span changed")
+    assert bootspans.leading_change(w).startswith("no span changed")
 
 
 def test_an_initcall_of_one_kernel_only_counts_its_whole_time():
@@ -80,8 +80,8 @@ def test_an_old_kernels_console_spans_are_not_judged_against_a_new_kernels_log()
     from boardlab.measure import console as con
     lines = con.parse_log((ROOT / "tests/data/scripted/sandpoint-2.6.11.7-initcall-debug.boot.log").read_text())
     old = phases.from_console(lines, con.find_milestones(lines, milestone_patterns(load_board("sandpoint"))))
-    w = where.where([phases.durations(old)], [phases.durations(_spans("parent"))], phases.sources(old),
+    w = bootspans.compare_spans([phases.durations(old)], [phases.durations(_spans("parent"))], phases.sources(old),
                     phases.sources(_spans("parent")))
     assert w.not_compared.startswith("A's spans are timed by the console's arrival (host clock")
-    assert "two clocks" in where.markdown(w, "2.6.11.7", "6.1") and not w.changed
-    assert where.comparable(phases.sources(old), phases.sources(old)) is None
+    assert "two clocks" in bootspans.markdown(w, "2.6.11.7", "6.1") and not w.changed
+    assert bootspans.comparable(phases.sources(old), phases.sources(old)) is None

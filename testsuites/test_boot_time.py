@@ -23,7 +23,7 @@ def test_boot_milestones(board_strategy, gate, request, run_dir):
             pytest.fail(str(e))
     gate.sample("boot_time", one_boot, at_least=request.config.getoption("--boot-repeats"))
     if request.config.getoption("--phases"):   # after the milestone boots, which stay without it
-        from boardlab.judge.where import write_boot
+        from boardlab.judge.bootspans import write_boot
         board_strategy.select(phase_log=True)
         try:
             write_boot(board_strategy.reboot(), run_dir)

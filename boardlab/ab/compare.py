@@ -20,7 +20,7 @@ from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
-from boardlab.judge import where
+from boardlab.judge import bootspans
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, kernelid, phases, sample
@@ -209,7 +209,7 @@ def markdown(a: Side, b: Side, rows, where_went=None) -> str:
                    f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
     return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
-            + ("\n" + where.markdown(where_went, a.label, b.label) if where_went else ""))
+            + ("\n" + bootspans.markdown(where_went, a.label, b.label) if where_went else ""))
 
 
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:
@@ -293,7 +293,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     explain_unknown(rows, sides[0], sides[1], rounds, max(repeats, max_repeats))
     went = None
     if phase_log:
-        went = where.of_sides(sides[0], sides[1])
+        went = bootspans.of_sides(sides[0], sides[1])
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
             "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "phase_log": phases.BOOT_ARGS if phase_log else None}

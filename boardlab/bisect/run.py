@@ -120,7 +120,7 @@ def _where_hint(b: Bisect):
     phase log, and the largest span change said (b.hint; often the answer already). A
     hint only: its failure is said and the bisect goes on."""
     from boardlab.errors import BoardlabError
-    from boardlab.judge import where
+    from boardlab.judge import bootspans
     from boardlab.ab import compare
     good, bad = (next(s for s in b.steps if s.role == r) for r in ("good", "bad"))
     images = [str(Path(s.dir) / f"bisect-{s.rev[:12]}.uImage") for s in (good, bad)]
@@ -128,11 +128,11 @@ def _where_hint(b: Bisect):
     try:
         sides, _, files = compare.compare(b.env, images, families=("boot_time",), repeats=1, max_repeats=1,
                                           out_dir=Path(b.run_dir) / "where", phase_log=True)
-        went = where.of_sides(*sides)
+        went = bootspans.of_sides(*sides)
     except (BoardlabError, ValueError, OSError) as e:
         b.hint = f"no hint: {str(e).splitlines()[0]}"
     else:
-        b.hint = where.leading_change(went) + f" (details: {files['markdown']})"
+        b.hint = bootspans.leading_change(went) + f" (details: {files['markdown']})"
     progress(f"leading change: {b.hint}")
     b.save()
 

@@ -1,6 +1,6 @@
-"""Where a run's time went: its phases (set-up, lab up, a board's images, each suite,
+"""Where a run's time went: its steps (set-up, lab up, a board's images, each suite,
 the report), on the host clock of the machine that ran it. The main job appends each
-phase to <run>/phases.tsv as it ends; the suites' share comes from pytest's junit.xml
+step to <run>/steps.tsv as it ends; the suites' share comes from pytest's junit.xml
 (each test's setup, call and teardown, summed per suite file)."""
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from pathlib import Path
 from boardlab.errors import InputError
 from boardlab.measure import clocks
 
-PHASES = "phases.tsv"
+STEPS = "steps.tsv"
 
 
-def add_phase(run_dir: Path, name: str, seconds: float):
-    with open(Path(run_dir) / PHASES, "a", encoding="utf-8") as f:
+def add_step(run_dir: Path, name: str, seconds: float):
+    with open(Path(run_dir) / STEPS, "a", encoding="utf-8") as f:
         f.write(f"{name}\t{seconds:.1f}\n")
 
 
-def read_phases(run_dir: Path) -> list[tuple[str, float]]:
-    path = Path(run_dir) / PHASES
+def read_steps(run_dir: Path) -> list[tuple[str, float]]:
+    path = Path(run_dir) / STEPS
     try:
         rows = [ln.split("\t") for ln in path.read_text().splitlines() if ln.strip()]
     except FileNotFoundError:
@@ -27,7 +27,7 @@ def read_phases(run_dir: Path) -> list[tuple[str, float]]:
     try:
         return [(name, float(s)) for name, s in rows]
     except ValueError:
-        raise InputError(f"{path}: each line must be 'phase<TAB>seconds'") from None
+        raise InputError(f"{path}: each line must be 'step<TAB>seconds'") from None
 
 
 def suite_seconds(junit: Path) -> dict:
@@ -44,14 +44,14 @@ def suite_seconds(junit: Path) -> dict:
 
 
 def table(run_dir: Path, host: str | None = None) -> str:
-    """The phases as a markdown table, the suites inside the 'suites' phase, and the total."""
+    """The steps as a markdown table, the suites inside the 'suites' step, and the total."""
     host = host or clocks.this_host()["id"]
     rows, total = [], 0.0
-    for name, s in read_phases(run_dir):
+    for name, s in read_steps(run_dir):
         total += s
         rows.append(f"| {name} | {s:.1f} |")
         if name == "suites":
             rows += [f"| - {suite} | {t:.1f} |"
                      for suite, t in suite_seconds(Path(run_dir) / "junit.xml").items()]
     return "\n".join([f"Where the time went (host clock, s, on {host}):", "",
-                      "| phase | s |", "|---|---:|", *rows, f"| total | {total:.1f} |"]) + "\n"
+                      "| step | s |", "|---|---:|", *rows, f"| total | {total:.1f} |"]) + "\n"

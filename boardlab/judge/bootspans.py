@@ -35,7 +35,7 @@ class SpanRow:
 
 
 @dataclass
-class Where:
+class SpanComparison:
     milestone: str                  # what the leaves add up to
     total: vd.Comparison | None     # the milestone's comparison (None: not compared)
     changed: list = field(default_factory=list)    # leaf SpanRows beyond their floor, largest first
@@ -99,19 +99,19 @@ def comparable(a_sources: dict, b_sources: dict) -> str | None:
     return None
 
 
-def where(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> Where:
+def compare_spans(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> SpanComparison:
     """a_boots, b_boots: each boot's {span key: seconds}; a_, b_sources: {key: phases
-    source} of each side. Spans of two clocks are not judged (Where.not_compared)."""
+    source} of each side. Spans of two clocks are not judged (SpanComparison.not_compared)."""
     if not a_boots or not b_boots:
         raise ValueError("where the time went needs the phase log of both kernels' boots "
                          "(compare --phases boots them with it)")
     sources = {**a_sources, **b_sources}
     if why := comparable(a_sources, b_sources):
-        return Where(milestone_name(sources), None, not_compared=why)
+        return SpanComparison(milestone_name(sources), None, not_compared=why)
     keys = sorted(set().union(*a_boots, *b_boots))
     leaves = [k for k in keys if is_leaf(k)]
     total_spec = catalogue.span("phase.login", next(iter(sources.values()), phases.PRINTK))
-    out = Where(milestone_name(sources), vd.compare(
+    out = SpanComparison(milestone_name(sources), vd.compare(
         [sum(b.get(k, 0.0) for k in leaves) for b in a_boots],
         [sum(b.get(k, 0.0) for k in leaves) for b in b_boots], total_spec), spans=len(leaves))
     for key in keys:
@@ -131,9 +131,9 @@ def where(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> Whe
     return out
 
 
-def of_sides(a, b) -> Where:
+def of_sides(a, b) -> SpanComparison:
     """Where the time went between two compare sides booted with their phase log."""
-    return where(a.span_boots, b.span_boots, a.span_sources, b.span_sources)
+    return compare_spans(a.span_boots, b.span_boots, a.span_sources, b.span_sources)
 
 
 def _ms(s: float) -> str:
@@ -148,7 +148,7 @@ def _row(r: SpanRow, a_label, b_label) -> str:
             f"{_ms(r.delta_s)} | {ci} | {c.outcome} |")
 
 
-def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
+def markdown(w: SpanComparison, a_label: str, b_label: str, top: int = 25) -> str:
     if w.not_compared:
         return f"## Where the time went\n\n{w.not_compared}\n"
     head = "| span | source | A ms | B ms | change | 95 % interval | verdict |\n|---|---|---:|---:|---:|---|---|"
@@ -176,7 +176,7 @@ def markdown(w: Where, a_label: str, b_label: str, top: int = 25) -> str:
     return "\n".join(out)
 
 
-def leading_change(w: Where) -> str:
+def leading_change(w: SpanComparison) -> str:
     """One line: the largest span change, for a person about to bisect."""
     if w.not_compared:
         return w.not_compared
