@@ -25,7 +25,10 @@ def open_env(env_path):
 @contextlib.contextmanager
 def board_session(env_path, log_dir: Path, milestones_due=None):
     """-> (strategy, shell): shell() is the environment's ShellDriver. milestones_due:
-    the strategy's (when a silent board has hung)."""
+    narrows the strategy's own (when a silent board has hung). The board is powered off at
+    the end, and its lock never outlives the session: after a power-off that failed (a
+    power switch gone) the process may live on (a test session, a daemon), and the next
+    run powers the board off first anyway."""
     env = open_env(env_path)
     try:
         target = env.get_target("main")
@@ -35,6 +38,9 @@ def board_session(env_path, log_dir: Path, milestones_due=None):
         try:
             yield strategy, lambda: target.get_driver("ShellDriver")
         finally:
-            strategy.transition("off")
+            try:
+                strategy.transition("off")
+            finally:
+                strategy.release_board()
     finally:
         env.cleanup()
