@@ -82,7 +82,7 @@ def one_round(srv, job_file, hold_first: bool, waits: dict) -> dict:
         end = release(token)
     else:
         job = submit(srv, job_file)
-        while job_info(srv, job)["state"] != "Running":
+        while job_info(srv, job)["state"] not in ("Running", "Finished"):
             time.sleep(1)
         token, start, ok = hold(lambda w: waits["reserve"].append(w))
         end = release(token)
