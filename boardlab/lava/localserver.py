@@ -183,7 +183,7 @@ class LocalLavaServer:
         token = self._ensure_user_token()
         worker_tokens = {lab.name: self._ensure_worker(lab) for lab in self.labs}
         self._end_leftover_jobs()
-        for b in boards or [b for lab in self.labs for b in lab.boards]:
+        for b in (boards := list(boards or [b for lab in self.labs for b in lab.boards])):
             self.register_board(b)
         binds = [f"127.0.0.1:{self.port}"] + ([f"{load_lab().management_ip}:{self.port}"]
                                               if any(lab.management for lab in self.labs) else [])
@@ -206,7 +206,7 @@ class LocalLavaServer:
         self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
         # LAVA holds its boards' places at the coordinator: people reserve them (boardlab.lab.arbiter)
         self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity", self.identity, "--state",
-                                str(self.run_dir / "arbiter.json"), *[b for lab in self.labs for b in lab.boards]])
+                                str(self.run_dir / "arbiter.json"), *boards])   # the boards it registered
         return self
 
     def check(self):
