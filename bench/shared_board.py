@@ -107,9 +107,9 @@ def power_requests(since: float) -> list[tuple[float, str]]:
 
 
 def collisions(rounds, requests) -> int:
-    def stamp(s):
-        return time.mktime(time.strptime(s[:19].replace("T", " "), "%Y-%m-%d %H:%M:%S")) - time.timezone \
-            if s and s != "None" else None
+    def stamp(s):   # LAVA's XML-RPC time: 20261126T10:31:34 (or ISO with dashes)
+        m = re.match(r"(\d{4})-?(\d\d)-?(\d\d)[T ](\d\d):(\d\d):(\d\d)", s or "")
+        return time.mktime(time.strptime(" ".join(m.groups()), "%Y %m %d %H %M %S")) - time.timezone if m else None
     n = 0
     for r in rounds:
         hs, he = r["hold"]
