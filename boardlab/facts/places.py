@@ -19,11 +19,14 @@ class PlacesError(BoardlabError):
     pass
 
 
-def client(coordinator, *args, place=None, check=True):
+def client(coordinator, *args, place=None, check=True, env=None):
+    """labgrid-client as a person types it; env: variables over this process's (the owner:
+    LG_HOSTNAME, LG_USERNAME)."""
     exe = shutil.which("labgrid-client") or os.path.join(os.path.dirname(sys.executable),
                                                          "labgrid-client")
     cmd = [exe, "-x", coordinator] + (["-p", place] if place else []) + list(args)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, **env} if env else None)
     if check and r.returncode != 0:
         out = (r.stderr or r.stdout).strip()
         if "coordinator is unavailable" in out or "Could not connect to coordinator" in out:

@@ -24,7 +24,6 @@ and LAVA, applies it, and repeats every POLL_S."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import yaml
 
+from boardlab.facts.places import client
 from boardlab.files import atomic_write
 from boardlab.lab.glance import parse_place_show
 from boardlab.lava.common import LavaError
@@ -128,9 +128,7 @@ class Arbiter:
         self.ours = f"{self.OWNER['LG_HOSTNAME']}/{self.OWNER['LG_USERNAME']}"
 
     def _client(self, *args, place=None) -> subprocess.CompletedProcess:
-        exe = Path(sys.executable).parent / "labgrid-client"
-        cmd = [str(exe), "-x", self.coordinator] + (["-p", place] if place else []) + list(args)
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**os.environ, **self.OWNER})
+        return client(self.coordinator, *args, place=place, check=False, env=self.OWNER)
 
     def _device(self, board: str) -> dict:
         return yaml.safe_load(lavacli(self.identity, "devices", "show", board, "--yaml")) or {}
