@@ -16,22 +16,19 @@ own tree:
 A comparison draws boots one a side at a time without replacement (A/A: two disjoint draws
 from the unchanged pool), as the suites and compare sample, until no metric of the family
 is unknown or --per-side boots a side, and judges every metric of the family with
-boardlab.judge.verdict; a family raises a false alarm when any of its metrics is 'regressed'
+boardlab.judge.decide; a family raises a false alarm when any of its metrics is 'regressed'
 or 'improved', and detects a change when its target metric is 'regressed'. Two rules judge
 the same draws side by side: 'before' (the rule until 2026-11-26: a real difference whose
 median is within the floor was 'same', whatever its interval) and 'after' (same only when
 the interval lies within the floor). Draws from pools are resamplings, said so in the
 output: the pools bound how independent the trials are. The pools are saved
-(results/bench-gate-detection-<board>/pools.json); --pools judges saved ones again, no boots.
-
+(results/bench-gate-detection-<board>/pools.json); --pools judges saved ones again, no boots:
     .venv/bin/python bench/gate_detection.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
     .venv/bin/python bench/gate_detection.py --pools results/bench-gate-detection-qemu-arm/pools.json
 
-Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests, see
-/etc/boardlab-userland) are left out, and the bench says so.
-
-Goals (issue #10): no false alarm in 20 A/A comparisons for every family; each injected
-change detected in >= 19 of 20 trials with 5 boots a side."""
+Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests) are
+left out, and said so. Goals (issue #10): no false alarm in 20 A/A comparisons for every
+family; each injected change detected in >= 19 of 20 trials with 5 boots a side."""
 import argparse
 import json
 import random
@@ -50,6 +47,7 @@ from boardlab.boot.session import board_session
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue, clocks, sample
 from boardlab.build import images
 from boardlab.vlab.lab import kept_up
@@ -114,7 +112,9 @@ def rule_before(a, b, spec):
     return vd.SAME if p < vd.ALPHA and abs(delta) <= floor else vd.UNKNOWN
 
 
-RULES = {"before": rule_before, "after": lambda a, b, spec: vd.compare(a, b, spec).outcome}
+RULES = {"before": rule_before,   # after: the judge's, on boots of one session on this host
+         "after": lambda a, b, spec: decide(spec, *(Figures(x, host=clocks.this_host()["id"]) for x in (a, b)),
+                                            interleaved=True).outcome}
 
 
 def family_outcomes(a_boots, b_boots, family, rule):

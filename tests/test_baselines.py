@@ -50,7 +50,7 @@ def test_higher_is_better_regresses_below():
 def test_a_metric_without_baseline_is_new_not_failed(tmp_path):
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "kernels")
     m = res.record("qemu-arm", "armmp", "boot_time", "login", 7.0, "s")
-    assert m.verdict == bl.NEW and m.baseline is None
+    assert m.verdict == vd.NEW and m.baseline is None
 
 
 HERE = {"kind": "measured", "host_id": clocks.this_host()["id"]}   # a baseline of this host
@@ -114,7 +114,7 @@ def test_a_host_bound_figure_is_judged_only_against_its_own_host(tmp_path, sourc
     pipe = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 900, "us", qemu_clock="realtime")
     used = res.record("qemu-arm", "armmp", "memory", "free_used_kb", 9000, "kB")
     assert (login.clock, pipe.clock, used.clock) == ("host", "guest-realtime", "none")
-    assert login.verdict == pipe.verdict == bl.OTHER_HOST and login.limit is None
+    assert login.verdict == pipe.verdict == vd.OTHER_HOST and login.limit is None
     assert "other host, not judged" in login.describe() and "7 s measured on" in login.describe()
     assert used.verdict == vd.REGRESSED                  # a size is a size on any host
     assert json.loads((tmp_path / "run/results.json").read_text())["meta"]["host"] == \
@@ -133,7 +133,7 @@ def test_a_deterministic_clock_is_judged_on_any_host(tmp_path):
     host = res.record("qemu-arm", "armmp", "boot_time", "login", 7.0, "s")
     assert (pipe.clock, pipe.verdict) == ("guest-deterministic", vd.REGRESSED)
     assert (guest.clock, guest.verdict) == ("guest-deterministic", vd.SAME)
-    assert (host.clock, host.verdict) == ("host", bl.OTHER_HOST)   # arrival on this host
+    assert (host.clock, host.verdict) == ("host", vd.OTHER_HOST)   # arrival on this host
 
 
 def test_a_baseline_of_another_clock_does_not_judge(tmp_path, monkeypatch):
@@ -143,7 +143,7 @@ def test_a_baseline_of_another_clock_does_not_judge(tmp_path, monkeypatch):
                                 "source": {**HERE, "clock": "guest-deterministic"}}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     m = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 200, "us", qemu_clock="realtime")
-    assert (m.clock, m.verdict) == ("guest-realtime", bl.OTHER_CLOCK)
+    assert (m.clock, m.verdict) == ("guest-realtime", vd.OTHER_CLOCK)
     assert "other clock, not judged" in m.describe() and "guest-deterministic clock" in m.describe()
     same = res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", 356, "us", qemu_clock="deterministic")
     assert same.verdict == vd.SAME
@@ -183,9 +183,9 @@ def test_a_real_boards_boot_milestones_are_its_own_time_and_judged(tmp_path):
     login = res.record("tqm860l", "2.4.25", "boot_time", "login", 49.733, "s")
     build = res.record("tqm860l", "2.4.25", "build", "real_s", 300.0, "s")
     assert version.clock == login.clock == "host"
-    assert bl.OTHER_HOST not in (version.verdict, login.verdict)
+    assert vd.OTHER_HOST not in (version.verdict, login.verdict)
     assert version.comparison and login.comparison
-    assert build.verdict == bl.OTHER_HOST
+    assert build.verdict == vd.OTHER_HOST
 
 
 @pytest.mark.parametrize("key, board, a, b, ok, verdict", [
@@ -201,19 +201,23 @@ def test_a_real_boards_boot_milestones_are_its_own_time_and_judged(tmp_path):
 ])
 def test_one_rule_says_which_figures_may_be_judged(key, board, a, b, ok, verdict):
     from boardlab.facts.board import load_board
-    rule = clocks.judgeable(key, load_board(board), *a, *b)
-    assert (rule.ok, rule.verdict) == (ok, verdict), rule
+    from boardlab.judge.decide import Figures, why_not
+    apart = why_not(key, Figures((), *a), Figures((), *b), load_board(board))
+    assert (apart is None, apart.outcome if apart else "") == (ok, verdict), apart
 
 
 def test_no_module_decides_judgeability_on_its_own():
-    """compare, report, results, the study table and the LAVA gate ask clocks.judgeable;
-    none tests a metric's clock or host by itself."""
+    """Results, compare, report, the study table, LAVA, the bisect and the boot spans ask
+    judge.decide; none tests a metric's clock or host by itself, and nothing but the
+    judge calls the comparison of samples."""
     import re
-    for path in (ROOT / "boardlab").rglob("*.py"):
+    for path in list((ROOT / "boardlab").rglob("*.py")) + list((ROOT / "bench").glob("*.py")):
         text = path.read_text()
         assert not re.search(r"timed_by == catalogue\.HOST", text), path
-        if path.name != "clocks.py":
+        if path.name != "decide.py":
             assert not re.search(r"\.clock\(\) not in \(None", text), path
+            assert not re.search(r"\b(vd|verdict)\.compare\(", text), f"{path} compares samples itself"
+            assert not re.search(r"from boardlab\.judge\.verdict import .*\bcompare\b", text), path
 
 
 def test_a_host_bound_baseline_pools_one_hosts_runs_only(tmp_path):
@@ -367,7 +371,9 @@ def test_a_host_is_itself(tmp_path, monkeypatch):
     here = clocks.this_host()["id"]
     assert clocks.known_host(here) == here
     assert clocks.known_host("vm-291aa637f1e3") is None
-    rule = clocks.judgeable("build.real_s", None, "host", "vm-291aa637f1e3", "host", "vm-291aa637f1e3")
-    assert not rule.ok and "an id machines of one kind share" in rule.why
-    assert clocks.judgeable("build.real_s", None, "host", here, "host", here).ok
+    from boardlab.judge.decide import Figures, why_not
+    shared = Figures((), "host", "vm-291aa637f1e3")
+    apart = why_not("build.real_s", shared, shared, None)
+    assert apart.outcome == vd.OTHER_HOST and "an id machines of one kind share" in apart.why
+    assert why_not("build.real_s", Figures((), "host", here), Figures((), "host", here), None) is None
     assert "unknown host" in bl.host_of({"host_id": "vm-291aa637f1e3"})

@@ -12,6 +12,7 @@ import yaml
 
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
 from boardlab.kernel.frombuild import build_version
 from paths import ROOT
 
@@ -55,5 +56,5 @@ def test_a_second_version_is_built_booted_compared_and_never_judged_as_the_first
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert s.returncode == 0, s.stdout[-3000:]
     m, = [m for m in json.loads((run / "results.json").read_text())["metrics"] if m["name"] == "mem_eat_kb"]
-    assert m["verdict"] == bl.OTHER_KERNEL, m
+    assert m["verdict"] == vd.OTHER_KERNEL, m
     assert "linux-source-6.1 6.1.192-2" in m["comparison"]["why"] and f"linux-source-6.1 {OTHER}" in m["comparison"]["why"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
 from boardlab.pages import report
 from boardlab.judge.results import RunResults, load_run
 from boardlab.measure import clocks, kernelid
@@ -67,7 +68,7 @@ def test_a_moved_package_is_another_kernel_not_a_verdict(tmp_path):
     moved = RunResults(tmp_path / "moved", baselines_root=tmp_path / "k")
     m = moved.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000,
                      identity={**pinned, "package_version": "6.1.180-1"})
-    assert m.verdict == bl.OTHER_KERNEL                    # far lower, yet not "regressed"
+    assert m.verdict == vd.OTHER_KERNEL                    # far lower, yet not "regressed"
     assert m.comparison["why"] == ("the baseline's kernel is 6.1.0-50-armmp linux-image-6.1.0-50-armmp "
                                    "6.1.176-1, this run's 6.1.0-50-armmp linux-image-6.1.0-50-armmp 6.1.180-1")
     assert moved.meta["kernels"]["qemu-arm/armmp"]["package_version"] == "6.1.180-1"
@@ -98,7 +99,7 @@ def test_a_metric_the_run_did_not_produce_is_missing_and_counted(tmp_path):
     res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832)
     missing = res.mark_missing("qemu-arm", "armmp", {"memory"})     # lmbench did not run: not missing
     assert [m.key for m in missing] == ["memory.free_total_kb"]
-    assert missing[0].verdict == bl.MISSING and missing[0].value is None
+    assert missing[0].verdict == vd.MISSING and missing[0].value is None
     assert "missing (the baseline holds 112196 kB; this run did not produce it)" in missing[0].describe()
     md = report.markdown(str(tmp_path / "run"), with_summary=True)
     assert md.startswith("1 same | 1 missing | of 2 metrics\n")

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from boardlab.judge import verdict as vd
+from boardlab.judge.decide import host_bound
 from boardlab import envgen, lava
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import BOARDS_DIR, load_board
@@ -261,7 +263,7 @@ def test_a_test_case_the_job_expected_and_did_not_report_is_missing_and_fails(tm
     out = capsys.readouterr().out
     assert "1 missing (expected test cases the job did not report)" in out
     got = {m["name"]: m for m in json.loads((run / "results.json").read_text())["metrics"]}
-    assert got["mem_eat_kb"]["verdict"] == bl.MISSING and got["mem_eat_kb"]["value"] is None
+    assert got["mem_eat_kb"]["verdict"] == vd.MISSING and got["mem_eat_kb"]["value"] is None
 
 
 def test_server_log_format_reads_the_same():
@@ -402,8 +404,8 @@ def judged_where_it_can_be(board, entries, res):
     every other one passes, on the board and in the pulled results alike."""
     from boardlab.judge import verdict as vd
     from boardlab.measure import catalogue
-    bound = {m.name for m in res.metrics if clocks.host_bound(m.clock, board, m.key)
-             and m.verdict == bl.OTHER_HOST}
+    bound = {m.name for m in res.metrics if host_bound(m.clock, board, m.key)
+             and m.verdict == vd.OTHER_HOST}
     bound |= {m.name for m in res.metrics if not catalogue.spec(m.key).exact}
     for c in lava.test_cases(entries):
         assert c.get("measurement") not in (None, "None", ""), c

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from boardlab.judge.decide import host_bound
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric
@@ -58,7 +59,7 @@ def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
         assert m.unit and m.clock in clocks.CLOCKS and m.baseline is not None, m
         if m.key in TWO_OUTCOMES:
             assert m.verdict != vd.REGRESSED, m.describe()
-        elif not clocks.host_bound(m.clock, BOARD, m.key) and catalogue.spec(m.key).exact:
+        elif not host_bound(m.clock, BOARD, m.key) and catalogue.spec(m.key).exact:
             assert m.verdict in (vd.SAME, vd.IMPROVED), m.describe()
     guest = [m for m in metrics if m.clock == clocks.GUEST_DETERMINISTIC]
     assert {m.name for m in guest} >= {"guest_login", "guest_freeing_init"}

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from boardlab.judge.decide import host_bound
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
 from boardlab.pages import report
@@ -53,9 +54,9 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
         same_host = m["baseline"].get("source", {}).get("host_id") == here
         spec = catalogue.spec(f"{m['suite']}.{m['name']}")
         if spec.not_judged:   # information only (jitter's min): recorded, never judged
-            assert m["verdict"] == bl.INFO, m
-        elif clocks.host_bound(m["clock"], board, f"{m['suite']}.{m['name']}") and not same_host:
-            assert m["verdict"] == bl.OTHER_HOST, m     # another machine's timing: not judged
+            assert m["verdict"] == vd.INFO, m
+        elif host_bound(m["clock"], board, f"{m['suite']}.{m['name']}") and not same_host:
+            assert m["verdict"] == vd.OTHER_HOST, m     # another machine's timing: not judged
         elif spec.exact:
             assert m["verdict"] in (vd.SAME, vd.IMPROVED), Metric(**m).describe()
         else:   # noisy: the samples (up to --max-repeats) may not decide, but never regress

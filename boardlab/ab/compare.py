@@ -21,6 +21,7 @@ from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge import bootspans
+from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, kernelid, phases, sample
@@ -77,24 +78,22 @@ def stored_side(spec: str) -> Side | None:
 @dataclass
 class Row:
     spec: catalogue.MetricSpec
-    cmp: vd.Comparison | None
+    cmp: vd.Verdict | None    # None: not compared (note says why)
     note: str = ""            # why there is no comparison
 
 
 def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
-    """Every metric both sides have, judged where clocks.judgeable lets them be (board:
-    the facts of the sides' board)."""
+    """Every metric both sides have, judged by judge.decide (board: the facts of the
+    sides' board). Sides both booted here were booted in turn: no drift between them."""
     rows = []
     for key in sorted(set(a.samples) & set(b.samples), key=lambda k: (
             catalogue.FAMILIES.index(k.split(".")[0]) if k.split(".")[0] in catalogue.FAMILIES
             else 99, k)):
         spec = catalogue.spec(key)
-        rule = clocks.judgeable(key, board, a.clocks.get(key), a.host or this_host,
-                                b.clocks.get(key), b.host or this_host)
-        if spec.not_judged or not rule.ok:
-            rows.append(Row(spec, None, spec.not_judged or rule.why))
-            continue
-        rows.append(Row(spec, vd.compare(a.samples[key], b.samples[key], spec)))
+        v = decide(spec, Figures(a.samples[key], a.clocks.get(key), a.host or this_host),
+                   Figures(b.samples[key], b.clocks.get(key), b.host or this_host), board,
+                   interleaved=bool(a.kernel and b.kernel))
+        rows.append(Row(spec, v) if v.compared else Row(spec, None, v.why))
     return rows
 
 
@@ -167,7 +166,7 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
                                                   both=bool(a.kernel)))
 
 
-def _interval(c: vd.Comparison) -> str:
+def _interval(c: vd.Verdict) -> str:
     return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
 
 

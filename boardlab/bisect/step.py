@@ -16,10 +16,12 @@ from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
 from boardlab.measure import sample
+from boardlab.measure.clocks import this_host
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
     """One boot of the selected kernel: the metric's family measured on it."""
@@ -54,7 +56,7 @@ def _enough(b: Bisect, step: Step, against: list | None) -> bool:
         return False
     if against is None or len(samples) >= b.max_repeats:
         return True
-    return vd.compare(against, samples, spec).outcome != vd.UNKNOWN
+    return _verdict(b, against, samples).outcome != vd.UNKNOWN
 
 
 def measure_revision(b: Bisect, step: Step, against: list | None):
@@ -87,9 +89,17 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
                    samples=step.samples, qemu_clock=strategy.last_boot.qemu_clock)
 
 
+def _verdict(b: Bisect, good: list, samples: list) -> vd.Verdict:
+    """The judge's verdict on a revision's samples against the good revision's: one board,
+    this host, one bisect session (the good revision measured first: no drift rule)."""
+    host = this_host()["id"]
+    return decide(b.spec, Figures(good, host=host), Figures(samples, host=host), load_board(b.board),
+                  interleaved=True)
+
+
 def judge(b: Bisect, step: Step) -> int:
     """good, bad or skip for a measured step, against the good revision's samples."""
-    cmp = vd.compare(b.good_samples(), step.samples, b.spec)
+    cmp = _verdict(b, b.good_samples(), step.samples)
     step.verdict, step.why = cmp.outcome, cmp.why
     if cmp.outcome == vd.REGRESSED:
         return BAD

@@ -30,7 +30,6 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.files import atomic_write
 from boardlab.history.server import GROUP, HistoryServer
-from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run
 from boardlab.measure import clocks, kernelid
@@ -56,7 +55,7 @@ def _commit() -> str:
 
 
 def _test_result(m: dict) -> str:
-    if m.get("verdict") in (vd.REGRESSED, bl.MISSING):
+    if m.get("verdict") in (vd.REGRESSED, vd.MISSING):
         return "fail"
     return "pass" if m.get("verdict") in (vd.SAME, vd.IMPROVED) else "skip"
 

@@ -21,14 +21,9 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import clocks, kernelid
 from boardlab.measure.catalogue import METRICS, for_harness
 
-OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL = (clocks.OTHER_HOST, clocks.OTHER_CLOCK,
-                                         clocks.OTHER_KERNEL)   # clocks.judgeable's verdicts
-MISSING = "missing"   # the baseline holds the metric, the run did not produce it
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 
-NEW = "new"
-INFO = "info"         # a figure the catalogue keeps as information only (spec.not_judged)
 
 
 class BaselineError(InputError):

@@ -1,6 +1,6 @@
 """Where the boot time went: kernel A against kernel B, span by span (the spans of
 boardlab.measure.phases, each boot's). Every span both boots have is judged like any
-metric (boardlab.judge.verdict, the floor of catalogue.span): on the deterministic clock
+metric (boardlab.judge.decide, the floor of catalogue.span): on the deterministic clock
 one boot a side decides an initcall, since its duration repeats. The changed leaf spans,
 sorted by their change, are then summed against the milestone's change (the login
 prompt on the same clock: the leaves of a boot add up to it): what they explain, and
@@ -13,7 +13,9 @@ from pathlib import Path
 
 from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue, phases
+from boardlab.measure.clocks import this_host
 
 FLAGGED = (vd.REGRESSED, vd.IMPROVED)
 
@@ -22,7 +24,7 @@ FLAGGED = (vd.REGRESSED, vd.IMPROVED)
 class SpanRow:
     key: str
     source: str
-    cmp: vd.Comparison
+    cmp: vd.Verdict
     only: str = ""      # "A" or "B": the span is in one kernel's boots only (0 s in the other's)
 
     @property
@@ -37,7 +39,7 @@ class SpanRow:
 @dataclass
 class SpanComparison:
     milestone: str                  # what the leaves add up to
-    total: vd.Comparison | None     # the milestone's comparison (None: not compared)
+    total: vd.Verdict | None     # the milestone's comparison (None: not compared)
     changed: list = field(default_factory=list)    # leaf SpanRows beyond their floor, largest first
     unknown: list = field(default_factory=list)    # leaf SpanRows the samples do not decide
     phases: list = field(default_factory=list)     # the coarse spans, every one
@@ -99,6 +101,12 @@ def comparable(a_sources: dict, b_sources: dict) -> str | None:
     return None
 
 
+def _decide(spec, a: list, b: list) -> vd.Verdict:
+    """The judge's verdict on a span: both sides booted here, in turn (compare's rounds)."""
+    here = this_host()["id"]
+    return decide(spec, Figures(a, host=here), Figures(b, host=here), interleaved=True)
+
+
 def compare_spans(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> SpanComparison:
     """a_boots, b_boots: each boot's {span key: seconds}; a_, b_sources: {key: phases
     source} of each side. Spans of two clocks are not judged (SpanComparison.not_compared)."""
@@ -111,14 +119,14 @@ def compare_spans(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict
     keys = sorted(set().union(*a_boots, *b_boots))
     leaves = [k for k in keys if is_leaf(k)]
     total_spec = catalogue.span("phase.login", next(iter(sources.values()), phases.PRINTK))
-    out = SpanComparison(milestone_name(sources), vd.compare(
-        [sum(b.get(k, 0.0) for k in leaves) for b in a_boots],
-        [sum(b.get(k, 0.0) for k in leaves) for b in b_boots], total_spec), spans=len(leaves))
+    out = SpanComparison(milestone_name(sources), _decide(
+        total_spec, [sum(b.get(k, 0.0) for k in leaves) for b in a_boots],
+        [sum(b.get(k, 0.0) for k in leaves) for b in b_boots]), spans=len(leaves))
     for key in keys:
         only = "" if any(key in b for b in a_boots) and any(key in b for b in b_boots) else (
             "A" if any(key in b for b in a_boots) else "B")
-        row = SpanRow(key, sources.get(key, phases.PRINTK), vd.compare(
-            _samples(a_boots, key), _samples(b_boots, key), catalogue.span(key, sources.get(key, phases.PRINTK))),
+        row = SpanRow(key, sources.get(key, phases.PRINTK), _decide(
+            catalogue.span(key, sources.get(key, phases.PRINTK)), _samples(a_boots, key), _samples(b_boots, key)),
             only)
         if ".." in key:             # a coarse phase (a module's init is listed like a leaf)
             out.phases.append(row)

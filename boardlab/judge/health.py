@@ -15,7 +15,10 @@ from pathlib import Path
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import Board
 from boardlab.judge import baselines as bl
+from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue
+from boardlab.measure.clocks import NO_CLOCK
 
 METRIC = "memory.free_total_kb"
 
@@ -30,10 +33,14 @@ class HealthFigure:
     floor: float | None
 
     def judge(self, value: float) -> str | None:
-        """None when the figure is within its floor, else why not (one line)."""
-        if self.expected is None or abs(value - self.expected) <= self.floor:
+        """None when the judge finds the figure the same as its baseline (within its
+        floor: an exact figure), else why not (one line)."""
+        if self.expected is None:
             return None
-        return (f"{self.key} = {value:g} kB, the baseline of {self.kernel} on {self.board} is "
+        v = decide(self.key, Figures([self.expected], NO_CLOCK), Figures([value], NO_CLOCK))
+        if v.outcome == vd.SAME:
+            return None
+        return (f"{self.key} = {value:g} kB ({v.outcome}), the baseline of {self.kernel} on {self.board} is "
                 f"{self.expected:g} +- {self.floor:g} kB")
 
     def describe(self) -> str:

@@ -15,6 +15,7 @@ from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide, host_bound
 from boardlab.measure import catalogue, clocks, kernelid
 
 
@@ -30,11 +31,11 @@ class Metric:
     samples: list = field(default_factory=list)
     baseline: dict | None = None
     limit: float | None = None
-    verdict: str = bl.NEW
+    verdict: str = vd.NEW
     test: str = ""
     clock: str = ""                 # boardlab.measure.clocks: host, guest-realtime, ...
     host: str | None = None         # this run's host (clocks.this_host id); None: unknown
-    comparison: dict | None = None  # verdict.Comparison against the baseline's samples
+    comparison: dict | None = None  # the verdict (judge.verdict.Verdict) against the baseline
 
     @property
     def key(self) -> str:
@@ -42,19 +43,19 @@ class Metric:
 
     def describe(self) -> str:
         base = self.baseline
-        if self.verdict == bl.MISSING:
+        if self.verdict == vd.MISSING:
             return (f"{self.key}: missing (the baseline holds {base['value']:g} {base['unit']}; "
                     f"this run did not produce it)")
-        if self.verdict == bl.OTHER_KERNEL:
+        if self.verdict == vd.OTHER_KERNEL:
             return (f"{self.key} = {self.value:g} {self.unit}: other kernel, not judged "
                     f"({(self.comparison or {}).get('why', '')})")
         if not base:
             return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
-        if self.verdict == bl.OTHER_CLOCK:
+        if self.verdict == vd.OTHER_CLOCK:
             return (f"{self.key} = {self.value:g} {self.unit}: other clock, not judged "
                     f"(measured on the {self.clock} clock; baseline {base['value']:g} "
                     f"{base['unit']} on the {base['source']['clock']} clock)")
-        if self.verdict == bl.OTHER_HOST:
+        if self.verdict == vd.OTHER_HOST:
             return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
                     f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
                     f"{bl.host_of(base.get('source'))}, this run on {self.host or 'an unknown host'})")
@@ -112,6 +113,8 @@ class RunResults:
         host = host if host is not None else clocks.this_host()
         self.meta = {"run_id": self.run_dir.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                      "host": host["id"], "host_info": host}
+        if harness:
+            self.meta["harness"] = harness   # whose floors judged (a report of two runs uses them too)
         self._baselines = {}
         self._boards = {}
         if self.path.exists():   # a resumed run keeps what it had
@@ -169,20 +172,12 @@ class RunResults:
                                        f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
                                        f"says {spec.unit!r}")
             m.baseline = base.to_dict()
-            rule = clocks.judgeable(m.key, facts, base.clock(), base.host_id(), clock, m.host,
-                                    bl.load_identity(kernel, board, self.baselines_root),
-                                    self.identity(board, kernel))
-            if spec.not_judged or not rule.ok:   # information only; other units, host or kernel
-                m.verdict = bl.INFO if spec.not_judged else rule.verdict
-                m.comparison = {"why": spec.not_judged or rule.why}
-            else:
-                cmp = vd.compare(base.values(), m.samples, catalogue.for_harness(spec, self.harness))
-                if rule.drifts and cmp.outcome in (vd.REGRESSED, vd.IMPROVED):   # the host's
-                    # speed drifts between sessions (+8 %): a baseline cannot tell that from a change
-                    cmp.outcome = vd.UNKNOWN
-                    cmp.why += ("; but a host-bound figure drifts between sessions: judged "
-                                "paired, boots interleaved, by `boardlab compare`")
-                m.verdict, m.comparison = cmp.outcome, cmp.to_dict()
+            v = decide(spec, Figures(base.values(), base.clock(), base.host_id(),
+                                     bl.load_identity(kernel, board, self.baselines_root)),
+                       Figures(m.samples, clock, m.host, self.identity(board, kernel)),
+                       facts, harness=self.harness)
+            m.verdict, m.comparison = v.outcome, v.to_dict()
+            if v.compared:
                 limit = base.limit(self.harness)
                 m.limit = round(limit, 6) if limit is not None else None
         self.metrics = [x for x in self.metrics
@@ -204,7 +199,7 @@ class RunResults:
             if key not in have and key in catalogue.METRICS:
                 spec, base = catalogue.METRICS[key], bases.get(key)
                 out.append(Metric(board, kernel, spec.suite, spec.name, None, spec.unit, spec.direction,
-                                  [], base.to_dict() if base else None, verdict=bl.MISSING,
+                                  [], base.to_dict() if base else None, verdict=vd.MISSING,
                                   host=self.meta["host"]))
         self.metrics += out
         if out:
@@ -246,7 +241,7 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
         new = {}
         for key, e in entries.items():
             m, samples = e["m"], e["samples"]
-            if len(e["hosts"]) > 1 and clocks.host_bound(m.clock, facts_of(board), key):
+            if len(e["hosts"]) > 1 and host_bound(m.clock, facts_of(board), key):
                 raise bl.BaselineError(
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
                     f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "

@@ -10,8 +10,10 @@ run or kernel B), with known error rates, as pure code.
   interval of the median difference lies wholly beyond the floor); `same` needs that
   interval wholly within the floor (an equivalence test), whatever p says.
 
-Four outcomes: same, regressed, improved, unknown (the samples cannot tell yet: more
-repeats). With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
+Four outcomes of a comparison: same, regressed, improved, unknown (the samples cannot
+tell yet: more repeats). The rules that come before it (whether two figures may be
+compared at all) are boardlab.judge.decide's, whose verdicts add new, missing, info,
+other host, other clock and other kernel: every verdict is a `Verdict`. With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
 5 a side is the least that can decide a noisy metric at alpha 0.01."""
 from __future__ import annotations
 
@@ -26,26 +28,44 @@ from boardlab.measure.catalogue import MetricSpec
 ALPHA = 0.01
 SPREAD_SEEN = 3   # samples a side before a noisy metric's interval can show it is 'same'
 SAME, REGRESSED, IMPROVED, UNKNOWN = "same", "regressed", "improved", "unknown"
-OUTCOMES = (SAME, REGRESSED, IMPROVED, UNKNOWN)
+OUTCOMES = (SAME, REGRESSED, IMPROVED, UNKNOWN)   # of two sets of samples compared
+DECIDED = (SAME, REGRESSED, IMPROVED)
+NEW = "new"                   # no baseline: nothing to judge against
+MISSING = "missing"           # the baseline holds the metric, the run did not produce it
+INFO = "info"                 # information only (the catalogue's spec.not_judged)
+OTHER_HOST = "other-host"     # a host-bound figure against one from another machine
+OTHER_CLOCK = "other-clock"   # figures of two clocks: other units
+OTHER_KERNEL = "other-kernel"  # two kernels under one name: not the same kernel
+NOT_COMPARED = (NEW, MISSING, INFO, OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL)
+WORDS = {OTHER_HOST: "other host, not judged", OTHER_CLOCK: "other clock, not judged",   # as a table reads
+         OTHER_KERNEL: "other kernel, not judged", INFO: "information only"}
 EXACT_ENUMERATION = 200_000    # arrangements enumerated exactly; beyond, Monte Carlo
 MONTE_CARLO = 20_000
 BOOTSTRAP = 2_000
 
 
 @dataclass
-class Comparison:
+class Verdict:
+    """The one verdict type: an outcome of OUTCOMES (two sets of samples compared) or of
+    NOT_COMPARED (then only `why`), and why."""
     outcome: str
-    a: float                  # median of A
-    b: float                  # median of B
-    delta_pct: float          # (b - a) / a, in %
-    ci_pct: tuple | None      # 95 % interval of delta_pct (noisy metrics)
-    p: float | None           # the rank test's p (noisy metrics)
-    floor: float              # the smallest change worth reporting, in the metric's unit
-    method: str               # "exact" or "rank test"
     why: str
-    n: tuple = (0, 0)         # samples of A and B
+    a: float | None = None            # median of A
+    b: float | None = None            # median of B
+    delta_pct: float | None = None    # (b - a) / a, in %
+    ci_pct: tuple | None = None       # 95 % interval of delta_pct
+    p: float | None = None            # the rank test's p (noisy metrics)
+    floor: float | None = None        # the smallest change worth reporting, in the metric's unit
+    method: str = ""                  # "exact" or "rank test"; "" when not compared
+    n: tuple = (0, 0)                 # samples of A and B
+
+    @property
+    def compared(self) -> bool:
+        return self.outcome in OUTCOMES
 
     def to_dict(self) -> dict:
+        if not self.compared:
+            return {"outcome": self.outcome, "why": self.why}
         d = dict(vars(self))
         d["ci_pct"] = list(self.ci_pct) if self.ci_pct else None
         d["n"] = list(self.n)
@@ -111,7 +131,7 @@ def _direction(spec: MetricSpec, delta: float) -> str:
     return REGRESSED if worse else IMPROVED
 
 
-def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Comparison | None:
+def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Verdict | None:
     """The exact comparison, or None when the samples are not repeatable enough for it.
     Its interval is every difference the samples allow (min(b) - max(a) .. max(b) - min(a)):
     same when that lies within the floor, a change when it lies wholly beyond it."""
@@ -132,11 +152,11 @@ def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Compar
     if len(a) == 1:   # e.g. the study's numbers: one value each, no samples
         why += ("; A is a single value (a stored number without samples, like the study's): "
                 "compared as a value, with no spread to check it by")
-    return Comparison(outcome, ma, mb, _pct(delta, ma), (_pct(lo, ma), _pct(hi, ma)), None,
-                      floor, "exact", why, (len(a), len(b)))
+    return Verdict(outcome, why, ma, mb, _pct(delta, ma), (_pct(lo, ma), _pct(hi, ma)), None,
+                   floor, "exact", (len(a), len(b)))
 
 
-def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -> Comparison:
+def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -> Verdict:
     """The one verdict rule. `same` only when the samples show it (an equivalence test: the
     interval of the difference lies within the floor); a change only when it is real
     (p < alpha) and its interval lies wholly beyond the floor; anything else is `unknown`
@@ -178,8 +198,8 @@ def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -
         real = " (a real difference, p < alpha, of uncertain size)" if p < alpha else ""
         why = (f"rank test p={p:.3g}{real}, {interval} reaches past the floor "
                f"+-{floor:.4g}: more repeats{reach}")
-    return Comparison(outcome, ma, mb, _pct(delta, ma), ci, p, floor, "rank test", why + note,
-                      (len(a), len(b)))
+    return Verdict(outcome, why + note, ma, mb, _pct(delta, ma), ci, p, floor, "rank test",
+                   (len(a), len(b)))
 
 
 FUTILE = 0.05      # more samples are not taken when fewer completions than this decide

@@ -12,8 +12,7 @@ from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.files import atomic_write
 from boardlab.history.submit import land
-from boardlab.judge.baselines import MISSING, OTHER_HOST
-from boardlab.judge.verdict import REGRESSED, UNKNOWN
+from boardlab.judge.verdict import MISSING, OTHER_HOST, REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
 from boardlab.vlab.host import prepare_if_virtual
 

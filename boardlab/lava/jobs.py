@@ -12,6 +12,7 @@ import yaml
 
 from boardlab.facts.board import NFSROOT_TARBALL, Board
 from boardlab.judge import baselines as bl
+from boardlab.judge.decide import Figures, why_not
 from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RETRY_SLACK_S, SUITES,
                                   TESTDEFS_DIR, LavaError, LavaInputError, device_type_name)
 from boardlab.measure import clocks, workloads
@@ -32,7 +33,7 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
     """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet): for
     each exact metric (boardlab.measure.catalogue) its median and floor; a noisy metric has no
     limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
-    unknown until samples decide). A metric is in it only when clocks.judgeable lets its baseline judge a
+    unknown until samples decide). A metric is in it only when the judge (judge.decide.why_not) lets its baseline judge a
     figure measured on measured_on (a host-bound one: measured there), the host the job will run on; LAVA then reports it as skip."""
     prefix = suite + "."
     out = []
@@ -40,7 +41,7 @@ def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
         if not k.startswith(prefix):
             continue
         clock = clocks.metric_clock(suite, k[len(prefix):], b.unit, board)
-        if not clocks.judgeable(k, board, b.clock(), b.host_id(), clock, measured_on).ok:
+        if why_not(k, Figures((), b.clock(), b.host_id()), Figures((), clock, measured_on), board):
             continue
         limit = b.limit(HARNESS)   # None: a noisy metric, which one figure cannot decide
         if limit is not None:

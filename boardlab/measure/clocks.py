@@ -8,18 +8,10 @@ Three clocks (and figures that have none):
 - guest-deterministic: QEMU's icount, guest time counted in instructions executed;
 - none: sizes and counts (bytes, kB), which no clock measures.
 
-A figure is *host-bound* when another machine of the same kind would measure another
-value for the same kernel: work the host does itself (a kernel build's times), and the
-host-clock and guest-realtime figures of a virtual board (its speed is the host's). A
-real board's milestones are the board's own time: the lab host only stamps their
-arrival, within milliseconds, so they are not host-bound. A host-bound figure is judged
-only against one from the same host (every machine here is called "vm", and machines
-cloned from one image share machine-id and CPU, so the host is named by `this_host()`:
-a random id written once per machine).
-
-Whether two figures may be judged against each other at all is decided in one place,
-`judgeable()`: results (a run against its baseline), compare, report, the study table
-and the LAVA gate all ask it.
+The host a figure was measured on is named by `this_host()`: a random id written once
+per machine (every machine here is called "vm", and machines cloned from one image share
+machine-id and CPU). Whether figures of two clocks or hosts may be judged against each
+other is the judge's rule (boardlab.judge.decide), not this module's.
 """
 from __future__ import annotations
 
@@ -27,12 +19,10 @@ import os
 import re
 import secrets
 import socket
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from boardlab.facts.board import Board
-from boardlab.measure import kernelid
 
 HOST = "host"
 GUEST_REALTIME = "guest-realtime"
@@ -92,66 +82,6 @@ def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str
         return NO_CLOCK
     clock = "guest" if name.startswith(GUEST_PREFIX) else _SUITE_CLOCK.get(suite, HOST)
     return guest_clock(board, qemu_clock) if clock == "guest" else clock
-
-
-HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
-
-
-def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
-    """Would another machine of the same kind measure another value of metric `key`
-    (suite.name) on the clock given? (board None: not known, taken as virtual)"""
-    if clock in (NO_CLOCK, GUEST_DETERMINISTIC):
-        return False
-    if key.split(".")[0] in HOST_WORK_SUITES:
-        return True
-    return (board is None or is_virtual(board)) and clock in (HOST, GUEST_REALTIME, None)
-
-
-OTHER_HOST = "other-host"   # a host-bound figure against one from another machine
-OTHER_CLOCK = "other-clock"  # figures of two clocks: other units
-OTHER_KERNEL = "other-kernel"  # figures of two kernels under one name: not the same kernel
-
-
-@dataclass(frozen=True)
-class Judgeable:
-    """May two figures of one metric be judged against each other? ok, or the verdict
-    that says why not (OTHER_CLOCK, OTHER_HOST) and the reason in words. `drifts`: they
-    may, but the figure is host-bound, so a side stored in another session cannot tell
-    the host's drift from a change (only interleaved boots, `boardlab compare`, can)."""
-    ok: bool
-    verdict: str = ""
-    why: str = ""
-    drifts: bool = False
-
-
-def judgeable(key: str, board: Board | None, clock_a: str | None, host_a: str | None,
-              clock_b: str | None, host_b: str | None, kernel_a: dict | None = None,
-              kernel_b: dict | None = None) -> Judgeable:
-    """The one rule. clock_*: boardlab.measure.clocks names, None when a stored figure does not
-    say (the study's numbers): then it is taken to be the other side's. host_*: this_host
-    ids, None when unknown (an unknown host never matches one of a host-bound figure).
-    kernel_*: the kernels' identities (measure.kernelid) where both sides should be one
-    kernel (a run against its baseline; not `compare`, whose sides differ by design)."""
-    other = kernelid.differs(kernel_a, kernel_b)
-    if other:
-        return Judgeable(False, OTHER_KERNEL, f"the baseline's kernel is {other[0]}, this run's {other[1]}")
-    if clock_a is not None and clock_b is not None and clock_a != clock_b:
-        return Judgeable(False, OTHER_CLOCK, f"other clock, not judged ({clock_a} / {clock_b}: "
-                                             f"other units)")
-    clock = clock_a if clock_a is not None else clock_b
-    if not host_bound(clock, board, key):
-        return Judgeable(True)
-    known_a, known_b = known_host(host_a), known_host(host_b)
-    if known_a is None or known_b is None or known_a != known_b:
-        return Judgeable(False, OTHER_HOST, f"other host, not judged ({_host_words(host_a)}"
-                                            f" / {_host_words(host_b)})")
-    return Judgeable(True, drifts=True)
-
-
-def _host_words(host_id: str | None) -> str:
-    if not host_id:
-        return "an unknown host"
-    return host_id if known_host(host_id) else f"an unknown host: {host_id} is an id machines of one kind share"
 
 
 # Until 2026-11-26 a host's id was a digest of machine-id, CPU model, flags and core

@@ -17,14 +17,12 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import load_run
-from boardlab.measure import catalogue, clocks
+from boardlab.measure import catalogue
 
 TEMPLATES = Path(__file__).parent / "templates"
 HISTORY_PAGE = "history/history.html"   # the run's series in the lab's history, where it keeps one
-# how a verdict reads in the table
-VERDICT_WORDS = {bl.OTHER_HOST: "other host, not judged", bl.OTHER_CLOCK: "other clock, not judged",
-                 bl.OTHER_KERNEL: "other kernel, not judged", bl.INFO: "information only"}
 
 
 def load_side(spec: str) -> tuple[str, dict, list]:
@@ -38,7 +36,7 @@ def load_side(spec: str) -> tuple[str, dict, list]:
     data = load_run(spec)
     metrics, kernels = {}, set()
     for m in data["metrics"]:
-        metrics[(m["board"], f"{m['suite']}.{m['name']}")] = m
+        metrics[(m["board"], f"{m['suite']}.{m['name']}")] = dict(m, harness=data["meta"].get("harness"))
         kernels.add(m["kernel"])
     run_dir = Path(spec)
     label = f"{data['meta'].get('run_id', run_dir.name)} ({', '.join(sorted(kernels))})"
@@ -91,9 +89,9 @@ def _floor_pct(name: str, reference) -> float | None:
 def _unjudged_why(m: dict) -> str:
     """Why a run's figure was not judged: whose host or clock its baseline is of."""
     source = (m.get("baseline") or {}).get("source") or {}
-    if m.get("verdict") == bl.OTHER_HOST:
+    if m.get("verdict") == vd.OTHER_HOST:
         return f"baseline measured on {source.get('host_id', '?')}, this run on {m.get('host', '?')}"
-    if m.get("verdict") == bl.OTHER_CLOCK:
+    if m.get("verdict") == vd.OTHER_CLOCK:
         return f"baseline on the {source.get('clock', '?')} clock, this run on {m.get('clock', '?')}"
     return ""
 
@@ -104,7 +102,7 @@ def single_rows(a: dict) -> list[Row]:
         m = a[(board, name)]
         base = (m.get("baseline") or {}).get("value")
         why = (m.get("comparison") or {}).get("why", "") or _unjudged_why(m)
-        verdict = VERDICT_WORDS.get(m["verdict"], m["verdict"])
+        verdict = vd.WORDS.get(m["verdict"], m["verdict"])
         delta = delta_pct(base, m["value"])
         rows.append(Row([f"{board} {name}", m["unit"], _fmt(m["value"]), _fmt(base), _pct(delta),
                          m.get("clock") or "-", verdict, why], f"{board} {name}", verdict, why,
@@ -120,6 +118,10 @@ def _facts(board: str):
         return None
 
 
+def _figures(m: dict) -> Figures:
+    return Figures(m.get("samples") or [m["value"]], m.get("clock") or None, m.get("host"))
+
+
 def pair_rows(a: dict, b: dict) -> list[Row]:
     rows = []
     for key in sorted(set(a) | set(b), key=_order):
@@ -127,15 +129,10 @@ def pair_rows(a: dict, b: dict) -> list[Row]:
         unit = (va or vb)["unit"]
         verdict, why = "", ""
         if va and vb and key[1] in catalogue.METRICS:
-            sa, sb = va.get("samples") or [va["value"]], vb.get("samples") or [vb["value"]]
-            spec = catalogue.METRICS[key[1]]
-            rule = clocks.judgeable(key[1], _facts(key[0]), va.get("clock") or None, va.get("host"),
-                                    vb.get("clock") or None, vb.get("host"))
-            if not rule.ok:
-                verdict, why = VERDICT_WORDS[rule.verdict], rule.why
-            else:
-                c = vd.compare(sa, sb, spec)
-                verdict, why = c.outcome, c.why
+            # a LAVA run beside a pytest run is judged with LAVA's (wider) floor
+            v = decide(key[1], _figures(va), _figures(vb), _facts(key[0]),
+                       harness=va.get("harness") or vb.get("harness"))
+            verdict, why = vd.WORDS.get(v.outcome, v.outcome), v.why
         ref = va["value"] if va else None
         delta = delta_pct(ref, vb["value"] if vb else None)
         rows.append(Row([f"{key[0]} {key[1]}", unit, _fmt(ref), _fmt(vb["value"] if vb else None),

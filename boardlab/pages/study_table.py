@@ -4,15 +4,15 @@ stored study baselines under kernels/) beside this run's kernels (e.g. 6.1 from 
 build-size suite). Rows are (board, metric); the last column is the change from the
 study's newest kernel to the run's.
 
-Whether a cell may be compared with the study's is clocks.judgeable's to say: build
+Whether a cell may be compared with the study's is the judge's to say (judge.decide): build
 times were taken on the study's 2005 build hosts and on this run's host (host-bound:
 shown, marked with their hosts, never compared); a real board's boot milestones are the
 board's own time and are compared wherever they were stamped.
 
 Given several runs (e.g. a sweep's builds at the oldest 6.1 and the newest 6.12), their
 kernels are columns in that order, and two more columns judge the last two of them as the
-DENX page set 2.4 against 2.6: their change and its verdict (judge.verdict.compare on
-their samples)."""
+DENX page set 2.4 against 2.6: their change and its verdict (judge.decide on their
+samples)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,7 +21,8 @@ from boardlab.judge import baselines as bl
 from boardlab.pages.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from boardlab.judge.results import load_run
 from boardlab.judge import verdict as vd
-from boardlab.measure import catalogue, clocks
+from boardlab.judge.decide import Figures, decide, why_not
+from boardlab.measure import catalogue
 
 
 def _version_key(kernel: str):
@@ -90,10 +91,10 @@ def study_table(run: str | list[str], root: Path = bl.KERNELS_DIR) -> tuple[list
     keys = {(b, key) for b in boards if studied[b] for key in _run_keys(data, b)}
     for board, key in sorted(keys, key=_order):
         cells = [values.get(k, {}).get((board, key)) for k in columns]
-        rule = clocks.judgeable(key, _facts(board), None, hosts.get(old[-1]),
-                                run_clocks.get((board, key)), hosts.get(columns[-1]))
-        host_bound = rule.verdict == clocks.OTHER_HOST
-        change = ("other hosts" if host_bound else "other clocks" if not rule.ok
+        apart = why_not(key, Figures((), None, hosts.get(old[-1])),
+                        Figures((), run_clocks.get((board, key)), hosts.get(columns[-1])), _facts(board))
+        host_bound = apart is not None and apart.outcome == vd.OTHER_HOST
+        change = ("other hosts" if host_bound else "other clocks" if apart is not None
                   else _pct(delta_pct(values.get(old[-1], {}).get((board, key)), cells[-1])))
         clock = _hosts_cell([k for k in columns if values.get(k, {}).get((board, key)) is not None],
                             hosts) if host_bound else "-"
@@ -111,12 +112,11 @@ def _judged(pair, board, key, values, samples, hosts, run_clocks, spec) -> list[
     a, b = (samples.get(k, {}).get((board, key)) for k in pair)
     if not a or not b or spec is None:
         return ["-", "-"]
-    rule = clocks.judgeable(key, _facts(board), run_clocks.get((board, key)), hosts.get(pair[0]),
-                            run_clocks.get((board, key)), hosts.get(pair[1]))
+    clock = run_clocks.get((board, key))
     change = _pct(delta_pct(values[pair[0]][(board, key)], values[pair[1]][(board, key)]))
-    if not rule.ok:
-        return [change, rule.verdict]
-    return [change, vd.compare(a, b, spec).outcome]
+    # the runs set side by side are a sweep's, measured in one session: no drift rule
+    return [change, decide(spec, Figures(a, clock, hosts.get(pair[0])), Figures(b, clock, hosts.get(pair[1])),
+                           _facts(board), interleaved=True).outcome]
 
 
 def _hosts_cell(kernels: list[str], hosts: dict[str, str]) -> str:

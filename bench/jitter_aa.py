@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Jitter A/A: the main job's jitter suite on the unchanged kernel, run after run, each
+judged against the stored baseline exactly as the main job judges it.
+
+Each round is one pytest session of testsuites/test_jitter.py in the main job's mode
+(quick: 10 s cyclictest runs, sampled until decided, at most --max-repeats a boot, one
+boot a session), on the default board and kernel. The bench tallies each jitter metric's
+verdict over the rounds. Goal (issue "Answers a kernel maintainer can act on"): `same`
+in at least 19 of 20 rounds on the unchanged kernel.
+
+    .venv/bin/python bench/jitter_aa.py [--rounds 20] [--board qemu-arm] [--kernel armmp]
+
+Figures: verdicts of guest-deterministic jitter figures; run times on the host clock of
+this machine (its id is printed)."""
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from boardlab.measure.clocks import this_host  # noqa: E402
+from boardlab.vlab.lab import kept_up  # noqa: E402
+
+
+def one_round(board: str, kernel: str, run_dir: Path, extra: list[str]) -> tuple[dict, float, int]:
+    """({metric: (verdict, samples)}, host seconds, pytest's exit status) of one session."""
+    t0 = time.monotonic()
+    r = subprocess.run([str(ROOT / ".venv/bin/pytest"), "-q", "-p", "no:cacheprovider",
+                        "--lg-env", str(ROOT / "lab" / f"{board}.yaml"), "--kernel", kernel, "--quick",
+                        "--run-dir", str(run_dir), str(ROOT / "testsuites/test_jitter.py"), *extra],
+                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.monotonic() - t0
+    try:
+        metrics = json.loads((run_dir / "results.json").read_text())["metrics"]
+    except (OSError, ValueError, KeyError):
+        print(r.stdout[-2000:])
+        return {}, seconds, r.returncode
+    return ({m["name"]: (m["verdict"], len(m.get("samples") or [m["value"]]), m.get("comparison", {}).get("why", ""))
+             for m in metrics if m["suite"] == "jitter"}, seconds, r.returncode)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--board", default="qemu-arm")
+    ap.add_argument("--kernel", default="armmp")
+    ap.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
+    args = ap.parse_args()
+    out = Path(tempfile.mkdtemp(prefix="jitter-aa-", dir="/var/tmp"))
+    tally = collections.defaultdict(collections.Counter)
+    samples = collections.defaultdict(list)
+    whys = collections.defaultdict(list)
+    failed, took = 0, []
+    print(f"host {this_host()['id']}; {args.rounds} rounds of the main job's jitter suite "
+          f"({args.board}, {args.kernel}, quick); run directories under {out}", flush=True)
+    with kept_up("vlab", boards=[args.board]):
+        for i in range(args.rounds):
+            verdicts, seconds, status = one_round(args.board, args.kernel, out / f"round-{i + 1:02d}",
+                                                  args.pytest_args)
+            took.append(seconds)
+            if not verdicts:
+                failed += 1
+            for name, (verdict, n, why) in verdicts.items():
+                tally[name][verdict] += 1
+                samples[name].append(n)
+                if verdict not in ("same", "info"):
+                    whys[name].append(why)
+            words = ", ".join(f"{k} {v[0]} ({v[1]})" for k, v in sorted(verdicts.items()))
+            print(f"round {i + 1}: {seconds:.0f} s, exit {status}: {words or 'no results'}", flush=True)
+    print(f"\n{args.rounds} rounds, {failed} without results; host seconds a round "
+          f"{min(took):.0f}-{max(took):.0f} (median {sorted(took)[len(took) // 2]:.0f})\n")
+    print("| metric | same | unknown | regressed | improved | info | runs a round (mean) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in sorted(tally):
+        c = tally[name]
+        print(f"| jitter.{name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
+              f"{c['info']} | {sum(samples[name]) / len(samples[name]):.1f} |")
+    for name, w in sorted(whys.items()):
+        print(f"\njitter.{name}, first reason not `same`: {w[0]}")
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

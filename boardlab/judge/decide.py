@@ -1,0 +1,109 @@
+"""The one judge: every pair of figures of one metric is decided here, whoever asks (a run
+against its baseline, compare, the report, the study table, LAVA's gate and results, a
+bisect step, the boot's spans).
+
+The rules, in order, each giving a verdict of boardlab.judge.verdict:
+1. a figure the catalogue keeps as information only: `info`;
+2. nothing stored to judge against: `new`; nothing measured: `missing`;
+3. two kernels under one name (their identities differ): `other-kernel`;
+4. figures of two clocks (other units): `other-clock`;
+5. a host-bound figure (another machine of the same kind would measure another value)
+   against one of another machine, or of an unknown one: `other-host`;
+6. the comparison of the samples (verdict.compare) with the harness's floor;
+7. drift: a host-bound figure judged against one stored in another session cannot tell
+   the host's drift from a change, so a change there is `unknown` (only boots
+   interleaved, `boardlab compare`, can say).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from boardlab.facts.board import Board
+from boardlab.judge import verdict as vd
+from boardlab.judge.verdict import Verdict
+from boardlab.measure import catalogue, kernelid
+from boardlab.measure.catalogue import MetricSpec
+from boardlab.measure.clocks import GUEST_DETERMINISTIC, GUEST_REALTIME, HOST, NO_CLOCK, known_host
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One side of a pair: a metric's samples and where they were measured."""
+    samples: Sequence[float]
+    clock: str | None = None     # boardlab.measure.clocks names; None: not said (the study's numbers)
+    host: str | None = None      # clocks.this_host id; None: unknown
+    kernel: dict | None = None   # the kernel's identity (measure.kernelid), where both sides
+    #                              should be one kernel (a run against its baseline)
+
+
+HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
+
+
+def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
+    """Would another machine of the same kind measure another value of metric `key`
+    (suite.name) on the clock given? Work the host does itself (a build), and the
+    host-clock and guest-realtime figures of a virtual board (its speed is the host's).
+    A real board's milestones are its own time: the lab host only stamps their arrival.
+    (board None: not known, taken as virtual)"""
+    if clock in (NO_CLOCK, GUEST_DETERMINISTIC):
+        return False
+    if key.split(".")[0] in HOST_WORK_SUITES:
+        return True
+    return (board is None or board.virtual) and clock in (HOST, GUEST_REALTIME, None)
+
+
+def _host_words(host_id: str | None) -> str:
+    if not host_id:
+        return "an unknown host"
+    return host_id if known_host(host_id) else f"an unknown host: {host_id} is an id machines of one kind share"
+
+
+def _clock(spec: MetricSpec, a: Figures, b: Figures) -> str | None:
+    """The pair's clock: a side's where it says, else none for a size (no clock measures it)."""
+    said = a.clock if a.clock is not None else b.clock
+    return said if said is not None or spec.timed_by != catalogue.NONE else NO_CLOCK
+
+
+def why_not(spec: MetricSpec | str, a: Figures, b: Figures, board: Board | None) -> Verdict | None:
+    """Rules 3-5: the verdict that keeps two figures apart, or None when they may be
+    compared (LAVA's gate asks it alone, to know which limits a job can check)."""
+    spec = catalogue.spec(spec) if isinstance(spec, str) else spec
+    other = kernelid.differs(a.kernel, b.kernel)
+    if other:
+        return Verdict(vd.OTHER_KERNEL, f"the baseline's kernel is {other[0]}, this run's {other[1]}")
+    if a.clock is not None and b.clock is not None and a.clock != b.clock:
+        return Verdict(vd.OTHER_CLOCK, f"other clock, not judged ({a.clock} / {b.clock}: other units)")
+    if host_bound(_clock(spec, a, b), board, spec.key):
+        known_a, known_b = known_host(a.host), known_host(b.host)
+        if known_a is None or known_b is None or known_a != known_b:
+            return Verdict(vd.OTHER_HOST, f"other host, not judged ({_host_words(a.host)}"
+                                          f" / {_host_words(b.host)})")
+    return None
+
+
+def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: Board | None = None, *,
+           harness: str | None = None, interleaved: bool = False, effort: float = 1.0) -> Verdict:
+    """The verdict on B against A (A: the baseline, kernel A or the good revision).
+    spec: the metric (a catalogue key, or a MetricSpec such as a boot span's); board: the
+    sides' board (None: not known, taken as virtual); harness: whose floor (catalogue.
+    for_harness); interleaved: the two sides were measured in one session, boots in turn
+    (no drift between them); effort < 1: a cheaper comparison (sampling decisions)."""
+    spec = catalogue.spec(spec) if isinstance(spec, str) else spec
+    if spec.not_judged:
+        return Verdict(vd.INFO, spec.not_judged)
+    if a is None or not a.samples:
+        return Verdict(vd.NEW, "new: nothing stored to judge against")
+    if b is None or not b.samples:
+        return Verdict(vd.MISSING, "missing: nothing measured")
+    apart = why_not(spec, a, b, board)
+    if apart is not None:
+        return apart
+    v = vd.compare(a.samples, b.samples, catalogue.for_harness(spec, harness), effort=effort)
+    if not interleaved and v.outcome in (vd.REGRESSED, vd.IMPROVED) and host_bound(_clock(spec, a, b), board,
+                                                                                    spec.key):
+        # the host's speed drifts between sessions (+8 % seen): a stored side cannot tell it from a change
+        v.outcome = vd.UNKNOWN
+        v.why += ("; but a host-bound figure drifts between sessions: judged paired, boots "
+                  "interleaved, by `boardlab compare`")
+    return v
