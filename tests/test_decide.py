@@ -50,6 +50,13 @@ def test_a_host_bound_change_against_another_session_is_drift_until_interleaved(
     assert guest.outcome == vd.REGRESSED
 
 
+def test_figures_measured_otherwise_are_not_judged_where_both_say_how():
+    ten, sixty = Figures([2100.0], settings={"run_s": 10}), Figures([2500.0], settings={"run_s": 60})
+    v = decide("jitter.max_us", ten, sixty, ARM)
+    assert v.outcome == vd.OTHER_SETTINGS and "run_s 10" in v.why and "run_s 60" in v.why
+    assert decide("jitter.max_us", Figures([2100.0]), sixty, ARM).outcome != vd.OTHER_SETTINGS   # unsaid: judged
+
+
 def test_the_harness_floor_is_the_judges_to_apply():
     a, b = Figures([88544.0], "none"), Figures([88400.0], "none")     # -144 kB
     assert decide("memory.free_total_kb", a, b, ARM).outcome == vd.REGRESSED
@@ -59,7 +66,7 @@ def test_the_harness_floor_is_the_judges_to_apply():
 def test_every_outcome_is_one_type():
     assert set(vd.OUTCOMES) | set(vd.NOT_COMPARED) == {
         "same", "regressed", "improved", "unknown", "new", "missing", "info", "other-host", "other-clock",
-        "other-kernel"}
+        "other-kernel", "other-settings"}
     assert all(isinstance(v, vd.Verdict) for v in (
         decide("jitter.min_us", Figures([1.0]), Figures([1.0]), ARM),
         decide("memory.free_total_kb", Figures([1.0]), Figures([1.0]), ARM)))

@@ -3,7 +3,7 @@ command. A side is a kernel to boot (a kernel of the board's facts, a uImage fil
 tftp:<file>), a run directory (its results.json samples) or baseline:<board>:<kernel>
 (stored samples). Kernels to boot are booted in turn, A, B, A, B, ..., so that drift of
 the host hits both sides; after --repeats rounds, more rounds while a noisy metric's
-verdict is unknown, up to --max-repeats. Every metric is then judged by boardlab.judge.verdict
+verdict is unknown, up to --max-repeats. Every metric is then judged by boardlab.judge.decide
 (B against A): the table reads like the study's, with the 95 % interval of the delta."""
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ class Side:
     host: str | None = None              # where host-clock samples were taken
     clock: str | None = None             # the virtual board's clock on the boots
     clocks: dict = field(default_factory=dict)    # catalogue key -> its clock (boardlab.measure.clocks)
+    settings: dict = field(default_factory=dict)  # catalogue key -> how it was measured ({"run_s": 5})
     board: str | None = None             # whose figures (stored sides); None: the env's board
     identity: dict = field(default_factory=dict)  # what the booted kernel is (measure.kernelid)
     span_boots: list = field(default_factory=list)  # each phase-log boot's {span: s} (measure.phases)
@@ -58,7 +59,8 @@ def stored_side(spec: str) -> Side | None:
     if spec.startswith("baseline:"):
         board, kernel, base = bl.load_stored(spec)
         side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board,
-                    clocks={k: b.clock() for k, b in base.items()})
+                    clocks={k: b.clock() for k, b in base.items()},
+                    settings={k: b.settings() for k, b in base.items() if b.settings()})
         hosts = {b.host_id() or bl.host_of(b.source) for b in base.values()}
         side.host = hosts.pop() if len(hosts) == 1 else "several hosts"
         return side
@@ -71,6 +73,7 @@ def stored_side(spec: str) -> Side | None:
         for m in data["metrics"]:
             side.samples[f"{m['suite']}.{m['name']}"] = m.get("samples") or [m["value"]]
             side.clocks[f"{m['suite']}.{m['name']}"] = m.get("clock")
+            side.settings[f"{m['suite']}.{m['name']}"] = m.get("settings")
         return side
     return None
 
@@ -90,8 +93,8 @@ def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
             catalogue.FAMILIES.index(k.split(".")[0]) if k.split(".")[0] in catalogue.FAMILIES
             else 99, k)):
         spec = catalogue.spec(key)
-        v = decide(spec, Figures(a.samples[key], a.clocks.get(key), a.host or this_host),
-                   Figures(b.samples[key], b.clocks.get(key), b.host or this_host), board,
+        v = decide(spec, *(Figures(s.samples[key], s.clocks.get(key), s.host or this_host,
+                                   settings=s.settings.get(key)) for s in (a, b)), board,
                    interleaved=bool(a.kernel and b.kernel))
         rows.append(Row(spec, v) if v.compared else Row(spec, None, v.why))
     return rows
@@ -128,6 +131,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                     suite, name = key.split(".", 1)
                     side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
                                                            board, side.clock)
+                    side.settings[key] = {"run_s": jitter_s} if suite == "jitter" else None
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s")
 
@@ -166,54 +170,9 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
                                                   both=bool(a.kernel)))
 
 
-def _interval(c: vd.Verdict) -> str:
-    return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
-
-
-def answer(a: Side, b: Side, rows) -> str:
-    """The answer a maintainer acts on: the counts, every change beyond its floor, largest
-    first (none picked out), and every metric left unknown with why."""
-    judged = [r for r in rows if r.cmp is not None]
-    count, aside = {o: sum(r.cmp.outcome == o for r in judged) for o in vd.OUTCOMES}, len(rows) - len(judged)
-    changed = sorted((r for r in judged if r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
-                     key=lambda r: -abs(r.cmp.delta_pct))
-    out = [f"{b.label} against {a.label}: {len(judged)} metrics judged: "
-           + ", ".join(f"{count[o]} {o}" for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
-           + (f"; {aside} not judged (information only, or another clock or host)" if aside else ""),
-           "", f"Every change beyond its floor, largest first ({len(changed)}):", "",
-           f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict |",
-           "|---|---:|---:|---:|---|---:|---|"]
-    for r in changed:
-        c = r.cmp
-        out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
-                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.floor:.4g} {r.spec.unit} | {c.outcome} |")
-    unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
-    if unknown_rows:
-        out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
-        out += [f"- {r.spec.key}: {r.cmp.delta_pct:+.2f} % ({_interval(r.cmp)}): {r.cmp.why}"
-                for r in unknown_rows]
-    return "\n".join(out) + "\n"
-
-
-def markdown(a: Side, b: Side, rows, where_went=None) -> str:
-    out = [answer(a, b, rows), "Every metric:", "",
-           f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
-           "|---|---|---:|---:|---:|---|---|---|"]
-    for r in rows:
-        if r.cmp is None:
-            out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
-            continue
-        c = r.cmp
-        out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
-                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.outcome} | {c.why} |")
-    kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
-    return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
-            + ("\n" + bootspans.markdown(where_went, a.label, b.label) if where_went else ""))
-
-
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:
     """compare.md, compare.json, and the HTML page with its plots."""
-    from boardlab.pages.compare_page import html_page
+    from boardlab.pages.compare_page import html_page, markdown
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"markdown": out_dir / "compare.md", "json": out_dir / "compare.json",
              "html": out_dir / "compare.html"}
@@ -240,12 +199,12 @@ def record_booted(out_dir: Path, board, sides: list[Side]):
             for key, values in s.samples.items():
                 suite, name = key.split(".", 1)
                 res.record(board, kernel, suite, name, statistics.median(values), samples=values,
-                           qemu_clock=s.clock, identity=s.identity or None)
+                           qemu_clock=s.clock, identity=s.identity or None, settings=s.settings.get(key))
 
 
 def _one_board(env_path: str, sides: list[Side]) -> str | None:
-    """Two kernels on one board: figures of two boards say nothing about a kernel.
-    Returns the board's name (None: neither the sides nor the environment say)."""
+    """The sides' one board's name (None: neither they nor the environment say): figures
+    of two boards say nothing about a kernel."""
     env_board = Path(env_path).stem if (BOARDS_DIR / f"{Path(env_path).stem}.yaml").exists() else None
     boards = [(s.label, s.board or (env_board if s.kernel else None)) for s in sides]
     if len({b for _, b in boards if b}) > 1:

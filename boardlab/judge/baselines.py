@@ -58,6 +58,11 @@ class Baseline:
         """The clock the baseline was measured on (boardlab.measure.clocks), if it says."""
         return (self.source or {}).get("clock")
 
+    def settings(self) -> dict | None:
+        """How the baseline was measured, where that changes the figure (e.g. cyclictest's
+        run length, {"run_s": 10}), if it says."""
+        return (self.source or {}).get("settings")
+
     def host_id(self) -> str | None:
         """The machine the baseline was measured on (clocks.this_host id), if known."""
         return (self.source or {}).get("host_id")

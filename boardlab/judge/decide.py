@@ -6,7 +6,9 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
 1. a figure the catalogue keeps as information only: `info`;
 2. nothing stored to judge against: `new`; nothing measured: `missing`;
 3. two kernels under one name (their identities differ): `other-kernel`;
-4. figures of two clocks (other units): `other-clock`;
+4. figures of two clocks (other units): `other-clock`; figures measured with other
+   settings where both sides say theirs (cyclictest's run length: the maximum of a
+   60 s run is not one of a 10 s run): `other-settings`;
 5. a host-bound figure (another machine of the same kind would measure another value)
    against one of another machine, or of an unknown one: `other-host`;
 6. the comparison of the samples (verdict.compare) with the harness's floor;
@@ -35,6 +37,7 @@ class Figures:
     host: str | None = None      # clocks.this_host id; None: unknown
     kernel: dict | None = None   # the kernel's identity (measure.kernelid), where both sides
     #                              should be one kernel (a run against its baseline)
+    settings: dict | None = None  # how it was measured, where that changes the figure ({"run_s": 10})
 
 
 HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
@@ -51,6 +54,10 @@ def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
     if key.split(".")[0] in HOST_WORK_SUITES:
         return True
     return (board is None or board.virtual) and clock in (HOST, GUEST_REALTIME, None)
+
+
+def _words(settings: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(settings.items()))
 
 
 def _host_words(host_id: str | None) -> str:
@@ -74,6 +81,9 @@ def why_not(spec: MetricSpec | str, a: Figures, b: Figures, board: Board | None)
         return Verdict(vd.OTHER_KERNEL, f"the baseline's kernel is {other[0]}, this run's {other[1]}")
     if a.clock is not None and b.clock is not None and a.clock != b.clock:
         return Verdict(vd.OTHER_CLOCK, f"other clock, not judged ({a.clock} / {b.clock}: other units)")
+    if a.settings and b.settings and a.settings != b.settings:
+        return Verdict(vd.OTHER_SETTINGS, f"other settings, not judged (baseline {_words(a.settings)}, "
+                                          f"this run {_words(b.settings)})")
     if host_bound(_clock(spec, a, b), board, spec.key):
         known_a, known_b = known_host(a.host), known_host(b.host)
         if known_a is None or known_b is None or known_a != known_b:

@@ -17,7 +17,7 @@ class Gate:
         self.recorded = {}
 
     def record(self, suite, name, value, unit=None, direction=None, samples=(), kernel=None,
-               identity=None):
+               identity=None, settings=None):
         """identity: what the kernel is (measure.kernelid); default: the kernel under test's
         as the strategy knows it (its uImage, what the last boot printed)."""
         boot = self.strategy.last_boot
@@ -25,14 +25,17 @@ class Gate:
             identity = self.strategy.kernel_identity()
         m = self.results.record(self.strategy.board, kernel or self.strategy.kernel_under_test.name,
                                 suite, name, value, unit, direction, samples, test=self.nodeid,
-                                qemu_clock=boot.qemu_clock if boot else None, identity=identity)
+                                qemu_clock=boot.qemu_clock if boot else None, identity=identity,
+                                settings=settings)
         self.recorded[(m.kernel, m.key)] = m
         return m
 
-    def sample(self, suite, measure, at_least=1):
+    def sample(self, suite, measure, at_least=1, settings=None):
         """Record the figures measure() returns ({name: value}, names bare or as the
         catalogue names them, f"{suite}.name") from at_least(, --repeats) calls, then more while one of them is 'unknown' and a verdict is still within
-        reach (verdict.out_of_reach), up to --max-repeats calls."""
+        reach (verdict.out_of_reach), up to --max-repeats calls. settings: how they are
+        measured where that changes a figure (the judge does not hold them against a
+        baseline measured otherwise)."""
         samples, recorded = {}, []
         at_most = max(self.max_repeats, at_least, self.repeats)
 
@@ -42,7 +45,7 @@ class Gate:
                 samples.setdefault(bare, []).append(float(value))
 
         def decided():
-            recorded[:] = [self.record(suite, name, statistics.median(v), samples=v)
+            recorded[:] = [self.record(suite, name, statistics.median(v), samples=v, settings=settings)
                            for name, v in samples.items()]
             unknown = [m for m in recorded if m.verdict == verdict.UNKNOWN]
             return not unknown or self._out_of_reach(unknown, at_most)

@@ -36,6 +36,7 @@ class Metric:
     clock: str = ""                 # boardlab.measure.clocks: host, guest-realtime, ...
     host: str | None = None         # this run's host (clocks.this_host id); None: unknown
     comparison: dict | None = None  # the verdict (judge.verdict.Verdict) against the baseline
+    settings: dict | None = None    # how it was measured, where that changes it ({"run_s": 10})
 
     @property
     def key(self) -> str:
@@ -46,23 +47,19 @@ class Metric:
         if self.verdict == vd.MISSING:
             return (f"{self.key}: missing (the baseline holds {base['value']:g} {base['unit']}; "
                     f"this run did not produce it)")
-        if self.verdict == vd.OTHER_KERNEL:
-            return (f"{self.key} = {self.value:g} {self.unit}: other kernel, not judged "
-                    f"({(self.comparison or {}).get('why', '')})")
+        why = (self.comparison or {}).get("why", "")
         if not base:
             return f"{self.key} = {self.value:g} {self.unit} (new: no baseline)"
-        if self.verdict == vd.OTHER_CLOCK:
-            return (f"{self.key} = {self.value:g} {self.unit}: other clock, not judged "
-                    f"(measured on the {self.clock} clock; baseline {base['value']:g} "
-                    f"{base['unit']} on the {base['source']['clock']} clock)")
-        if self.verdict == vd.OTHER_HOST:
-            return (f"{self.key} = {self.value:g} {self.unit}: other host, not judged "
-                    f"({self.clock} clock; baseline {base['value']:g} {base['unit']} measured on "
-                    f"{bl.host_of(base.get('source'))}, this run on {self.host or 'an unknown host'})")
-        c = self.comparison or {}
+        if self.verdict in vd.NOT_COMPARED:    # other kernel, clock, host or settings; info
+            words = vd.WORDS.get(self.verdict, self.verdict)
+            source = base.get("source") or {}
+            return (f"{self.key} = {self.value:g} {self.unit}: {why if why.startswith(words) else f'{words} ({why})'}; "
+                    f"baseline {base['value']:g} {base['unit']} measured on {bl.host_of(source)} "
+                    f"({source.get('clock', 'unsaid')} clock), this run on {self.host or 'an unknown host'} "
+                    f"({self.clock} clock)")
         return (f"{self.key} = {self.value:g} {self.unit}: {self.verdict}; baseline "
-                f"{base['value']:g} {base['unit']}, delta {c.get('delta_pct', 0):+.2f} % "
-                f"({c.get('why', '')})")
+                f"{base['value']:g} {base['unit']}, delta {(self.comparison or {}).get('delta_pct', 0):+.2f} % "
+                f"({why})")
 
 
 class RunDirError(BoardlabError):
@@ -148,12 +145,13 @@ class RunResults:
         return self.meta.get("kernels", {}).get(f"{board}/{kernel}")
 
     def record(self, board, kernel, suite, name, value, unit=None, direction=None, samples=(),
-               test="", qemu_clock=None, identity=None) -> Metric:
+               test="", qemu_clock=None, identity=None, settings=None) -> Metric:
         """A metric of the catalogue (its unit and direction; a caller that names them must
         agree) with its samples, judged against the baseline's samples. qemu_clock: the
         clock a virtual board ran on (its power switch says; default the board's facts).
         identity: what the kernel is (measure.kernelid); one other than the baseline's
-        is not judged against it."""
+        is not judged against it. settings: how it was measured where that changes the
+        figure (cyclictest's run length); a baseline of other settings does not judge it."""
         spec = catalogue.spec(f"{suite}.{name}")
         if unit not in (None, spec.unit) or direction not in (None, spec.direction):
             raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
@@ -164,7 +162,7 @@ class RunResults:
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
         m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
                    [float(s) for s in samples] or [float(value)], test=test, clock=clock,
-                   host=self.meta["host"])
+                   host=self.meta["host"], settings=settings or None)
         base = self.baselines(board, kernel).get(m.key)
         if base is not None:
             if base.unit != spec.unit:
@@ -173,8 +171,8 @@ class RunResults:
                                        f"says {spec.unit!r}")
             m.baseline = base.to_dict()
             v = decide(spec, Figures(base.values(), base.clock(), base.host_id(),
-                                     bl.load_identity(kernel, board, self.baselines_root)),
-                       Figures(m.samples, clock, m.host, self.identity(board, kernel)),
+                                     bl.load_identity(kernel, board, self.baselines_root), base.settings()),
+                       Figures(m.samples, clock, m.host, self.identity(board, kernel), m.settings),
                        facts, harness=self.harness)
             m.verdict, m.comparison = v.outcome, v.to_dict()
             if v.compared:
@@ -229,7 +227,8 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
             if m.value is None:   # missing: nothing measured to pool
                 continue
             entry = pooled.setdefault((m.board, m.kernel, m.key),
-                                      {"m": m, "samples": [], "runs": 0, "hosts": set()})
+                                      {"m": m, "samples": [], "runs": 0, "hosts": set(), "settings": set()})
+            entry["settings"].add(json.dumps(m.settings, sort_keys=True) if m.settings else "")
             entry["samples"] += m.samples or [m.value]
             entry["runs"] += 1
             entry["hosts"].add(m.host)
@@ -246,8 +245,14 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
                     f"{board} {kernel} {key}: the runs were measured on different hosts "
                     f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "
                     f"figure's baseline comes from one host")
+            if len(e["settings"]) > 1:
+                raise bl.BaselineError(f"{board} {kernel} {key}: the runs were measured with other settings "
+                                       f"({', '.join(sorted(s or 'none said' for s in e['settings']))}); "
+                                       f"a baseline pools runs of one")
             source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
             source["runs"] = e["runs"]
+            if m.settings:
+                source["settings"] = m.settings
             new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
                                    bl.spread_of(samples), source, list(samples))
         written.append(bl.write(kernel, board, new, root, harness=harness,

@@ -13,7 +13,7 @@ run or kernel B), with known error rates, as pure code.
 Four outcomes of a comparison: same, regressed, improved, unknown (the samples cannot
 tell yet: more repeats). The rules that come before it (whether two figures may be
 compared at all) are boardlab.judge.decide's, whose verdicts add new, missing, info,
-other host, other clock and other kernel: every verdict is a `Verdict`. With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
+other host, other clock, other kernel and other settings: every verdict is a `Verdict`. With 5 samples a side the smallest p a rank test can give is 2/252 = 0.008, so
 5 a side is the least that can decide a noisy metric at alpha 0.01."""
 from __future__ import annotations
 
@@ -36,9 +36,11 @@ INFO = "info"                 # information only (the catalogue's spec.not_judge
 OTHER_HOST = "other-host"     # a host-bound figure against one from another machine
 OTHER_CLOCK = "other-clock"   # figures of two clocks: other units
 OTHER_KERNEL = "other-kernel"  # two kernels under one name: not the same kernel
-NOT_COMPARED = (NEW, MISSING, INFO, OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL)
+OTHER_SETTINGS = "other-settings"  # measured another way (a 60 s cyclictest run against 10 s ones)
+NOT_COMPARED = (NEW, MISSING, INFO, OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL, OTHER_SETTINGS)
 WORDS = {OTHER_HOST: "other host, not judged", OTHER_CLOCK: "other clock, not judged",   # as a table reads
-         OTHER_KERNEL: "other kernel, not judged", INFO: "information only"}
+         OTHER_KERNEL: "other kernel, not judged", OTHER_SETTINGS: "other settings, not judged",
+         INFO: "information only"}
 EXACT_ENUMERATION = 200_000    # arrangements enumerated exactly; beyond, Monte Carlo
 MONTE_CARLO = 20_000
 BOOTSTRAP = 2_000

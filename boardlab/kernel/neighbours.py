@@ -55,11 +55,12 @@ def combined(one_boot_rows, booted_rows) -> list:
 
 def write_answer(out: Path, run_a: str, run_b: str, rows) -> Path:
     """<out>/answer.md: the counts, every change beyond its floor largest first, every
-    unknown with why (compare.answer over the combined rows)."""
+    unknown with why (compare_page.answer over the combined rows)."""
     from boardlab.ab import compare
+    from boardlab.pages.compare_page import answer
     a, b = compare.stored_side(run_a), compare.stored_side(run_b)
     path = Path(out) / "answer.md"
-    atomic_write(path, compare.answer(a, b, rows))
+    atomic_write(path, answer(a, b, rows))
     return path
 
 

@@ -1,5 +1,8 @@
-"""The HTML page of a comparison (a Jinja2 template, boardlab/pages/templates/): the table,
-every metric's delta with its interval, each boot's milestones, the jitter histograms."""
+"""What a comparison (boardlab.ab.compare) says to a person: the answer (the counts, every
+change beyond its floor, every metric left unknown with why), the Markdown table, and the
+HTML page (a Jinja2 template, boardlab/pages/templates/): every metric's delta with its
+interval, each boot's milestones, the jitter histograms. A side is anything with the
+compare side's label, samples, boots, identity and histogram."""
 from __future__ import annotations
 
 import base64
@@ -7,6 +10,9 @@ from pathlib import Path
 
 import jinja2
 
+from boardlab.judge import bootspans
+from boardlab.judge import verdict as vd
+from boardlab.measure import kernelid
 from boardlab.pages import timeline
 from boardlab.pages import plots
 
@@ -40,3 +46,48 @@ def html_page(path: Path, a, b, rows, meta: dict, where_went=None) -> Path:
         a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows), where=where_went,
         timeline=timeline.svg(a, b, where_went) if where_went and not where_went.not_compared else None))
     return path
+
+
+def _interval(c: vd.Verdict) -> str:
+    return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
+
+
+def answer(a, b, rows) -> str:
+    """The answer a maintainer acts on: the counts, every change beyond its floor, largest
+    first (none picked out), and every metric left unknown with why."""
+    judged = [r for r in rows if r.cmp is not None]
+    count, aside = {o: sum(r.cmp.outcome == o for r in judged) for o in vd.OUTCOMES}, len(rows) - len(judged)
+    changed = sorted((r for r in judged if r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
+                     key=lambda r: -abs(r.cmp.delta_pct))
+    out = [f"{b.label} against {a.label}: {len(judged)} metrics judged: "
+           + ", ".join(f"{count[o]} {o}" for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
+           + (f"; {aside} not judged (information only, or another clock or host)" if aside else ""),
+           "", f"Every change beyond its floor, largest first ({len(changed)}):", "",
+           f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict |",
+           "|---|---:|---:|---:|---|---:|---|"]
+    for r in changed:
+        c = r.cmp
+        out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.floor:.4g} {r.spec.unit} | {c.outcome} |")
+    unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
+    if unknown_rows:
+        out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
+        out += [f"- {r.spec.key}: {r.cmp.delta_pct:+.2f} % ({_interval(r.cmp)}): {r.cmp.why}"
+                for r in unknown_rows]
+    return "\n".join(out) + "\n"
+
+
+def markdown(a, b, rows, where_went=None) -> str:
+    out = [answer(a, b, rows), "Every metric:", "",
+           f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
+           "|---|---|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        if r.cmp is None:
+            out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
+            continue
+        c = r.cmp
+        out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.outcome} | {c.why} |")
+    kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
+    return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
+            + ("\n" + bootspans.markdown(where_went, a.label, b.label) if where_went else ""))
