@@ -21,7 +21,7 @@ import serial
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.facts.board import bootargs, load_board
+from boardlab.facts.board import env_path, bootargs, load_board
 from boardlab.vlab.lab import kept_up
 
 
@@ -120,7 +120,7 @@ def main():
     lab_stack.enter_context(kept_up("vlab", boards=("qemu-arm",)))
     board = load_board("qemu-arm")
     from labgrid import Environment
-    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    env = Environment(str(env_path("qemu-arm")))
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     strategy.select(kernel=args.kernel, root="ramdisk")

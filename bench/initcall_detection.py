@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from boardlab.boot.session import board_session  # noqa: E402
 from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.build.kbuild import build_tree  # noqa: E402
-from boardlab.facts.board import load_board  # noqa: E402
+from boardlab.facts.board import env_path, load_board  # noqa: E402
 from boardlab.judge import bootspans  # noqa: E402
 from boardlab.judge.baselines import milestones_due  # noqa: E402
 from boardlab.measure import clocks, phases  # noqa: E402
@@ -133,7 +133,7 @@ def main():
     with kept_up(virtual_host_of(board), boards=(board.name,)):
         prepare_if_virtual(board)
         t0 = time.monotonic()
-        a, b, sources = boots(ROOT / "lab" / f"{board.name}.yaml", uimage, args.pairs, args.delay_us, log_dir)
+        a, b, sources = boots(env_path(board.name), uimage, args.pairs, args.delay_us, log_dir)
         print(f"{2 * args.pairs} boots in {time.monotonic() - t0:.0f} s (host clock)", flush=True)
     rng = random.Random(args.seed)
     aa_flagged, aa_spans = [], 0

@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from boardlab.facts.board import env_path  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 
@@ -32,7 +33,7 @@ def one_round(board: str, kernel: str, run_dir: Path, extra: list[str]) -> tuple
     """({metric: (verdict, samples)}, host seconds, pytest's exit status) of one session."""
     t0 = time.monotonic()
     r = subprocess.run([str(ROOT / ".venv/bin/pytest"), "-q", "-p", "no:cacheprovider",
-                        "--lg-env", str(ROOT / "lab" / f"{board}.yaml"), "--kernel", kernel, "--quick",
+                        "--lg-env", str(env_path(board)), "--kernel", kernel, "--quick",
                         "--run-dir", str(run_dir), str(ROOT / "testsuites/test_jitter.py"), *extra],
                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - t0

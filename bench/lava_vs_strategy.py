@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab import lava
-from boardlab.facts.board import load_board
+from boardlab.facts.board import env_path, load_board
 from boardlab.vlab.lab import kept_up
 
 
@@ -28,7 +28,7 @@ def strategy_run(log_dir):
     """A fresh labgrid environment each run: ser2net (kickolduser) hands the console to
     the newest client, and LAVA's telnet took it in between."""
     from labgrid import Environment
-    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    env = Environment(str(env_path("qemu-arm")))
     try:
         strategy = env.get_target("main").get_driver("Strategy")
         strategy.log_dir = str(log_dir)

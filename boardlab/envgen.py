@@ -12,12 +12,12 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts import hostconfigs, lanfirewall, pdu
-from boardlab.facts.board import BOARDS_DIR, PLACES_DIR, PROJECT_ROOT, Board, load_board
+from boardlab.facts.board import BOARDS_DIR, LAB_ENV_DIR, PLACES_DIR, Board, load_board
 from boardlab.facts.labhosts import LabHost, lab_host_of, lab_hosts
 from boardlab.facts.labfacts import check_listed, lab_boards
 from boardlab.lava import devices as lava_devices, health as lava_health
 
-LAB_DIR = PROJECT_ROOT / "lab"
+LAB_DIR = LAB_ENV_DIR
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
 
 

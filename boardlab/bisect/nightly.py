@@ -20,7 +20,7 @@ from boardlab.bisect import BisectInputError, build_dir_of, git, tree_lock
 from boardlab.boot.bootlog import BootError
 from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError
-from boardlab.facts.board import PROJECT_ROOT, load_board
+from boardlab.facts.board import env_path, load_board
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
@@ -83,7 +83,7 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
     from boardlab.vlab.host import virtual_host_of
     from boardlab.vlab.lab import kept_up
     host = virtual_host_of(board)
-    env = PROJECT_ROOT / "lab" / f"{board.name}.yaml"
+    env = env_path(board.name)
     samples: dict = {}
     with kept_up(host, boards=(board.name,)) if host else contextlib.nullcontext(), \
             board_session(env, results.run_dir / "console") as (strategy, shell):

@@ -11,7 +11,7 @@ from pathlib import Path
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
                              tree_lock)
 from boardlab.bisect.step import run_revision
-from boardlab.facts.board import PROJECT_ROOT, load_board
+from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue
@@ -53,7 +53,7 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     config = Path(config).resolve() if config else default_config(board)
     if not config.exists():
         raise BisectInputError(f"kernel config fragment {config} not found (--config)")
-    env = Path(env or PROJECT_ROOT / "lab" / f"{board}.yaml").resolve()
+    env = Path(env or env_path(board)).resolve()
     if not env.exists():
         raise BisectInputError(f"labgrid environment {env} not found (--env)")
     with tree_lock(tree):   # one bisect per tree: two would move each other's checkout

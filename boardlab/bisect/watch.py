@@ -116,8 +116,10 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
             atomic_write(path, json.dumps(seen, indent=1) + "\n")   # handled: never twice
             progress(f"watch: {key}: {seen[key]['state']}: {seen[key]['result']}")
             done.append(seen[key])
+        noted = seen[key].get("noted")
         _note(server, c, seen[key], progress)
-        atomic_write(path, json.dumps(seen, indent=1) + "\n")
+        if seen[key].get("noted") != noted:      # the note's fate kept; nothing else changed
+            atomic_write(path, json.dumps(seen, indent=1) + "\n")
     return done
 
 

@@ -20,6 +20,12 @@ __all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "MkImage", "Net
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BOARDS_DIR = PROJECT_ROOT / "boards"
 PLACES_DIR = PROJECT_ROOT / "places"
+LAB_ENV_DIR = PROJECT_ROOT / "lab"     # the labgrid environments `boardlab gen` writes
+
+
+def env_path(board_name: str) -> Path:
+    """The labgrid environment of a board: lab/<board>.yaml."""
+    return LAB_ENV_DIR / f"{board_name}.yaml"
 
 UBOOT_DIALECTS = ("hush", "old")   # hush: ';' and '$?' work. old: one command per line
 ROOT_MODES = ("ramdisk", "nfs")

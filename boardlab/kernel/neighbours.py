@@ -101,8 +101,8 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
 
 
 def board_env(board) -> Path:
-    from boardlab.facts.board import PROJECT_ROOT
-    return PROJECT_ROOT / "lab" / f"{board.name}.yaml"
+    from boardlab.facts.board import env_path
+    return env_path(board.name)
 
 
 def load(path: Path) -> dict[tuple, Pair]:

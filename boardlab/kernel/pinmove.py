@@ -15,7 +15,7 @@ from pathlib import Path
 
 from boardlab.build import sources
 from boardlab.errors import InputError
-from boardlab.facts.board import PROJECT_ROOT, Board
+from boardlab.facts.board import PROJECT_ROOT, Board, env_path
 from boardlab.facts.kernelpin import Pin, load_pin, pin_path, write_pin
 from boardlab.judge.baselines import baseline_path
 from boardlab.log import progress
@@ -40,7 +40,7 @@ def obtainable(pin: Pin) -> None:
 def suites_command(board: Board, kernel: str, run_dir: Path) -> list[str]:
     """Every suite (the build-size suite too: a kernel built here is re-measured by it), as
     baselines are recorded: 5 samples of each repeated measurement."""
-    return [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(PROJECT_ROOT / "lab" / f"{board.name}.yaml"),
+    return [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(env_path(board.name)),
             "testsuites/", "--kernel", kernel, "--run-dir", str(run_dir), "--repeats", "5",
             "--boot-repeats", "5", "--update-baselines"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from boardlab.build import kbuild, sources
 from boardlab.errors import BoardlabError
-from boardlab.facts.board import PROJECT_ROOT, Board, load_board
+from boardlab.facts.board import PROJECT_ROOT, Board, env_path, load_board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
 from boardlab.kernel.frombuild import build_version, default_name, source_date
@@ -133,7 +133,7 @@ def _build(board: Board, e: Entry, fragment: Path):
 
 def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     run = out / e.name
-    cmd = [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(PROJECT_ROOT / "lab" / f"{board.name}.yaml"),
+    cmd = [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(env_path(board.name)),
            "-p", "no:cacheprovider", "-v", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
            "--run-dir", str(run), "--boot-repeats", "1"]
     t0 = time.monotonic()

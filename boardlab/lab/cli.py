@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from boardlab.errors import InputError
-from boardlab.facts.board import PROJECT_ROOT, board_path, load_board
+from boardlab.facts.board import board_path, env_path, load_board
 from boardlab.judge.health import CheckFailed, check_board
 
 
@@ -19,7 +19,7 @@ def env_of(board: str, env: str | None) -> Path:
         return Path(env)
     if not board_path(board).is_file():
         raise InputError(f"{board_path(board)}: no such board")
-    return PROJECT_ROOT / "lab" / f"{load_board(board).name}.yaml"
+    return env_path(load_board(board).name)
 
 
 def cmd_check(args) -> int:
