@@ -14,7 +14,7 @@ step() {   # step NAME: the seconds since the last step, on the host clock (boar
   printf '%s\t%s\n' "$1" "$((SECONDS - t))" >> "$run_dir/steps.tsv"
   t=$SECONDS
 }
-bash "$top/scripts/setup-host.sh" || exit 1
+bash "$top/scripts/setup-host.sh" --main-job || exit 1   # what this job uses; the tests install the rest
 cd "$top"
 step "set-up (apt, venv)"
 was_up=0

@@ -1,43 +1,52 @@
 #!/usr/bin/env bash
-# Installs everything boardlab needs on a Debian bookworm host, as root. Idempotent:
-# a second run only checks. Host packages with apt (adding Debian's contrib and
+# Installs everything boardlab needs on a Debian bookworm host, as root; with --main-job
+# only what the main job uses (the tests install the rest). Idempotent: a second run
+# only checks. Host packages with apt (adding Debian's contrib and
 # non-free components, source packages and the armhf architecture); Python packages
 # into .venv.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-APT_PACKAGES=(
-  # the virtual lab host: QEMU + U-Boot, the console server, TFTP, NFS (user space
-  # ganesha where the kernel has no nfsd; nfs-kernel-server's tools for real hosts)
-  qemu-system-arm u-boot-qemu u-boot-tools ser2net tftpd-hpa tftp-hpa
-  nfs-ganesha nfs-ganesha-vfs rpcbind iproute2 nftables
+# What the main job uses (scripts/main-job.sh: the virtual lab, the default board's images,
+# the suites, the report): `setup-host.sh --main-job` installs these alone.
+MAIN_JOB_PACKAGES=(
+  # the virtual lab hosts: QEMU + U-Boot (both boards' QEMU: the lab checks every host's
+  # boards), the console server, TFTP, NFS (user space ganesha where the kernel has no
+  # nfsd), the LAN's rule set, sshd + rsync (kernels are staged over ssh)
+  qemu-system-arm qemu-system-ppc u-boot-qemu u-boot-tools ser2net tftpd-hpa tftp-hpa
+  nfs-ganesha nfs-ganesha-vfs rpcbind iproute2 nftables openssh-client openssh-server rsync
   # building the board's images: cross compiler for target/ programs, cpio, xz
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross binutils-arm-linux-gnueabihf
   cpio xz-utils file curl
   # the build-size suite: Debian's kernel source and what building it needs
   linux-source-6.1 make gcc libc6-dev flex bison bc
-  # ... and for the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler
-  gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu
-  # the virtual PowerPC board (ppce500): QEMU, and its user land cross-built from Debian's
-  # source packages (apt-get source, unpacked by dpkg-source), linked with powerpc's libc
-  qemu-system-ppc libc6-dev-powerpc-cross dpkg-dev
+  python3-venv
+)
+# What the tests use beside it (scripts/test.sh installs both lists)
+TEST_PACKAGES=(
+  # the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler; the
+  # virtual PowerPC board's user land cross-built from Debian's source packages
+  gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu libc6-dev-powerpc-cross dpkg-dev
   # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
   ccache git
-  # tests: interactive console checks, python venv
-  tmux microcom python3-venv   # microcom: labgrid-client console
+  # interactive console checks
+  tmux microcom   # microcom: labgrid-client console
   # LAVA: lava-run and LAVA's schemas (lava-dispatcher), the device-type templates and
   # the server for the full loop (lava-server needs PostgreSQL running to install),
   # lavacli to submit, telnet for the device's connection command
   postgresql lava-dispatcher lava-server lavacli telnet
-  # staging images to a remote lab host (labgrid's ssh + rsync); the tests run their own
-  # sshd on 127.0.0.1 as that lab host
-  openssh-client openssh-server rsync
   # real lab hosts switch power through pdudaemon; the tests put one in front of the
   # virtual lab's switch
   pdudaemon
   # the report and history pages are looked at by a test in a real headless browser
   chromium
 )
+APT_PACKAGES=("${MAIN_JOB_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+main_job_only=
+if [ "${1:-}" = --main-job ]; then
+  main_job_only=1
+  APT_PACKAGES=("${MAIN_JOB_PACKAGES[@]}")
+fi
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -147,6 +156,10 @@ if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyp
   "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/requirements.lock"
   "$top/.venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$top"
   touch "$stamp"
+fi
+if [ -n "$main_job_only" ]; then
+  log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' ${#TEST_PACKAGES[@]} more and the history's venv)"
+  exit 0
 fi
 # the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
 # Jinja2 pins are not boardlab's
