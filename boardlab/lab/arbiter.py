@@ -35,7 +35,7 @@ import yaml
 from boardlab.facts.places import client
 from boardlab.files import atomic_write
 from boardlab.lab.glance import parse_place_show
-from boardlab.lava.common import LavaError
+from boardlab.lava.errors import LavaError
 from boardlab.lava.server import lavacli
 
 LAVA_USER = "lava"

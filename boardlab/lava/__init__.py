@@ -1,6 +1,9 @@
 """LAVA, from the same board facts and baselines as the labgrid side, in parts:
 
-- common:  where the files are, the suites, LAVA's limits that shape a job; LavaError
+- files:   where LAVA's files are (jobs/, LAVA's own) and the names of what is generated
+- suites:  the suites and their test definitions; whose baselines judge (HARNESS)
+- limits:  LAVA's own limits that shape a job and a device type
+- errors:  LavaError, LavaInputError
 - devices: device types and device dictionaries generated from the facts (`boardlab gen`)
 - jobs:    job definitions per board, kernel, root and suites, gated by the baselines
 - schema:  LAVA's own schema checks of what was rendered
@@ -10,8 +13,10 @@
 - cli:     `boardlab lava VERB`
 
 The names below are the package's interface; the modules are where they are made."""
-from .common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, LAVA_SEARCH_WINDOW, SCHEDULE, SUITES,
-                     SPAWN_MAXREAD, LavaError, LavaInputError, device_type_name)
+from .errors import LavaError, LavaInputError
+from .files import SCHEDULE, device_type_name
+from .limits import BOOT_ATTEMPTS, LAVA_SEARCH_WINDOW, SPAWN_MAXREAD
+from .suites import DEFAULT_SUITES, HARNESS, SUITES
 from .devices import (connection_command, device_dictionary, device_type_template,
                       generated_files, power_commands, render_device)
 from .jobs import (check_request, dump_job, expected_cases, expected_of, gate_parameter,

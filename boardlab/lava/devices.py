@@ -16,8 +16,9 @@ import jinja2
 from boardlab.facts import pdu
 from boardlab.facts.board import BOARDS_DIR, Board, bootargs, load_board
 from boardlab.facts.labhosts import lab_host_of
-from boardlab.lava.common import (DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES,
-                                  SPAWN_MAXREAD, LavaError, device_type_name)
+from boardlab.lava.errors import LavaError
+from boardlab.lava.files import DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES, device_type_name
+from boardlab.lava.limits import SPAWN_MAXREAD
 from boardlab.measure import console
 
 def _kernel_args(board: Board) -> tuple[str, str, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from boardlab.facts.board import BOARDS_DIR, Board, load_board
 from boardlab.judge.health import health_figure
-from boardlab.lava.common import DEVICE_TYPES_DIR, device_type_name
+from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job, render_job
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"

@@ -13,8 +13,10 @@ import yaml
 from boardlab.facts.board import NFSROOT_TARBALL, Board
 from boardlab.judge import baselines as bl
 from boardlab.judge.decide import Figures, why_not
-from boardlab.lava.common import (BOOT_ATTEMPTS, DEFAULT_SUITES, HARNESS, RETRY_SLACK_S, SUITES,
-                                  TESTDEFS_DIR, LavaError, LavaInputError, device_type_name)
+from boardlab.lava.errors import LavaError, LavaInputError
+from boardlab.lava.files import TESTDEFS_DIR, device_type_name
+from boardlab.lava.limits import BOOT_ATTEMPTS, RETRY_SLACK_S
+from boardlab.lava.suites import DEFAULT_SUITES, HARNESS, SUITES
 from boardlab.measure import clocks, workloads
 
 

@@ -14,7 +14,7 @@ from boardlab.boot.bootplan import milestone_patterns
 from boardlab.facts.board import Board
 from boardlab.judge import baselines as bl
 from boardlab.judge.results import RunResults
-from boardlab.lava.common import HARNESS
+from boardlab.lava.suites import HARNESS
 from boardlab.measure import console
 
 def read_log(text: str) -> list[dict]:

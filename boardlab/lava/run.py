@@ -13,7 +13,7 @@ import yaml
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
-from boardlab.lava.common import LavaError
+from boardlab.lava.errors import LavaError
 from boardlab.lava.devices import render_device
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.logs import _is_retry, read_log

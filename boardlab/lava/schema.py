@@ -5,7 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from boardlab.lava.common import SYSTEM_PYTHON, LavaError
+from boardlab.lava.errors import LavaError
+from boardlab.lava.files import SYSTEM_PYTHON
 
 _VALIDATE = r"""
 import json, sys, yaml

@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.lava.common import SCHEDULE, LavaError, LavaInputError
+from boardlab.lava.errors import LavaError, LavaInputError
+from boardlab.lava.files import SCHEDULE
 
 def lavacli(identity: str | None, *args, check=True) -> str:
     cmd = ["lavacli"] + (["-i", identity] if identity else []) + list(args)
