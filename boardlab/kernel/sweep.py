@@ -8,12 +8,12 @@ where one boot each leaves a figure unknown, both booted in turn until decided.
 
 The next version builds while the previous one is measured: guest-deterministic figures
 do not see the host's load. A version that fails to build, boot or pass its suites is
-named in the summary (the failing test too) and the sweep goes on; the state
-(<out>/sweep.json) lets a second call resume where the first stopped.
+named in the summary (the failing test too) and the sweep goes on; <out>/sweep.json
+lets a second call resume where the first stopped.
 
 The study's own boards (those with a kernels/6.1/<board>.config) are cross-built at the
 two ends of the list, the oldest 6.1 and the newest 6.12, for their build sizes (no board
-boots here); `<out>/study.md` then holds the study's tables (judge.study_table)."""
+boots here); `<out>/study.md` then holds the study's tables (pages.study_table)."""
 from __future__ import annotations
 
 import json
@@ -36,6 +36,11 @@ from boardlab.log import progress
 SERIES = ("linux-source-6.1", "linux-source-6.12")
 SUITES = ("test_boot_time.py", "test_memory.py", "test_lmbench.py", "test_jitter.py")
 SHOWN = ("boot_time.guest_login", "memory.mem_eat_kb", "lmbench.lat_syscall_null_us", "jitter.max_us")
+
+
+class SuitesFailed(BoardlabError):
+    """A kernel whose suites failed: the failing tests named, their figures kept."""
+
 
 @dataclass
 class Entry:
@@ -80,7 +85,7 @@ def default_versions() -> list[str]:
     return sorted((v for pkg in SERIES for v in sources.served_versions(pkg)), key=version_key)
 
 
-def _load(path: Path, versions, base) -> dict[str, Entry]:
+def _load(path: Path, versions, base) -> dict[str, Entry]:   # sweep.json's kernels, else new
     had = {e["version"]: Entry(**e) for e in json.loads(path.read_text())["kernels"]} if path.exists() else {}
     return {v: had.get(v) or Entry(v, default_name(base, v)) for v in versions}
 
@@ -110,8 +115,7 @@ def _build_study(sb: StudyBuild, out: Path, lab_of_board: bool) -> None:
     except BoardlabError as err:
         sb.status, sb.why = "failed", f"build: {str(err).splitlines()[0]}"
         return
-    sb.build_s = round(time.monotonic() - t0, 1)
-    run = out / f"{sb.board}-{sb.version}"
+    sb.build_s, run = round(time.monotonic() - t0, 1), out / f"{sb.board}-{sb.version}"
     res = RunResults(run)
     res.meta["kernel_date"] = source_date(sb.version)
     res.meta.setdefault("kernel_configs", {})[f"{sb.board} {sb.version}"] = (
@@ -164,8 +168,6 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
         raise SuitesFailed(f"suites failed (pytest exit {proc.returncode}): "
                            f"{', '.join(failing) or 'no test named'} ({out / e.name}.log)")
 
-
-class SuitesFailed(BoardlabError): """A kernel whose suites failed: the failing tests named, their figures kept."""
 
 def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None,
           budget: int = 10) -> dict[str, Entry]:
@@ -275,7 +277,7 @@ def write_study(out: Path, state: dict[str, Entry], study: dict) -> Path | None:
     return path
 
 
-def _build_quietly(board, e, fragment):
+def _build_quietly(board, e, fragment):   # (the build, None) or (None, why)
     try:
         return _build(board, e, fragment), None
     except BoardlabError as err:
@@ -291,9 +293,8 @@ def summary(state: dict[str, Entry]) -> str:
     lines = ["| kernel | status | build s | measure s | " + " | ".join(SHOWN) + " |",
              "|---|---|---:|---:|" + "---:|" * len(SHOWN)]
     for e in state.values():
-        vals = {}
-        if e.status == "measured":
-            vals = {f"{m['suite']}.{m['name']}": m["value"] for m in load_run(e.run_dir)["metrics"]}
+        vals = ({f"{m['suite']}.{m['name']}": m["value"] for m in load_run(e.run_dir)["metrics"]}
+                if e.status == "measured" else {})
         lines.append(f"| {e.name} | {e.status}{': ' + e.why if e.why else ''} | {e.build_s or '-'} | "
                      f"{e.measure_s or '-'} | " + " | ".join(f"{vals[k]:g}" if k in vals else "-" for k in SHOWN) + " |")
     return "\n".join(lines) + "\n"
