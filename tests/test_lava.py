@@ -350,6 +350,18 @@ def test_a_retried_boot_counts_its_last_attempt(tmp_path):
 
 # ---- schedule ---------------------------------------------------------------------------
 
+def test_a_jobs_jitter_figures_say_their_run_length_and_other_lengths_are_not_judged(tmp_path):
+    board = load_board("qemu-arm")
+    job = lava.render_job(board, "armmp", ["boot_time", "jitter"], "ramdisk", quick=True, jitter_duration=5,
+                          testdefs_url="file:///x.tar.gz", measured_on=clocks.this_host()["id"])
+    assert lava.settings_of(job) == {"jitter": {"run_s": 5}}
+    entries = [{"lvl": "results", "msg": {"definition": "1_jitter", "case": "max_us", "measurement": "2100",
+                                          "units": "us", "result": "skip"}}]
+    res = lava.results_from_log(entries, board, "armmp", tmp_path, "t", settings=lava.settings_of(job))
+    m = next(m for m in res.metrics if m.key == "jitter.max_us")
+    assert (m.settings, m.verdict) == ({"run_s": 5}, vd.OTHER_SETTINGS), m.describe()   # baselines: 10 s runs
+
+
 def test_schedule_renders_every_job_and_its_timers(tmp_path):
     sched = lava.load_schedule()
     assert lava.schedule_jobs(sched, "nightly") and lava.schedule_jobs(sched, "weekly")
@@ -393,7 +405,8 @@ def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, ro
     entries = lava.read_log(log.read_text())
     # the retry is for a real lab's bad day: the virtual board boots the first time
     assert not lava.retried_attempts(entries), lava.retried_attempts(entries)
-    res = lava.results_from_log(entries, board, kernel, tmp_path / "run", "test", baselines_root)
+    res = lava.results_from_log(entries, board, kernel, tmp_path / "run", "test", baselines_root,
+                                settings=lava.settings_of(job))   # as `boardlab lava run` reads them
     return rc, entries, res
 
 

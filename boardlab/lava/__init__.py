@@ -20,7 +20,7 @@ from .suites import DEFAULT_SUITES, HARNESS, SUITES
 from .devices import (connection_command, device_dictionary, device_type_template,
                       generated_files, power_commands, render_device)
 from .jobs import (check_request, dump_job, expected_cases, expected_of, gate_parameter,
-                   normalise_suites, render_job, testdefs_tarball)
+                   normalise_suites, render_job, settings_of, testdefs_tarball)
 from .logs import (boot_milestones, console_lines, job_failure, last_attempt, last_wait, read_log,
                    results_from_log, retried_attempts, test_cases)
 from .run import (board_of_job, check_board_reachable, check_nfs_export, check_tftp_root,
@@ -34,7 +34,7 @@ __all__ = [
     "SPAWN_MAXREAD", "LavaError", "LavaInputError", "device_type_name",
     "connection_command", "device_dictionary", "device_type_template", "generated_files",
     "power_commands", "render_device",
-    "check_request", "dump_job", "expected_cases", "expected_of", "gate_parameter", "normalise_suites", "render_job", "testdefs_tarball",
+    "check_request", "dump_job", "expected_cases", "expected_of", "gate_parameter", "normalise_suites", "render_job", "settings_of", "testdefs_tarball",
     "boot_milestones", "console_lines", "job_failure", "last_attempt", "last_wait", "read_log",
     "results_from_log", "retried_attempts", "test_cases",
     "board_of_job", "check_board_reachable", "check_nfs_export", "check_tftp_root",

@@ -72,6 +72,14 @@ def expected_of(job: dict) -> dict[str, list[str]]:
             if k.startswith(EXPECTED_PREFIX)}
 
 
+def settings_of(job: dict) -> dict[str, dict]:
+    """{suite: how its figures were measured} where that changes them, from the job's test
+    definitions (jitter: cyclictest's run length, as the pytest suite records it)."""
+    return {d["name"]: {"run_s": int(d["parameters"]["DURATION"])}
+            for action in job.get("actions", []) for d in (action.get("test") or {}).get("definitions", [])
+            if d.get("name") == "jitter" and "DURATION" in (d.get("parameters") or {})}
+
+
 def testdefs_tarball(dest: Path) -> Path:
     """jobs/testdefs as the tarball a `from: url` test definition names."""
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -150,12 +150,13 @@ def last_wait(entries) -> str | None:
 
 def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref: str,
                      baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None,
-                     qemu_clock: str | None = None) -> RunResults:
+                     qemu_clock: str | None = None, settings: dict | None = None) -> RunResults:
     """Write results.json for a LAVA job log: boot-time milestones timed from the log,
     the test cases' measurements as the pytest suites name them. Verdicts are the
     gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
     machine the job ran on (default this one, as for lava-run here); qemu_clock: a virtual
-    board's clock during the job (default: its facts)."""
+    board's clock during the job (default: its facts); settings: {suite: how it was
+    measured} (jobs.settings_of the job definition)."""
     res = RunResults(run_dir, baselines_root, host, harness=HARNESS)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board.name,
                      "kernel": kernel})
@@ -172,7 +173,7 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
         # unit and direction: the catalogue's (record refuses a unit LAVA got wrong)
         res.record(board.name, kernel, suite, case["case"], float(case["measurement"]),
                    case.get("units") or None, test=f"lava:{job_ref}:{case['definition']}"
-                   f" result={case.get('result')}", qemu_clock=qemu_clock)
+                   f" result={case.get('result')}", qemu_clock=qemu_clock, settings=(settings or {}).get(suite))
     res.save()
     return res
 
