@@ -12,7 +12,10 @@ The yardstick is the run's own clean kernel build (build.real_s of the build sui
 measured in the same run, on the same host). Goal (issue "A newcomer's first run"): the
 whole cold main job <= 1.5 x that build, and 0 s spent on images of boards it does not use.
 
-    .venv/bin/python bench/first_run.py [--keep]     # the virtual lab must be down
+    .venv/bin/python bench/first_run.py [--keep] [--against RUN]   # the virtual lab must be down
+
+--against RUN: an earlier main job's run directory (e.g. of an older commit): the two
+runs metric for metric (the same metrics? any verdict worse?).
 
 Every figure is on the host clock of this machine (its id is printed)."""
 import argparse
@@ -56,9 +59,32 @@ def clean_build_s(run: Path) -> float | None:
     return next((m["value"] for m in metrics if m["suite"] == "build" and m["name"] == "real_s"), None)
 
 
+RANK = {"regressed": 0, "missing": 0, "unknown": 1, "same": 2, "improved": 2}   # worse is lower
+
+
+def against(before: Path, after: Path) -> int:
+    """Print both runs' verdicts metric for metric; the number of verdicts worse after."""
+    def verdicts(run):
+        return {f"{m['board']} {m['kernel']} {m['suite']}.{m['name']}": (m["verdict"], m["value"])
+                for m in json.loads((run / "results.json").read_text())["metrics"]}
+    a, b = verdicts(before), verdicts(after)
+    print(f"\nmetric for metric: before {before} ({len(a)} metrics), after {after} ({len(b)})")
+    print("| metric | before | after | |\n|---|---|---|---|")
+    worse = 0
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key, ("absent", None)), b.get(key, ("absent", None))
+        bad = key not in b or RANK.get(vb[0], 1) < RANK.get(va[0], 1)
+        worse += bad
+        print(f"| {key} | {va[0]} {va[1]} | {vb[0]} {vb[1]} | {'WORSE' if bad else ''} |")
+    print(f"only before: {sorted(set(a) - set(b)) or 'none'}; only after: {sorted(set(b) - set(a)) or 'none'}; "
+          f"verdicts worse after: {worse}")
+    return worse
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", action="store_true", help="keep the cold cache directory")
+    ap.add_argument("--against", type=Path, help="an earlier main job's run directory, compared metric for metric")
     args = ap.parse_args()
     if VirtualLabHost("vlab").is_up():
         print("first_run: the virtual lab is up; a cold run starts it itself: "
@@ -92,7 +118,8 @@ def main():
     print(f"\nimages of boards the run does not use: {', '.join(other) if other else 'none built'}")
     if ratio:
         print(f"goal: total <= {GOAL} x clean build: {'met' if ratio <= GOAL else 'NOT met'} ({ratio:.2f} x)")
-    return 0 if status == 0 else 1
+    worse = against(args.against, run) if args.against else 0
+    return 0 if status == 0 and not worse else 1
 
 
 if __name__ == "__main__":
