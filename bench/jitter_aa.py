@@ -9,6 +9,11 @@ verdict over the rounds. Goal (issue "Answers a kernel maintainer can act on"): 
 in at least 19 of 20 rounds on the unchanged kernel.
 
     .venv/bin/python bench/jitter_aa.py [--rounds 20] [--board qemu-arm] [--kernel armmp]
+    .venv/bin/python bench/jitter_aa.py --windows DIR    # the max's run length, from saved rounds
+
+Then, from every 10 s run's maximum the rounds took, what a longer run would do for the
+maximum: runs of k x 10 s drawn as the worst of k runs (with replacement from the pool:
+an estimate), 10 a side for the baseline and 5 for a run, judged A/A 200 times.
 
 Figures: verdicts of guest-deterministic jitter figures; run times on the host clock of
 this machine (its id is printed)."""
@@ -46,13 +51,40 @@ def one_round(board: str, kernel: str, run_dir: Path, extra: list[str]) -> tuple
              for m in metrics if m["suite"] == "jitter"}, seconds, r.returncode)
 
 
+def windows(out: Path, trials: int = 200) -> None:
+    """The A/A `same` rate of jitter.max_us for runs of k x 10 s, from the rounds' 10 s maxima."""
+    import random
+    from boardlab.judge.decide import Figures, decide
+    pool = [s for d in sorted(out.glob("round-*")) if (d / "results.json").exists()
+            for m in json.loads((d / "results.json").read_text())["metrics"]
+            if m["suite"] == "jitter" and m["name"] == "max_us" for s in m["samples"]]
+    if len(pool) < 10:
+        print(f"windows: {len(pool)} maxima under {out}: too few")
+        return
+    rng = random.Random(1)
+    print(f"\njitter.max_us from {len(pool)} maxima of 10 s runs ({min(pool):g}-{max(pool):g} us, "
+          f"guest-deterministic), A/A with 10 runs a side for the baseline, 5 for the run:")
+    print("| run length | same | unknown | a change (false alarm) |\n|---|---:|---:|---:|")
+    for k in (1, 3, 6, 12):
+        out_ = collections.Counter()
+        for _ in range(trials):
+            a, b = ([max(rng.choices(pool, k=k)) for _ in range(n)] for n in (10, 5))
+            out_[decide("jitter.max_us", Figures(a), Figures(b), interleaved=True, effort=0.2).outcome] += 1
+        print(f"| {10 * k} s | {out_['same']} of {trials} | {out_['unknown']} | "
+              f"{out_['regressed'] + out_['improved']} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--board", default="qemu-arm")
     ap.add_argument("--kernel", default="armmp")
+    ap.add_argument("--windows", type=Path, help="only the run-length estimate, from this bench's saved rounds")
     ap.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
     args = ap.parse_args()
+    if args.windows:
+        windows(args.windows)
+        return 0
     out = Path(tempfile.mkdtemp(prefix="jitter-aa-", dir="/var/tmp"))
     tally = collections.defaultdict(collections.Counter)
     samples = collections.defaultdict(list)
@@ -84,6 +116,7 @@ def main():
               f"{c['info']} | {sum(samples[name]) / len(samples[name]):.1f} |")
     for name, w in sorted(whys.items()):
         print(f"\njitter.{name}, first reason not `same`: {w[0]}")
+    windows(out)
     return 0 if not failed else 1
 
 
