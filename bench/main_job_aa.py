@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""Jitter A/A: the main job's jitter suite on the unchanged kernel, run after run, each
-judged against the stored baseline exactly as the main job judges it.
+"""A/A of the main job's suites: the unchanged kernel, run after run, each judged against
+the stored baseline exactly as the main job judges it. By default the jitter suite; with
+--tests and --family another (loopback TCP: --tests test_lmbench.py::test_latencies
+test_lmbench.py::test_bandwidth --family lmbench --metrics bw_tcp_mb_s,lat_connect_us).
 
-Each round is one pytest session of testsuites/test_jitter.py in the main job's mode
-(quick: 10 s cyclictest runs, sampled until decided, at most --max-repeats a boot, one
-boot a session), on the default board and kernel. The bench tallies each jitter metric's
+Each round is one pytest session of the tests in the main job's mode (quick: 10 s
+cyclictest runs, lmbench's short timing; sampled until decided, at most --max-repeats, one
+boot a session), on the default board and kernel. The bench tallies each metric's
 verdict over the rounds. Goal (issue "Answers a kernel maintainer can act on"): `same`
 in at least 19 of 20 rounds on the unchanged kernel.
 
-    .venv/bin/python bench/jitter_aa.py [--rounds 20] [--board qemu-arm] [--kernel armmp]
-    .venv/bin/python bench/jitter_aa.py --windows DIR    # the max's run length, from saved rounds
+    .venv/bin/python bench/main_job_aa.py [--rounds 20] [--board qemu-arm] [--kernel armmp]
+    .venv/bin/python bench/main_job_aa.py --windows DIR    # the max's run length, from saved rounds
 
 Then, from every 10 s run's maximum the rounds took, what a longer run would do for the
 maximum: runs of k x 10 s drawn as the worst of k runs (with replacement from the pool:
 an estimate), 10 a side for the baseline and 5 for a run, judged A/A 200 times.
 
-Figures: verdicts of guest-deterministic jitter figures; run times on the host clock of
+Figures: verdicts of guest-deterministic figures; run times on the host clock of
 this machine (its id is printed)."""
 import argparse
 import collections
@@ -34,21 +36,22 @@ from boardlab.measure.clocks import this_host  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 
 
-def one_round(board: str, kernel: str, run_dir: Path, extra: list[str]) -> tuple[dict, float, int]:
+def one_round(board: str, kernel: str, run_dir: Path, extra: list[str], tests: list[str],
+              family: str, metrics: set[str]) -> tuple[dict, float, int]:
     """({metric: (verdict, samples)}, host seconds, pytest's exit status) of one session."""
     t0 = time.monotonic()
     r = subprocess.run([str(ROOT / ".venv/bin/pytest"), "-q", "-p", "no:cacheprovider",
                         "--lg-env", str(env_path(board)), "--kernel", kernel, "--quick",
-                        "--run-dir", str(run_dir), str(ROOT / "testsuites/test_jitter.py"), *extra],
+                        "--run-dir", str(run_dir), *(str(ROOT / "testsuites" / t) for t in tests), *extra],
                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - t0
     try:
-        metrics = json.loads((run_dir / "results.json").read_text())["metrics"]
+        got = json.loads((run_dir / "results.json").read_text())["metrics"]
     except (OSError, ValueError, KeyError):
         print(r.stdout[-2000:])
         return {}, seconds, r.returncode
     return ({m["name"]: (m["verdict"], len(m.get("samples") or [m["value"]]), m.get("comparison", {}).get("why", ""))
-             for m in metrics if m["suite"] == "jitter"}, seconds, r.returncode)
+             for m in got if m["suite"] == family and (not metrics or m["name"] in metrics)}, seconds, r.returncode)
 
 
 def windows(out: Path, trials: int = 200) -> None:
@@ -79,23 +82,27 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--board", default="qemu-arm")
     ap.add_argument("--kernel", default="armmp")
+    ap.add_argument("--tests", nargs="+", default=["test_jitter.py"], help="under testsuites/ (pytest node ids)")
+    ap.add_argument("--family", default="jitter")
+    ap.add_argument("--metrics", default="", help="comma separated names within the family (default: all)")
     ap.add_argument("--windows", type=Path, help="only the run-length estimate, from this bench's saved rounds")
     ap.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
     args = ap.parse_args()
     if args.windows:
         windows(args.windows)
         return 0
-    out = Path(tempfile.mkdtemp(prefix="jitter-aa-", dir="/var/tmp"))
+    out = Path(tempfile.mkdtemp(prefix="main-job-aa-", dir="/var/tmp"))
     tally = collections.defaultdict(collections.Counter)
     samples = collections.defaultdict(list)
     whys = collections.defaultdict(list)
     failed, took = 0, []
-    print(f"host {this_host()['id']}; {args.rounds} rounds of the main job's jitter suite "
+    print(f"host {this_host()['id']}; {args.rounds} rounds of the main job's {' '.join(args.tests)} "
           f"({args.board}, {args.kernel}, quick); run directories under {out}", flush=True)
     with kept_up("vlab", boards=[args.board]):
         for i in range(args.rounds):
             verdicts, seconds, status = one_round(args.board, args.kernel, out / f"round-{i + 1:02d}",
-                                                  args.pytest_args)
+                                                  args.pytest_args, args.tests, args.family,
+                                                  set(filter(None, args.metrics.split(","))))
             took.append(seconds)
             if not verdicts:
                 failed += 1
@@ -112,11 +119,12 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in sorted(tally):
         c = tally[name]
-        print(f"| jitter.{name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
+        print(f"| {args.family}.{name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
               f"{c['info']} | {sum(samples[name]) / len(samples[name]):.1f} |")
     for name, w in sorted(whys.items()):
-        print(f"\njitter.{name}, first reason not `same`: {w[0]}")
-    windows(out)
+        print(f"\n{args.family}.{name}, first reason not `same`: {w[0]}")
+    if args.family == "jitter":
+        windows(out)
     return 0 if not failed else 1
 
 
