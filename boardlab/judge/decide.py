@@ -82,8 +82,8 @@ def why_not(spec: MetricSpec | str, a: Figures, b: Figures, board: Board | None)
     if a.clock is not None and b.clock is not None and a.clock != b.clock:
         return Verdict(vd.OTHER_CLOCK, f"other clock, not judged ({a.clock} / {b.clock}: other units)")
     if a.settings and b.settings and a.settings != b.settings:
-        return Verdict(vd.OTHER_SETTINGS, f"other settings, not judged (baseline {_words(a.settings)}, "
-                                          f"this run {_words(b.settings)})")
+        return Verdict(vd.OTHER_SETTINGS, f"other settings, not judged ({_words(a.settings)} / "
+                                          f"{_words(b.settings)})")
     if host_bound(_clock(spec, a, b), board, spec.key):
         known_a, known_b = known_host(a.host), known_host(b.host)
         if known_a is None or known_b is None or known_a != known_b:
