@@ -187,7 +187,7 @@ def summary_text(rows: list[Row]) -> str:
     s = summary(rows)
     out = [" | ".join(f"{n} {v}" for v, n in s["counts"].items()) + f" | of {len(rows)} metrics"]
     out += [f"regressed: {m} {d}" for m, d in s["regressed"]]
-    out += [f"not judged: {m}: {v}" + (f" ({why})" if why else "") for m, v, why in s["unjudged"]]
+    out += [f"not judged: {m}: {why if why.startswith(v) else f'{v} ({why})' if why else v}" for m, v, why in s["unjudged"]]
     return "\n".join(out) + "\n\n"
 
 
