@@ -29,7 +29,6 @@ ALPHA = 0.01
 SPREAD_SEEN = 3   # samples a side before a noisy metric's interval can show it is 'same'
 SAME, REGRESSED, IMPROVED, UNKNOWN = "same", "regressed", "improved", "unknown"
 OUTCOMES = (SAME, REGRESSED, IMPROVED, UNKNOWN)   # of two sets of samples compared
-DECIDED = (SAME, REGRESSED, IMPROVED)
 NEW = "new"                   # no baseline: nothing to judge against
 MISSING = "missing"           # the baseline holds the metric, the run did not produce it
 INFO = "info"                 # information only (the catalogue's spec.not_judged)
