@@ -78,3 +78,31 @@ def test_no_copy_of_a_workload_setting_is_left():
         assert "ENOUGH=100000" not in text, path
         assert not re.search(r"cyclictest -m", text), path
         assert not re.search(r"SMALL_BOARD_MB\s*=", text), path
+
+
+class _LocalShell:
+    """Runs the board's shell lines in this host's sh, lmbench's programs stubbed to print
+    the timing variables they would run with."""
+    STUBS = "".join(f'{p}() {{ echo "{p} ENOUGH=$ENOUGH TIMING_O=$TIMING_O LOOP_O=$LOOP_O"; }}; '
+                    for p in ("bw_tcp", "lat_connect", "lat_pagefault", "bw_file_rd"))
+
+    def run(self, cmd, timeout=None):
+        import subprocess
+        r = subprocess.run(["sh", "-c", self.STUBS + cmd + '; echo "after ENOUGH=$ENOUGH"'],
+                           capture_output=True, text=True)
+        return r.stdout.splitlines(), [], r.returncode
+
+
+def test_every_lmbench_command_of_a_line_runs_in_the_mode_asked_for():
+    """A served program's client and the command after a `dd` run in quick mode too (a
+    prefix reached only the line's first command), and the mode leaves the line."""
+    from boardlab.measure import sample
+    quick = "ENOUGH=100000 TIMING_O=0 LOOP_O=0"
+    lm = sample.lmbench_runner(_LocalShell(), quick=True)
+    out = lm("bw_tcp -s; sleep 0; bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1").splitlines()
+    assert out == [f"bw_tcp {quick}"] * 3 + ["after ENOUGH="]
+    out = lm("dd if=/dev/zero of=/dev/null count=1 2>/dev/null; lat_pagefault /tmp/f").splitlines()
+    assert out == [f"lat_pagefault {quick}", "after ENOUGH="]
+    slow = sample.lmbench_runner(_LocalShell(), quick=False)
+    assert slow("lat_connect 127.0.0.1").splitlines() == [
+        "lat_connect ENOUGH= TIMING_O= LOOP_O=", "after ENOUGH="]

@@ -13,8 +13,8 @@ lmbench +55 % and more; the noise bench/noise.py measured on the deterministic c
   less than any config change the study compared.
 - memory 4 kB: one page; memory figures are identical from boot to boot.
 - lmbench 3 %: the figures vary by 0.04 % (median) on the deterministic clock; loopback
-  TCP and connect (bw_tcp, lat_connect) follow the host's timing of the virtual NIC, and
-  lat_ctx has single runs 3-15 % off: those are decided by a rank test.
+  TCP (bw_tcp) has a second mode (1 run in 10 reads 59 against 42 MB/s on armmp), connect
+  follows it, and lat_ctx has single runs 3-15 % off: those are decided by a rank test.
 - jitter 10 % (p99, max, avg), 5 % (the 0.1th percentile): cyclictest's timer swept
   against the kernel's tick (workloads.CYCLICTEST_INTERVAL_US), avg and p99 repeat to 0.2
   and 1.8 % on the deterministic clock; max is one worst path (CV 8-9 % per 10 s run,
@@ -94,7 +94,7 @@ def _memory():
 
 
 def _lmbench():
-    noisy = {"lat_connect_us", "bw_tcp_mb_s"}   # loopback TCP: the host's timing shows through
+    noisy = {"lat_connect_us", "bw_tcp_mb_s"}   # loopback TCP: a run in 10 lands in a second mode
     # lat_ctx: a ring of processes passing a token; on the deterministic clock its figures
     # mostly repeat to 0.4 %, but single runs jump: armmp 16k/2p 70.44 against 68.23-68.49 us
     # (+3 %, a CI run of 2026-11-23), rt-armmp 0k/16p 111.62 against 96.5-96.7 us (+15 %).

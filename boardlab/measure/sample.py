@@ -78,11 +78,10 @@ class MeasureError(BoardlabError, RuntimeError):
 
 def lmbench_runner(shell, quick: bool = True):
     """-> run(cmd): text, an lmbench command on the board (lmbench writes its results to
-    stderr; the console carries both); quick: lmbench's short timing loops."""
-    env = workloads.lmbench_env(quick)
-
+    stderr; the console carries both); quick: lmbench's short timing loops, for every
+    command of the line."""
     def run(cmd, timeout=900):
-        out, _, rc = shell.run(f"{env}{cmd} 2>&1", timeout=timeout)
+        out, _, rc = shell.run(f"{workloads.lmbench_line(cmd, quick)} 2>&1", timeout=timeout)
         if rc != 0:
             raise MeasureError(f"{cmd} failed ({rc}): " + " | ".join(out[-3:]))
         return "\n".join(out)
@@ -113,9 +112,9 @@ def _latencies(lm) -> dict:
     return r
 
 
-# Loopback TCP's figures are the median of 5 runs: one run spreads by 10-40 % within a
-# boot (the kernel's randomness: ports, sequence numbers, TCP's timers), and most runs
-# land on one value (bw_tcp 42.3 MB/s on armmp). jobs/testdefs/lmbench does the same.
+# Loopback TCP's figures are the median of 5 runs: one bw_tcp run in about 10 lands in a
+# second mode (59 against 42 MB/s on armmp, each run its own connection), and the median
+# passes it by. jobs/testdefs/lmbench does the same.
 TCP_RUNS = 5
 
 
