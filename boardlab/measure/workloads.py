@@ -41,7 +41,7 @@ def lmbench_line(cmd: str, quick: bool = True) -> str:
     a served program's client, `bw_tcp 127.0.0.1` after `bw_tcp -s;`, then ran with
     lmbench's own timing, and read 36-43 MB/s where the quick client reads 41.6-42.6),
     and left behind in no later command. As jobs/testdefs/lmbench exports them."""
-    return f"(export {lmbench_env(quick).strip()}; {cmd})" if quick else f"({cmd})"
+    return f"(export {lmbench_env(quick).strip()}; {cmd})" if quick else cmd
 
 
 def cyclictest_loops(seconds: float) -> int:
