@@ -399,3 +399,14 @@ def test_the_virtual_labs_tftpd_retransmits_in_real_time():
     tftpd = next(cmd for name, cmd, _, _ in VirtualLabHost("vlab").services() if name == "tftpd")
     assert tftpd[-5:-1] == ["--refuse", "timeout", "--retransmit", "100000"]
     assert tftpd_retransmit_args(load_lab_host("labhost1")) == []
+
+
+def test_a_boot_on_a_virtual_board_whose_lab_host_is_down_is_refused(monkeypatch):
+    """Down, a lab host's addresses route off this machine, where a stranger answers its
+    power switch (404): said as the cause instead, before any power action."""
+    from boardlab.errors import InputError
+    from boardlab.vlab import host
+    monkeypatch.setattr(host.VirtualLabHost, "prepare", lambda self, board: None)
+    monkeypatch.setattr(host.VirtualLabHost, "_netns_exists", lambda self: False)
+    with pytest.raises(InputError, match=r"^board qemu-arm: its lab host vlab is down \(boardlab vlab up\)$"):
+        host.prepare_if_virtual(load_board("qemu-arm"))

@@ -238,9 +238,9 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     for side in sides:   # a mistyped run directory or file: said before the board is taken
         if side.kernel and board is not None:
             bootplan.resolve_kernel(board, side.kernel)
-    out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     if prepare_board and board is not None and any(s.kernel for s in sides):
-        prepare_board(board)
+        prepare_board(board)   # refused when its lab host is down: before anything is written
+    out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,

@@ -289,8 +289,12 @@ def virtual_host_of(board) -> str | None:
 
 def prepare_if_virtual(board) -> bool:
     """A board's images and NFS root before its first boot, when its lab host is this
-    machine's virtual one (False: a real lab host, nothing to build here)."""
+    machine's virtual one (False: a real lab host, nothing to build here); refused when
+    that lab host is down."""
     if virtual_host_of(board) is None:
         return False
-    VirtualLabHost(board.lab_host).prepare(board.name)
+    host = VirtualLabHost(board.lab_host)
+    host.prepare(board.name)
+    if not host._netns_exists():   # else its addresses route off this machine: a stranger answers
+        raise InputError(f"board {board.name}: its lab host {board.lab_host} is down (boardlab vlab up)")
     return True
