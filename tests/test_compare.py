@@ -73,20 +73,23 @@ def test_compare_takes_two_sides_and_known_families(capsys):
 
 @pytest.mark.vlab
 def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
-    """armmp against rt-armmp, A B A B: memory and guest boot time differ. Two rounds
-    decide when both are exact; a host that varies the kernel's worker threads (a few
-    stacks of 'used' memory, seen on one CI machine) costs rounds of the rank test, up
-    to 5 a side, the fewest at which it can reach p < 0.01."""
+    """armmp against rt-armmp, A B A B: memory and guest boot time differ, exact after two
+    rounds. At most three: a third round is taken while a noisy figure (a host-arrival
+    milestone) could still be decided; how many rounds decide a noisy one is the rank
+    test's (unit tests), not this test's. rt's worker threads take ~980 kB of 'used'
+    memory; a host that varies them (seen on one CI machine) leaves that figure unknown
+    in three rounds, never same."""
     sides, rows, files = compare.compare("lab/qemu-arm.yaml", ["armmp", "rt-armmp"],
                                          families=("boot_time", "memory"), repeats=2,
-                                         max_repeats=5, out_dir=tmp_path)
+                                         max_repeats=3, out_dir=tmp_path)
     n = len(sides[0].boots)
-    assert len(sides[1].boots) == n and 2 <= n <= 5
+    assert len(sides[1].boots) == n and 2 <= n <= 3
     assert sides[0].clock == "deterministic" and sides[0].host == sides[1].host
     by_key = {r.spec.key: r for r in rows}
-    used = by_key["memory.free_used_kb"].cmp      # rt's threads take memory: ~980 kB
-    assert used.outcome == vd.REGRESSED, used.why
-    assert used.method == "exact" or n == 5, (used.method, n)
+    code = by_key["memory.kernel_code_data_kb"].cmp   # rt's image: 51 kB smaller
+    assert code.outcome == vd.IMPROVED and code.method == "exact", code.why
+    used = by_key["memory.free_used_kb"].cmp
+    assert used.outcome == (vd.REGRESSED if used.method == "exact" else vd.UNKNOWN), used.why
     assert by_key["boot_time.guest_login"].cmp.outcome == vd.REGRESSED   # 20.72 -> 21.61 s
     assert by_key["boot_time.guest_login"].cmp.n == (n, n)
     assert list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
