@@ -12,28 +12,33 @@ from boardlab.measure import workloads
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "captured"
-QUICK = workloads.lmbench_env().strip()
+
+
+def lm(cmd: str) -> str:
+    """An lmbench line in the suite's quick mode, every command of it (as the suite runs it)."""
+    return workloads.lmbench_line(cmd)
+
 
 COMMANDS = {
     "free": "free",
     "kernel-memory": "dmesg | grep 'Memory:'",
     "mem_eat": "mem_eat > /tmp/me.log 2>&1; tail -n 3 /tmp/me.log",
-    "lat_syscall": f"{QUICK} lat_syscall null; {QUICK} lat_syscall read",
-    "lat_proc": f"{QUICK} lat_proc fork",
-    "lat_pipe": f"{QUICK} lat_pipe",
-    "lat_unix": f"{QUICK} lat_unix",
-    "lat_udp": f"lat_udp -s; sleep 0.2; {QUICK} lat_udp 127.0.0.1; lat_udp -S 127.0.0.1",
-    "lat_tcp": f"lat_tcp -s; sleep 0.2; {QUICK} lat_tcp 127.0.0.1; lat_tcp -S 127.0.0.1",
-    "lat_connect": f"lat_connect -s; sleep 0.2; {QUICK} lat_connect 127.0.0.1; lat_connect -S 127.0.0.1",
-    "lat_select": f"{QUICK} lat_select -n 100 file",
-    "lat_mmap": f"dd if=/dev/zero of=/tmp/f bs=1024 count=1024 2>/dev/null; {QUICK} lat_mmap 1m /tmp/f",
-    "lat_pagefault": f"{QUICK} lat_pagefault /tmp/f",
-    "lat_fs": f"{QUICK} lat_fs -s 0 /tmp",
-    "lat_ctx": f"{QUICK} lat_ctx -s 0 2 4 8 16; {QUICK} lat_ctx -s 16 2 4",
-    "bw_pipe": f"{QUICK} bw_pipe",
-    "bw_unix": f"{QUICK} bw_unix",
-    "bw_tcp": f"bw_tcp -s; sleep 0.2; {QUICK} bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1",
-    "bw_file_rd": f"{QUICK} bw_file_rd 1m io_only /tmp/f",
+    "lat_syscall": lm("lat_syscall null; lat_syscall read"),
+    "lat_proc": lm("lat_proc fork"),
+    "lat_pipe": lm("lat_pipe"),
+    "lat_unix": lm("lat_unix"),
+    "lat_udp": lm("lat_udp -s; sleep 0.2; lat_udp 127.0.0.1; lat_udp -S 127.0.0.1"),
+    "lat_tcp": lm("lat_tcp -s; sleep 0.2; lat_tcp 127.0.0.1; lat_tcp -S 127.0.0.1"),
+    "lat_connect": lm("lat_connect -s; sleep 0.2; lat_connect 127.0.0.1; lat_connect -S 127.0.0.1"),
+    "lat_select": lm("lat_select -n 100 file"),
+    "lat_mmap": "dd if=/dev/zero of=/tmp/f bs=1024 count=1024 2>/dev/null; " + lm("lat_mmap 1m /tmp/f"),
+    "lat_pagefault": lm("lat_pagefault /tmp/f"),
+    "lat_fs": lm("lat_fs -s 0 /tmp"),
+    "lat_ctx": lm("lat_ctx -s 0 2 4 8 16; lat_ctx -s 16 2 4"),
+    "bw_pipe": lm("bw_pipe"),
+    "bw_unix": lm("bw_unix"),
+    "bw_tcp": lm("bw_tcp -s; sleep 0.2; bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1"),
+    "bw_file_rd": lm("bw_file_rd 1m io_only /tmp/f"),
     "cyclictest-json": "cyclictest -q -m -p 80 -i 1000 -D 3 --json=/tmp/c.json >/dev/null; cat /tmp/c.json",
 }
 
@@ -59,7 +64,7 @@ def main():
         strategy.transition("off")
         env.cleanup()
     img = ROOT / "tests/data/captured"
-    uimage = Path(strategy.board["images"]["dir"]) / f"{args.kernel}.uImage"
+    uimage = Path(strategy.board.images.dir) / f"{args.kernel}.uImage"
     (img / f"{args.kernel}.mkimage-l.txt").write_text(
         subprocess.run(["mkimage", "-l", str(uimage)], capture_output=True, text=True).stdout)
 
