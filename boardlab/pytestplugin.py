@@ -99,10 +99,12 @@ def board_strategy(strategy, run_dir, request):
 
 def _prepare_virtual_board(board):
     """A virtual board's images are built when it is first used (not at `vlab up`)."""
-    from boardlab.errors import BoardlabError
+    from boardlab.errors import BoardlabError, InputError
     from boardlab.vlab.host import prepare_if_virtual
     try:
         prepare_if_virtual(board)
+    except InputError as e:   # its lab host is down: said as it is
+        pytest.exit(str(e), returncode=4)
     except BoardlabError as e:
         pytest.exit(f"board {board.name}: its images: {e}", returncode=4)
 

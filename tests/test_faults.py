@@ -140,6 +140,21 @@ def test_a_power_switch_that_fails_or_hangs_is_named_in_seconds(mode, says):
     powerctl.switch(_Switch("ok"), False, board, timeout=1.0)
 
 
+def test_a_power_failure_of_a_virtual_board_whose_lab_host_is_down_says_so(monkeypatch):
+    """A labgrid user's own script meets the power switch first: with the lab host down
+    the error says that, not only what answered off the machine."""
+    from dataclasses import replace
+    from boardlab.facts import labhosts
+    board, real = load_board("qemu-arm"), labhosts.load_lab_host("vlab")
+    monkeypatch.setattr(labhosts, "load_lab_host", lambda name: replace(real, netns="boardlab-no-such-ns"))
+    with pytest.raises(powerctl.PowerError) as failed:
+        powerctl.switch(_Switch("fail"), False, board, timeout=1.0)
+    assert str(failed.value).endswith("ConnectionRefusedError: [Errno 111] Connection refused; "
+                                      "its lab host vlab is down (boardlab vlab up)"), str(failed.value)
+    monkeypatch.setattr(labhosts, "load_lab_host", lambda name: replace(real, kind="real"))
+    assert powerctl.lab_host_down(board) == ""
+
+
 def test_a_late_power_on_never_lands_after_a_later_off():
     """'on' timed out but reaches the switch late; the 'off' that follows waits for it,
     so the board ends off."""

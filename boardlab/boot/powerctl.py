@@ -9,6 +9,7 @@ for it (a late 'on' must never land after a later 'off')."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from boardlab.errors import BoardlabError
 
@@ -30,6 +31,20 @@ def switch_name(power, board) -> str:
     if pdu:
         return f"{type(power).__name__} {pdu}"
     return f"{type(power).__name__} ({board.power.url})"
+
+
+def lab_host_down(board) -> str:
+    """'; its lab host X is down (...)' when the board's lab host is a virtual one whose
+    network namespace is gone, else ''. Down, its addresses route off this machine, and
+    whatever answers there (a 404 seen) is not the board's power switch."""
+    from boardlab.facts.labhosts import load_lab_host
+    try:
+        host = load_lab_host(board.lab_host)
+    except (OSError, BoardlabError):
+        return ""
+    if host.kind == "virtual" and host.netns and not Path(f"/run/netns/{host.netns}").exists():
+        return f"; its lab host {host.name} is down (boardlab vlab up)"
+    return ""
 
 
 def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
@@ -57,8 +72,8 @@ def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
     if worker.is_alive():
         _pending[board.name] = worker
         raise PowerError(f"power {action} of {board.name}: {switch_name(power, board)} did not "
-                         f"answer within {timeout:.0f} s")
+                         f"answer within {timeout:.0f} s{lab_host_down(board)}")
     if "error" in outcome:
         e = outcome["error"]
         raise PowerError(f"power {action} of {board.name} failed: {switch_name(power, board)}: "
-                         f"{type(e).__name__}: {e}") from None
+                         f"{type(e).__name__}: {e}{lab_host_down(board)}") from None
