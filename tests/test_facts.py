@@ -404,9 +404,12 @@ def test_the_virtual_labs_tftpd_retransmits_in_real_time():
 def test_a_boot_on_a_virtual_board_whose_lab_host_is_down_is_refused(monkeypatch):
     """Down, a lab host's addresses route off this machine, where a stranger answers its
     power switch (404): said as the cause instead, before any power action."""
+    from dataclasses import replace
     from boardlab.errors import InputError
+    from boardlab.facts import labhosts
     from boardlab.vlab import host
-    monkeypatch.setattr(host.VirtualLabHost, "prepare", lambda self, board: None)
-    monkeypatch.setattr(host.VirtualLabHost, "_netns_exists", lambda self: False)
+    real = labhosts.load_lab_host("vlab")
+    monkeypatch.setattr(labhosts, "load_lab_host", lambda name: replace(real, netns="boardlab-no-such-ns"))
+    monkeypatch.setattr(host.VirtualLabHost, "prepare", lambda self, board: pytest.fail("images built"))
     with pytest.raises(InputError, match=r"^board qemu-arm: its lab host vlab is down \(boardlab vlab up\)$"):
         host.prepare_if_virtual(load_board("qemu-arm"))

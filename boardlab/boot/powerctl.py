@@ -33,18 +33,23 @@ def switch_name(power, board) -> str:
     return f"{type(power).__name__} ({board.power.url})"
 
 
-def lab_host_down(board) -> str:
-    """'; its lab host X is down (...)' when the board's lab host is a virtual one whose
-    network namespace is gone, else ''. Down, its addresses route off this machine, and
-    whatever answers there (a 404 seen) is not the board's power switch."""
+def lab_host_down(board) -> str | None:
+    """'its lab host X is down (boardlab vlab up)' when the board's lab host is a virtual
+    one whose network namespace is gone, else None. Down, its addresses route off this
+    machine, and whatever answers there (a 404 seen) is not the board's power switch."""
     from boardlab.facts.labhosts import load_lab_host
     try:
         host = load_lab_host(board.lab_host)
     except (OSError, BoardlabError):
-        return ""
+        return None
     if host.kind == "virtual" and host.netns and not Path(f"/run/netns/{host.netns}").exists():
-        return f"; its lab host {host.name} is down (boardlab vlab up)"
-    return ""
+        return f"its lab host {host.name} is down (boardlab vlab up)"
+    return None
+
+
+def _why_down(board) -> str:
+    why = lab_host_down(board)
+    return f"; {why}" if why else ""
 
 
 def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
@@ -72,8 +77,8 @@ def switch(power, on: bool, board, timeout: float = POWER_TIMEOUT_S):
     if worker.is_alive():
         _pending[board.name] = worker
         raise PowerError(f"power {action} of {board.name}: {switch_name(power, board)} did not "
-                         f"answer within {timeout:.0f} s{lab_host_down(board)}")
+                         f"answer within {timeout:.0f} s{_why_down(board)}")
     if "error" in outcome:
         e = outcome["error"]
         raise PowerError(f"power {action} of {board.name} failed: {switch_name(power, board)}: "
-                         f"{type(e).__name__}: {e}{lab_host_down(board)}") from None
+                         f"{type(e).__name__}: {e}{_why_down(board)}") from None

@@ -26,6 +26,7 @@ from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.services.daemons import Daemons, ServiceError, private_run, sh
 from boardlab.vlab import sshkeys
+from boardlab.boot.powerctl import lab_host_down
 from boardlab.build import boardimages
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
@@ -293,8 +294,7 @@ def prepare_if_virtual(board) -> bool:
     that lab host is down."""
     if virtual_host_of(board) is None:
         return False
-    host = VirtualLabHost(board.lab_host)
-    host.prepare(board.name)
-    if not host._netns_exists():   # else its addresses route off this machine: a stranger answers
-        raise InputError(f"board {board.name}: its lab host {board.lab_host} is down (boardlab vlab up)")
+    if down := lab_host_down(board):   # before any image is built
+        raise InputError(f"board {board.name}: {down}")
+    VirtualLabHost(board.lab_host).prepare(board.name)
     return True
