@@ -377,3 +377,42 @@ def test_a_host_is_itself(tmp_path, monkeypatch):
     assert apart.outcome == vd.OTHER_HOST and "an id machines of one kind share" in apart.why
     assert why_not("build.real_s", Figures((), "host", here), Figures((), "host", here), None) is None
     assert "unknown host" in bl.host_of({"host_id": "vm-291aa637f1e3"})
+
+
+def test_a_figure_of_other_settings_has_its_own_baseline_kept_beside(tmp_path):
+    """The maximum of a 60 s cyclictest run is judged against 60 s runs, kept beside the
+    10 s ones in the same file; a run length without baselines is not judged."""
+    from boardlab.judge.results import Metric, update_baselines
+
+    def runs(values, run_s):
+        return [[Metric("qemu-arm", "armmp", "jitter", "max_us", v, "us", samples=[v],
+                        settings={"run_s": run_s})] for v in values]
+    update_baselines(runs((2100, 2000, 2200), 10), tmp_path)
+    update_baselines(runs((2600, 2620, 2610), 60), tmp_path)
+    b = bl.load("armmp", "qemu-arm", tmp_path)["jitter.max_us"]
+    assert (b.value, b.settings()) == (2100, {"run_s": 10})
+    assert [(o.value, o.settings()) for o in b.others] == [(2610, {"run_s": 60})]
+    update_baselines(runs((2500, 2520, 2510), 60), tmp_path)     # taken again: replaced, not added
+    b = bl.load("armmp", "qemu-arm", tmp_path)["jitter.max_us"]
+    assert b.value == 2100 and [o.value for o in b.others] == [2510]
+    assert b.for_settings({"run_s": 60}).value == 2510 and b.for_settings({"run_s": 10}) is b
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path)
+    m = res.record("qemu-arm", "armmp", "jitter", "max_us", 2515, samples=[2515, 2512, 2514],
+                   settings={"run_s": 60})
+    assert m.baseline["value"] == 2510 and "other_settings" not in m.baseline
+    assert m.verdict == vd.SAME, m.describe()
+    m = res.record("qemu-arm", "armmp", "jitter", "max_us", 2515, samples=[2515], settings={"run_s": 30})
+    assert m.verdict == vd.OTHER_SETTINGS and "run_s 10" in m.describe()
+
+
+@pytest.mark.parametrize("others, message", [
+    ("x", r"metrics.jitter.max_us.other_settings must be a list of metrics"),
+    ([{"value": 1, "unit": "us"}], r"other_settings must be a list of metrics, each with its source.settings"),
+    ([{"value": "1", "unit": "us", "source": {"settings": {"run_s": 60}}}],
+     r"metrics.jitter.max_us.other_settings\[0\].value must be a number"),
+])
+def test_a_malformed_other_settings_entry_names_its_place(tmp_path, others, message):
+    write_baseline(tmp_path, "armmp", "qemu-arm", {"jitter.max_us": {
+        "value": 2100, "unit": "us", "source": {"settings": {"run_s": 10}}, "other_settings": others}})
+    with pytest.raises(bl.BaselineError, match=message):
+        bl.load("armmp", "qemu-arm", tmp_path)

@@ -11,7 +11,7 @@ import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -39,6 +39,7 @@ class Baseline:
     spread: dict | None = None      # {min, max, stdev, n}
     source: dict | None = None
     samples: list | None = None     # every repeat's figure (None: the study's single numbers)
+    others: list | None = None      # the same metric measured with other settings (Baselines)
 
     def values(self) -> list[float]:
         """Side A of a comparison: the samples, or the one stored value."""
@@ -63,11 +64,27 @@ class Baseline:
         run length, {"run_s": 10}), if it says."""
         return (self.source or {}).get("settings")
 
+    def for_settings(self, settings: dict | None) -> Baseline:
+        """The baseline of this metric measured with these settings (the maximum of a 60 s
+        cyclictest run is judged against 60 s runs, kept beside the 10 s ones); itself when
+        it has none of them (the judge then says other-settings)."""
+        if not settings or self.settings() in (None, settings):
+            return self
+        return next((b for b in self.others or () if b.settings() == settings), self)
+
+    def with_other(self, new: Baseline) -> Baseline:
+        """This metric's baselines with new in place of the one of new's settings; new is
+        kept beside them when its settings are another's (both say theirs)."""
+        kept = [b for b in [self] + list(self.others or ()) if b.settings() != new.settings()]
+        if not new.settings() or not self.settings() or self.settings() == new.settings():
+            return replace(new, others=[b for b in kept if b is not self and b.settings()] or None)
+        return replace(self, others=[b for b in kept if b is not self] + [new])
+
     def host_id(self) -> str | None:
         """The machine the baseline was measured on (clocks.this_host id), if known."""
         return (self.source or {}).get("host_id")
 
-    def to_dict(self) -> dict:
+    def to_dict(self, others: bool = True) -> dict:
         d = {"value": self.value, "unit": self.unit, "direction": self.direction}
         if self.samples:
             d["samples"] = [round(float(x), 6) for x in self.samples]
@@ -75,6 +92,8 @@ class Baseline:
             d["spread"] = self.spread
         if self.source:
             d["source"] = self.source
+        if others and self.others:
+            d["other_settings"] = [b.to_dict() for b in self.others]
         return d
 
 
@@ -99,31 +118,39 @@ def _field(path, metric, key):
 def parse_baselines(data, path) -> dict[str, Baseline]:
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
         raise BaselineError(f"{path}: expected a mapping with a 'metrics' mapping")
-    out = {}
-    for name, m in data["metrics"].items():
-        if not isinstance(m, dict):
-            raise BaselineError(f"{path}: metrics.{name} must be a mapping, got {m!r}")
-        if not isinstance(m.get("value"), (int, float)) or isinstance(m.get("value"), bool):
-            raise BaselineError(f"{_field(path, name, 'value')} must be a number, got {m.get('value')!r}")
-        if not isinstance(m.get("unit"), str):
-            raise BaselineError(f"{_field(path, name, 'unit')} must be a string, got {m.get('unit')!r}")
-        direction = m.get("direction", "lower")
-        if direction not in DIRECTIONS:
-            raise BaselineError(f"{_field(path, name, 'direction')} must be lower or higher, "
-                                f"got {direction!r}")
-        spread = m.get("spread")
-        if spread is not None and (not isinstance(spread, dict) or not all(
-                isinstance(v, (int, float)) for v in spread.values())):
-            raise BaselineError(f"{_field(path, name, 'spread')} must map min/max/stdev/n to "
-                                f"numbers, got {spread!r}")
-        samples = m.get("samples")
-        if samples is not None and (not isinstance(samples, list) or not samples or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in samples)):
-            raise BaselineError(f"{_field(path, name, 'samples')} must be a list of numbers, "
-                                f"got {samples!r}")
-        out[name] = Baseline(name, float(m["value"]), m["unit"], direction, spread,
-                             m.get("source"), samples)
-    return out
+    return {name: _parse_metric(name, m, path, name) for name, m in data["metrics"].items()}
+
+
+def _parse_metric(name, m, path, where) -> Baseline:
+    """One metric's mapping (where: its place in the file, for the error)."""
+    if not isinstance(m, dict):
+        raise BaselineError(f"{path}: metrics.{where} must be a mapping, got {m!r}")
+    if not isinstance(m.get("value"), (int, float)) or isinstance(m.get("value"), bool):
+        raise BaselineError(f"{_field(path, where, 'value')} must be a number, got {m.get('value')!r}")
+    if not isinstance(m.get("unit"), str):
+        raise BaselineError(f"{_field(path, where, 'unit')} must be a string, got {m.get('unit')!r}")
+    direction = m.get("direction", "lower")
+    if direction not in DIRECTIONS:
+        raise BaselineError(f"{_field(path, where, 'direction')} must be lower or higher, "
+                            f"got {direction!r}")
+    spread = m.get("spread")
+    if spread is not None and (not isinstance(spread, dict) or not all(
+            isinstance(v, (int, float)) for v in spread.values())):
+        raise BaselineError(f"{_field(path, where, 'spread')} must map min/max/stdev/n to "
+                            f"numbers, got {spread!r}")
+    samples = m.get("samples")
+    if samples is not None and (not isinstance(samples, list) or not samples or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in samples)):
+        raise BaselineError(f"{_field(path, where, 'samples')} must be a list of numbers, "
+                            f"got {samples!r}")
+    others = m.get("other_settings")
+    if others is not None and (not isinstance(others, list) or not all(
+            isinstance(o, dict) and isinstance((o.get("source") or {}).get("settings"), dict) for o in others)):
+        raise BaselineError(f"{_field(path, where, 'other_settings')} must be a list of metrics, each "
+                            f"with its source.settings, got {others!r}")
+    return Baseline(name, float(m["value"]), m["unit"], direction, spread, m.get("source"), samples,
+                    [_parse_metric(name, o, path, f"{where}.other_settings[{i}]")
+                     for i, o in enumerate(others)] if others else None)
 
 
 def _read(path: Path):
@@ -192,8 +219,10 @@ def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KE
     if identity and had and kernelid.differs(had, identity):
         merge = False   # the file's other metrics are another kernel's figures
     if merge and path.exists():
-        existing = {k: v.to_dict() for k, v in _load_file(path).items()}
-    existing.update({k: v.to_dict() for k, v in metrics.items()})
+        existing = _load_file(path)
+    for k, b in metrics.items():   # a figure of other settings is kept beside the file's
+        existing[k] = existing[k].with_other(b) if k in existing else b
+    existing = {k: b.to_dict() for k, b in existing.items()}
     doc = {"board": board, "kernel": kernel}
     if not harness and (identity or had):
         doc["identity"] = dict(sorted((identity or had).items()))

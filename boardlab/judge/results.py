@@ -165,11 +165,12 @@ class RunResults:
                    host=self.meta["host"], settings=settings or None)
         base = self.baselines(board, kernel).get(m.key)
         if base is not None:
+            base = base.for_settings(m.settings)
             if base.unit != spec.unit:
                 raise bl.BaselineError(f"{bl.baseline_path(kernel, board, self.baselines_root)}: "
                                        f"metrics.{m.key}.unit is {base.unit!r}, the catalogue "
                                        f"says {spec.unit!r}")
-            m.baseline = base.to_dict()
+            m.baseline = base.to_dict(others=False)
             v = decide(spec, Figures(base.values(), base.clock(), base.host_id(),
                                      bl.load_identity(kernel, board, self.baselines_root), base.settings()),
                        Figures(m.samples, clock, m.host, self.identity(board, kernel), m.settings),
@@ -197,7 +198,7 @@ class RunResults:
             if key not in have and key in catalogue.METRICS:
                 spec, base = catalogue.METRICS[key], bases.get(key)
                 out.append(Metric(board, kernel, spec.suite, spec.name, None, spec.unit, spec.direction,
-                                  [], base.to_dict() if base else None, verdict=vd.MISSING,
+                                  [], base.to_dict(others=False) if base else None, verdict=vd.MISSING,
                                   host=self.meta["host"]))
         self.metrics += out
         if out:
