@@ -4,18 +4,18 @@ the stored baseline exactly as the main job judges it. By default the jitter sui
 --tests and --family another (loopback TCP: --tests test_lmbench.py::test_latencies
 test_lmbench.py::test_bandwidth --family lmbench --metrics bw_tcp_mb_s,lat_connect_us).
 
-Each round is one pytest session of the tests in the main job's mode (quick: 10 s
-cyclictest runs, lmbench's short timing; sampled until decided, at most --max-repeats, one
-boot a session), on the default board and kernel. The bench tallies each metric's
+Each round is one pytest session of the tests in the main job's mode (quick: lmbench's
+short timing; the jitter suite's 60 s cyclictest runs; sampled until decided, at most
+--max-repeats, one boot a session), on the default board and kernel. The bench tallies each metric's
 verdict over the rounds. Goal (issue "Answers a kernel maintainer can act on"): `same`
 in at least 19 of 20 rounds on the unchanged kernel.
 
     .venv/bin/python bench/main_job_aa.py [--rounds 20] [--board qemu-arm] [--kernel armmp]
     .venv/bin/python bench/main_job_aa.py --windows DIR    # the max's run length, from saved rounds
 
-Then, from every 10 s run's maximum the rounds took, what a longer run would do for the
-maximum: runs of k x 10 s drawn as the worst of k runs (with replacement from the pool:
-an estimate), 10 a side for the baseline and 5 for a run, judged A/A 200 times.
+Then, from every run's maximum the rounds took, what a longer run would do for the
+maximum: runs of k x that length drawn as the worst of k runs (with replacement from the
+pool: an estimate), 10 a side for the baseline and 5 for a run, judged A/A 200 times.
 
 Figures: verdicts of guest-deterministic figures; run times on the host clock of
 this machine (its id is printed)."""
@@ -55,19 +55,25 @@ def one_round(board: str, kernel: str, run_dir: Path, extra: list[str], tests: l
 
 
 def windows(out: Path, trials: int = 200) -> None:
-    """The A/A `same` rate of jitter.max_us for runs of k x 10 s, from the rounds' 10 s maxima."""
+    """The A/A `same` rate of jitter.max_us for runs of k x the rounds' run length, from their maxima."""
     import random
     from boardlab.judge import verdict as vd
     from boardlab.judge.decide import Figures, decide
     from boardlab.measure.clocks import GUEST_DETERMINISTIC
-    pool = [s for d in sorted(out.glob("round-*")) if (d / "results.json").exists()
-            for m in json.loads((d / "results.json").read_text())["metrics"]
-            if m["suite"] == "jitter" and m["name"] == "max_us" for s in m["samples"]]
+    maxima = [m for d in sorted(out.glob("round-*")) if (d / "results.json").exists()
+              for m in json.loads((d / "results.json").read_text())["metrics"]
+              if m["suite"] == "jitter" and m["name"] == "max_us"]
+    pool = [s for m in maxima for s in m["samples"]]
+    run_s = {(m.get("settings") or {}).get("run_s") for m in maxima}
+    run_s = run_s.pop() if len(run_s) == 1 and None not in run_s else None
     if len(pool) < 10:
         print(f"windows: {len(pool)} maxima under {out}: too few")
         return
     rng = random.Random(1)
-    print(f"\njitter.max_us from {len(pool)} maxima of 10 s runs ({min(pool):g}-{max(pool):g} us, "
+    if run_s is None:
+        print("windows: the rounds' runs are of several lengths or do not say theirs")
+        return
+    print(f"\njitter.max_us from {len(pool)} maxima of {run_s} s runs ({min(pool):g}-{max(pool):g} us, "
           f"guest-deterministic), A/A with 10 runs a side for the baseline, 5 for the run:")
     print("| run length | same | unknown | a change (false alarm) | not compared |\n|---|---:|---:|---:|---:|")
     for k in (1, 3, 6, 12):
@@ -76,7 +82,7 @@ def windows(out: Path, trials: int = 200) -> None:
             a, b = ([max(rng.choices(pool, k=k)) for _ in range(n)] for n in (10, 5))
             out_[decide("jitter.max_us", Figures(a, GUEST_DETERMINISTIC), Figures(b, GUEST_DETERMINISTIC),
                          interleaved=True, effort=0.2).outcome] += 1
-        print(f"| {10 * k} s | {out_['same']} of {trials} | {out_['unknown']} | "
+        print(f"| {run_s * k} s | {out_['same']} of {trials} | {out_['unknown']} | "
               f"{out_['regressed'] + out_['improved']} | {trials - sum(out_[o] for o in vd.OUTCOMES)} |")
     print("(drawn with replacement from the pool, so a long run's maximum never exceeds the pool's: an "
           "optimistic estimate for the longer runs)")

@@ -27,7 +27,7 @@ def pytest_addoption(parser):
                 help="directory for this run's results and console logs "
                      "(default: results/<date>-<time>)")
     g.addoption("--quick", action="store_true", default=bool(os.environ.get("BOARDLAB_QUICK")),
-                help="quick mode for CI: lmbench's short timing, a short jitter run")
+                help="quick mode: lmbench's short timing loops")
     g.addoption("--boot-repeats", type=int, default=3,
                 help="boots per boot-time measurement (at least; default 3)")
     g.addoption("--repeats", type=int, default=1,
@@ -36,7 +36,8 @@ def pytest_addoption(parser):
     g.addoption("--max-repeats", type=int, default=5,
                 help="while a noisy metric's verdict is unknown, more samples up to this many")
     g.addoption("--jitter-duration", type=int, default=None,
-                help="cyclictest run length in seconds (default 60, quick mode 10)")
+                help="cyclictest run length in seconds (default 60, in quick mode too: a "
+                     "shorter run's maximum is not decidable)")
     g.addoption("--phases", action="store_true",
                 help="boot time: one more boot with the kernel's phase log (initcall_debug) after the "
                      "milestone boots, its spans in boot-phases.md/json (the figures stay without it)")

@@ -35,8 +35,9 @@ def armmp_run(vlab, tmp_path_factory):
     # the build-size suite's clean kernel build is slow work: its own test below. Two
     # samples of a noisy figure at most: what this checks is every suite's path to a
     # verdict, a second sample in the same boot included (the verdict's decisions are unit
-    # tests, bench/gate_detection.py's and bench/main_job_aa.py's figures)
-    r = suites("testsuites/", "--quick", "-m", "not slow", "--run-dir", str(run),
+    # tests, bench/gate_detection.py's and bench/main_job_aa.py's figures). Jitter in 10 s
+    # runs, judged against their own baselines: the path of the suite's 60 s runs (78 s each)
+    r = suites("testsuites/", "--quick", "-m", "not slow", "--run-dir", str(run), "--jitter-duration", "10",
                "--junitxml", str(run / "junit.xml"), "--max-repeats", "2")
     return r, run
 
@@ -87,7 +88,8 @@ def test_the_build_size_suite_builds_boots_and_is_judged(vlab, tmp_path):
 def test_rt_jitter_beside_armmp_in_the_report(armmp_run, tmp_path):
     _, armmp = armmp_run
     rt = tmp_path / "rt"
-    r = suites("testsuites/test_jitter.py", "--quick", "--kernel", "rt-armmp", "--run-dir", str(rt))
+    r = suites("testsuites/test_jitter.py", "--quick", "--kernel", "rt-armmp", "--run-dir", str(rt),
+               "--jitter-duration", "10")   # as armmp_run's
     assert r.returncode == 0, r.stdout[-4000:]
     md = report.markdown(str(armmp), str(rt))
     line = next(ln for ln in md.splitlines() if "jitter.max_us" in ln)

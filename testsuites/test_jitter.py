@@ -12,11 +12,11 @@ INTERVAL_US = workloads.CYCLICTEST_INTERVAL_US
 SLICES = 200             # points of the latency-over-time figure
 
 
-def test_cyclictest_under_load(board_strategy, board_facts, shell, gate, run_dir, quick, request,
+def test_cyclictest_under_load(board_strategy, board_facts, shell, gate, run_dir, request,
                                require_package):
     """One run per sample; the plots show the last run."""
     require_package("rt-tests")
-    duration = request.config.getoption("--jitter-duration") or (10 if quick else 60)
+    duration = request.config.getoption("--jitter-duration") or workloads.JITTER_RUN_S
     per_slice = max(1, duration * 1_000_000 // INTERVAL_US // SLICES)
     last = {}
 

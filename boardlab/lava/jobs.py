@@ -134,7 +134,7 @@ def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdef
     """The test definitions of the suites, each gated by its baselines, and their minutes."""
     params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
                                         "SMALL": "true" if workloads.small_board(board.ram_mb) else "false"},
-              "jitter": {"DURATION": str(jitter_duration or (10 if quick else 60)),
+              "jitter": {"DURATION": str(jitter_duration or workloads.JITTER_RUN_S),
                          "INTERVAL": str(workloads.CYCLICTEST_INTERVAL_US),
                          "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}}
     minutes = {"memory": 5, "lmbench": 10 if quick else 40,

@@ -28,6 +28,13 @@ SMALL_BOARD_MB = 32
 CYCLICTEST_PRIORITY = 80
 CYCLICTEST_INTERVAL_US = 1001
 CYCLICTEST_HISTOGRAM_US = 20000
+# One run length for the jitter suite, quick mode or not: under the load a burst of long
+# wake-ups comes about every 5.5 s (the ls/find pass), and the maximum is the worst burst
+# the run sees. A 10 s run sees about two: its maximum moves by 9 % from run to run, and no
+# number of runs decides it at its 10 % floor. A 60 s run sees about eleven: 2215-2483 us
+# over 10 runs (CV 3.8 %), decided in 3 runs. Its cost: about 78 s of host time a run
+# against 30 s (docs/measurement.md, "The run length").
+JITTER_RUN_S = 60
 
 
 def lmbench_env(quick: bool = True) -> str:
