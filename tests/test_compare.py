@@ -117,3 +117,17 @@ def test_where_the_time_went_of_a_kernel_against_itself(vlab, tmp_path):
     assert len(list((tmp_path / "console").glob("*.kmsg"))) == 2
     assert "no change to explain" in files["markdown"].read_text()
     assert files["html"].read_text().count('class="phase"') == 8     # both timelines drawn
+
+
+def test_a_stored_side_is_judged_with_the_baseline_of_the_other_sides_run_length():
+    """A 60 s run's maximum against baseline:qemu-arm:armmp: the 60 s baselines kept
+    beside the 10 s ones, not the 10 s ones (other-settings) nor a false change."""
+    stored = compare.stored_side("baseline:qemu-arm:armmp")
+    run = compare.Side("run", samples={"jitter.max_us": [2351, 2330, 2380], "jitter.avg_us": [88.0, 88.1, 88.05]},
+                       clocks={"jitter.max_us": "guest-deterministic", "jitter.avg_us": "guest-deterministic"},
+                       settings={"jitter.max_us": {"run_s": 60}, "jitter.avg_us": {"run_s": 60}})
+    rows = {r.spec.key: r for r in compare.judge(run, stored, "this-host")}
+    for key in ("jitter.max_us", "jitter.avg_us"):
+        assert rows[key].cmp is not None and rows[key].cmp.outcome == vd.SAME, (key, rows[key])
+    run.settings = {k: {"run_s": 30} for k in run.settings}    # no 30 s baselines: not judged
+    assert all(r.cmp is None for r in compare.judge(run, stored, "this-host") if r.spec.key in run.samples)
