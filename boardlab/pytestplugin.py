@@ -44,6 +44,10 @@ def pytest_addoption(parser):
     g.addoption("--baselines-dir", default=os.environ.get("BOARDLAB_BASELINES_DIR"),
                 help="where the stored baselines are (default: kernels/ of this checkout; "
                      "env BOARDLAB_BASELINES_DIR)")
+    g.addoption("--build-alongside", action="store_true", default=bool(os.environ.get("BOARDLAB_BUILD_ALONGSIDE")),
+                help="the kernel build (test_build.py) in a process of its own while the board's suites "
+                     "run, its tests last: a run takes the longer of the two, not their sum; "
+                     "host-clock figures say what shared the host (the main job's way)")
     g.addoption("--update-baselines", action="store_true",
                 help="write this run's metrics as the stored baselines (kernels/<kernel>/<board>.yaml);"
                      " nothing else ever changes them")
@@ -140,17 +144,45 @@ SUITE_ORDER = ("test_boot_time", "test_memory", "test_shell", "test_build",
                "test_jitter", "test_lmbench")
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    order = SUITE_ORDER
+    if config.getoption("--build-alongside"):   # the build runs beside them: its tests wait for it last
+        order = tuple(s for s in SUITE_ORDER if s != "test_build") + ("test_build",)
+
     def rank(item):
         name = item.path.stem if item.path.parent.name == "testsuites" else None
-        return SUITE_ORDER.index(name) if name in SUITE_ORDER else len(SUITE_ORDER)
+        return order.index(name) if name in order else len(order)
     items.sort(key=rank)   # stable: each suite keeps its own order
+    config.stash[_BUILD_SELECTED] = any(i.path.stem == "test_build" for i in items)
     chosen = {}
     for item in items:   # a suite named test by test (file::test) is not run whole
         chosen.setdefault(item.parent, []).append(item)
     for module, its in chosen.items():
         if _suite_of(module.path) and len(its) < sum(isinstance(x, pytest.Function) for x in module.collect()):
             _PARTIAL_SUITES.add(_suite_of(module.path))
+
+
+_BUILD_SELECTED = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def build_alongside(request):
+    """With --build-alongside and the build suite selected: the kernel build, started
+    before the first test (boardlab.build.alongside); None otherwise."""
+    from boardlab.build import alongside, kbuild
+    if not (request.config.getoption("--build-alongside") and request.config.stash.get(_BUILD_SELECTED, False)):
+        yield None
+        return
+    board = request.getfixturevalue("board_facts")
+    configs = alongside.configs_of(board.name)
+    if not configs or board.arch not in kbuild.ARCH:   # the build suite says why it skips
+        yield None
+        return
+    results = request.getfixturevalue("results")
+    build = alongside.BuildAlongside(board, configs, request.getfixturevalue("run_dir") / "kernel-build.log")
+    results.host_load = alongside.BESIDE_BUILD
+    yield build
+    build.stop()
 
 
 @pytest.fixture(scope="session")

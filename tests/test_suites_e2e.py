@@ -73,15 +73,22 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
 
 @pytest.mark.slow
 def test_the_build_size_suite_builds_boots_and_is_judged(vlab, tmp_path):
-    """A clean kernel build (the measurement), its sizes judged, the fresh uImage booted."""
+    """A clean kernel build (the measurement) beside a board suite, the main job's way
+    (--build-alongside): the build's tests last, its sizes judged, its times saying
+    what shared the host, the fresh uImage booted."""
     run = tmp_path / "run"
-    r = suites("testsuites/test_build.py", "--run-dir", str(run), "-rA")
+    r = suites("testsuites/test_build.py", "testsuites/test_shell.py", "--build-alongside",
+               "--run-dir", str(run), "-rA")
     assert r.returncode == 0, r.stdout[-4000:]
     assert "PASSED testsuites/test_build.py::test_the_fresh_kernel_boots_with_nfs_root" in r.stdout
+    assert r.stdout.index("PASSED testsuites/test_shell.py") < r.stdout.index("PASSED testsuites/test_build.py")
+    assert "built " in (run / "kernel-build.log").read_text()
     metrics = json.loads((run / "results.json").read_text())["metrics"]
     sizes = [m for m in metrics if m["suite"] == "build" and m["name"].endswith("_bytes")]
-    assert sizes and all(m["clock"] == clocks.NO_CLOCK for m in sizes)
+    assert sizes and all(m["clock"] == clocks.NO_CLOCK and not m.get("settings") for m in sizes)
     assert all(m["verdict"] in (vd.SAME, vd.IMPROVED) for m in sizes), sizes
+    times = [m for m in metrics if m["suite"] == "build" and m["name"].endswith("_s")]
+    assert len(times) == 3 and all(m["settings"] == {"host_shared_with": "board suites"} for m in times)
 
 
 @pytest.mark.slow

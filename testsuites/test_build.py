@@ -9,32 +9,35 @@ runs on any host with the cross compiler; the boot test then says the board's co
 is not reachable from here."""
 import pytest
 
-from boardlab.build import kbuild, uimage
-from boardlab.judge.baselines import KERNELS_DIR
+from boardlab.build import alongside, kbuild, uimage
 from boardlab.measure import kernelid
 from boardlab.net import tcp_open
 
 pytestmark = pytest.mark.slow
 
 
-def configs_of(board_name):
-    return sorted(KERNELS_DIR.glob(f"*/{board_name}.config"))
-
-
 @pytest.fixture(scope="module")
-def built(board_facts):
-    configs = configs_of(board_facts.name)
+def built(board_facts, build_alongside, results):
+    """{kernel: BuildResult}: built here, or waited for when built beside the board's suites
+    (--build-alongside; its host-clock times then say so)."""
+    configs = alongside.configs_of(board_facts.name)
     if not configs:
         pytest.skip(f"no kernel config for board {board_facts.name} under kernels/")
     if board_facts.arch not in kbuild.ARCH:
         pytest.skip(f"no cross compiler set up for arch {board_facts.arch}")
-    return {cfg.parent.name: kbuild.build(board_facts, cfg.parent.name, cfg) for cfg in configs}
+    if build_alongside is None:
+        yield {cfg.parent.name: kbuild.build(board_facts, cfg.parent.name, cfg) for cfg in configs}
+        return
+    got = build_alongside.result()
+    results.host_load = alongside.BESIDE_SUITES
+    yield got
+    results.host_load = None
 
 
 def test_build_time_and_size(built, offline_gate):
     gate = offline_gate
     configs = gate.results.meta.setdefault("kernel_configs", {})
-    for cfg in configs_of(gate.strategy.board.name):
+    for cfg in alongside.configs_of(gate.strategy.board.name):
         configs[f"{gate.strategy.board.name} {cfg.parent.name}"] = kbuild.describe_config(cfg)
     for kernel, b in built.items():
         figures = b.figures()

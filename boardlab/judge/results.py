@@ -102,8 +102,8 @@ class RunResults:
         """host: where the figures are measured (default: this machine, clocks.this_host);
         {"id": None, ...} when that is not known (a LAVA server's worker). harness: whose
         baselines judge (baselines.HARNESSES; default the pytest suites')."""
-        self.harness = harness
-        self.run_dir = Path(run_dir)
+        self.harness, self.run_dir = harness, Path(run_dir)
+        self.host_load: dict | None = None   # what else ran on the host (build.alongside): host-clock figures say so
         self.path = self.run_dir / "results.json"
         self.baselines_root = baselines_root
         self.metrics: list[Metric] = []
@@ -146,12 +146,10 @@ class RunResults:
 
     def record(self, board, kernel, suite, name, value, unit=None, direction=None, samples=(),
                test="", qemu_clock=None, identity=None, settings=None) -> Metric:
-        """A metric of the catalogue (its unit and direction; a caller that names them must
-        agree) with its samples, judged against the baseline's samples. qemu_clock: the
-        clock a virtual board ran on (its power switch says; default the board's facts).
-        identity: what the kernel is (measure.kernelid); one other than the baseline's
-        is not judged against it. settings: how it was measured where that changes the
-        figure (cyclictest's run length); a baseline of other settings does not judge it."""
+        """A catalogue metric (a caller naming unit and direction must agree) with its samples,
+        judged against the baseline's. qemu_clock: the virtual board's (default its facts').
+        identity (measure.kernelid) or settings (cyclictest's run length, what shared the
+        host) other than the baseline's: not judged against it."""
         spec = catalogue.spec(f"{suite}.{name}")
         if unit not in (None, spec.unit) or direction not in (None, spec.direction):
             raise bl.BaselineError(f"{spec.key}: measured in {unit!r} ({direction} is better), "
@@ -160,6 +158,8 @@ class RunResults:
         board = facts.name
         self.identify(board, kernel, identity)
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
+        if clock == clocks.HOST and self.host_load:
+            settings = {**(settings or {}), **self.host_load}
         m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,
                    [float(s) for s in samples] or [float(value)], test=test, clock=clock,
                    host=self.meta["host"], settings=settings or None)

@@ -1,0 +1,79 @@
+"""The suites' kernel build beside the board (`pytest --build-alongside`, the main job's
+way): the clean build of each kernels/<kernel>/<board>.config runs in a process of its own
+while the board's suites measure, so a run takes the longer of the two, not their sum.
+
+The board's figures on the guest-deterministic clock do not depend on the host's load.
+Figures on the host clock do, so they say what shared the host (their settings): the
+build's real, user and sys times were taken beside the board's suites, the board's
+host-clock boot times beside the build. A baseline taken alone does not judge them
+(other-settings), nor they it."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+from pathlib import Path
+
+from boardlab.build import kbuild
+from boardlab.facts.board import Board
+from boardlab.facts.kernelpin import KERNELS_DIR
+from boardlab.log import progress
+
+BESIDE_BUILD = {"host_shared_with": "kernel build"}       # the board's host-clock figures
+BESIDE_SUITES = {"host_shared_with": "board suites"}      # the build's times
+
+
+def configs_of(board_name: str, root: Path = KERNELS_DIR) -> list[Path]:
+    """The kernel configs the build suite builds for a board."""
+    return sorted(root.glob(f"*/{board_name}.config"))
+
+
+def _build(send, board: Board, configs: list[Path], log: Path) -> None:
+    """In the build's own process: its own process group (stopped as one, make and
+    compilers too), its progress in log, the results or the error sent back."""
+    os.setpgrp()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    try:
+        send.send(("built", {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}))
+    except Exception as e:   # said in the parent as the error it is
+        send.send(("failed", f"{type(e).__name__}: {e}"))
+    sys.stdout.flush()
+
+
+class BuildAlongside:
+    """The build, started now; result() waits for it."""
+
+    def __init__(self, board: Board, configs: list[Path], log: Path):
+        ctx = multiprocessing.get_context("spawn")   # not a fork of a process with threads
+        self._recv, send = ctx.Pipe(duplex=False)
+        self.log = log
+        self._proc = ctx.Process(target=_build, args=(send, board, configs, log), name="kernel-build")
+        self._proc.start()
+        send.close()
+        progress(f"building {', '.join(c.parent.name for c in configs)} for {board.name} beside the "
+                 f"board's suites (pid {self._proc.pid}, log {log})")
+
+    def result(self) -> dict[str, kbuild.BuildResult]:
+        """{kernel: BuildResult}; KernelBuildError when the build failed or died."""
+        try:
+            what, got = self._recv.recv()
+        except EOFError:
+            what, got = "failed", None
+        self._proc.join()
+        if what != "built":
+            raise kbuild.KernelBuildError(
+                f"the kernel build beside the suites: {got or f'ended without a result (exit {self._proc.exitcode})'}"
+                f" (log {self.log})")
+        return got
+
+    def stop(self) -> None:
+        """Stopped with its make and compilers if still running (a session that ends early)."""
+        if self._proc.is_alive():
+            try:
+                os.killpg(self._proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        self._proc.join(timeout=30)

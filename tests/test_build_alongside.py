@@ -1,0 +1,37 @@
+"""The kernel build beside the board's suites (pytest --build-alongside): its own process,
+its error said as the build's, its host-clock figures and the board's tagged with what
+shared the host, the guest figures untouched."""
+import dataclasses
+
+import pytest
+
+from boardlab.build import alongside, kbuild
+from boardlab.facts.board import load_board
+from boardlab.judge.results import RunResults
+from boardlab.measure import clocks
+
+
+def test_a_build_that_fails_beside_the_suites_says_why_as_the_build(tmp_path):
+    board = dataclasses.replace(load_board("qemu-arm"), arch="m68k")   # no cross compiler for it
+    build = alongside.BuildAlongside(board, [tmp_path / "virt-nfs" / "qemu-arm.config"], tmp_path / "kb.log")
+    with pytest.raises(kbuild.KernelBuildError, match=r"beside the suites: KernelBuildError: board qemu-arm: "
+                                                      r"no cross compiler set up for arch m68k"):
+        build.result()
+    build.stop()   # ended already: nothing to stop
+
+
+def test_the_configs_it_builds_are_the_build_suites():
+    assert [c.parent.name for c in alongside.configs_of("qemu-arm")] == ["virt-nfs"]
+
+
+def test_only_host_clock_figures_say_what_shared_the_host(tmp_path):
+    res = RunResults(tmp_path, host={"id": "vm-test"})
+    res.host_load = alongside.BESIDE_BUILD
+    host = res.record("qemu-arm", "armmp", "boot_time", "shell", 8.5)
+    guest = res.record("qemu-arm", "armmp", "jitter", "avg_us", 88.0, settings={"run_s": 60})
+    size = res.record("qemu-arm", "virt-nfs", "build", "uimage_data_bytes", 1e6)
+    res.host_load = alongside.BESIDE_SUITES
+    real = res.record("qemu-arm", "virt-nfs", "build", "real_s", 430.0)
+    assert host.clock == clocks.HOST and host.settings == alongside.BESIDE_BUILD
+    assert guest.settings == {"run_s": 60} and size.settings is None
+    assert real.settings == {"host_shared_with": "board suites"}
