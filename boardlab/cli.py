@@ -12,6 +12,7 @@ from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
 from boardlab.lab import cli as lab_cli
 from boardlab.lava import cli as lava_cli
+from boardlab.measure import workloads
 
 
 def cmd_vlab(args):
@@ -247,7 +248,8 @@ def _compare_parser(sub):
     c.add_argument("--repeats", type=int, default=5, help="boots per kernel at least (default 5)")
     c.add_argument("--max-repeats", type=int, default=10,
                    help="more boots while a verdict is unknown, up to this many (default 10)")
-    c.add_argument("--jitter-seconds", type=int, default=5, help="cyclictest per boot (default 5)")
+    c.add_argument("--jitter-seconds", type=int, default=workloads.JITTER_RUN_S, help="cyclictest per boot "
+                   f"(default the suite's {workloads.JITTER_RUN_S}: a shorter run's maximum is not decidable)")
     c.add_argument("--phases", action="store_true", help="boot with the kernel's phase log (initcall_debug): "
                    "where the boot time went, span by span (compared, not recorded: it moves the figures)")
     c.add_argument("--out", default=None, help="directory (default results/compare-<time>)")

@@ -26,10 +26,12 @@ fi
 step "lab up (services)"
 .venv/bin/boardlab vlab up --board "$board" || exit 1
 step "lab up: images of $board"
-# quick mode by default: the stored baselines of the virtual board are quick-mode runs
+# quick mode by default: the stored baselines of the virtual board are quick-mode runs.
+# The kernel build runs beside the board's suites (its own process; the board's figures are
+# on the guest-deterministic clock; host-clock figures say what shared the host).
 mode=--quick
 [ -n "${BOARDLAB_FULL:-}" ] && mode=
-.venv/bin/pytest --lg-env "lab/$board.yaml" testsuites/ $mode --run-dir "$run_dir" \
+.venv/bin/pytest --lg-env "lab/$board.yaml" testsuites/ $mode --build-alongside --run-dir "$run_dir" \
   --junitxml "$run_dir/junit.xml" "$@"
 status=$?
 step "suites"

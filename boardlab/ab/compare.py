@@ -24,7 +24,7 @@ from boardlab.judge import bootspans
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue, clocks, kernelid, phases, sample
+from boardlab.measure import catalogue, clocks, kernelid, phases, sample, workloads
 
 
 @dataclass
@@ -226,7 +226,7 @@ def _one_board(env_path: str, sides: list[Side]) -> str | None:
 
 
 def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
-            max_repeats: int = 10, jitter_s: int = 5, out_dir: Path | None = None,
+            max_repeats: int = 10, jitter_s: int = workloads.JITTER_RUN_S, out_dir: Path | None = None,
             prepare_board=None, phase_log: bool = False) -> tuple:
     """prepare_board(board): what the board needs before it boots (a virtual board's
     images), called once when a side is booted. phase_log: boot with the kernel's phase

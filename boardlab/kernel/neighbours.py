@@ -19,7 +19,7 @@ from boardlab.errors import BoardlabError
 from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd
 from boardlab.log import progress
-from boardlab.measure import clocks, sample
+from boardlab.measure import clocks, sample, workloads
 
 DEFAULT_BUDGET = 10      # boots a side: the rank test needs 5 to reach p < 0.01
 
@@ -70,7 +70,7 @@ def _counts(rows) -> dict:
 
 
 def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = DEFAULT_BUDGET,
-           jitter_s: int = 5) -> Pair:
+           jitter_s: int = workloads.JITTER_RUN_S) -> Pair:
     """The pair decided: from the single boots where they decide, by interleaved boots of
     the families they leave unknown otherwise."""
     from boardlab.ab import compare

@@ -233,7 +233,7 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     return jitter_figures(t), t["histogram"]
 
 
-def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5,
+def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = workloads.JITTER_RUN_S,
            small: bool = False) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
     figure wanted, when a cheaper run gives it (its lmbench group)."""
@@ -248,7 +248,8 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = 5,
     raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
 
 
-def one_sample(strategy, shell_driver, families=FAMILIES, jitter_s: int = 5) -> tuple[dict, dict]:
+def one_sample(strategy, shell_driver, families=FAMILIES,
+               jitter_s: int = workloads.JITTER_RUN_S) -> tuple[dict, dict]:
     """A fresh boot of the selected kernel and its figures -> (figures, extras: the boot
     record and the jitter histogram). Memory is read before any workload."""
     rec = strategy.reboot()
