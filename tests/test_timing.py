@@ -33,3 +33,17 @@ def test_steps_and_suites_make_one_table(tmp_path):
 def test_a_run_without_steps_is_named(tmp_path):
     with pytest.raises(InputError, match="steps.tsv: no such file"):
         timing.read_steps(tmp_path)
+
+
+def test_a_build_beside_the_suites_says_its_own_time(tmp_path):
+    """--build-alongside: the build suite's junit time is the wait for it; the table says so
+    with the build's own seconds."""
+    (tmp_path / "junit.xml").write_text(
+        '<testsuites><testsuite><testcase classname="testsuites.test_jitter" name="t" time="280.0"/>'
+        '<testcase classname="testsuites.test_build" name="b" time="95.5"/></testsuite></testsuites>')
+    (tmp_path / "results.json").write_text('{"meta": {"build_alongside_s": 441.2}, "metrics": []}')
+    timing.add_step(tmp_path, "suites", 480)
+    text = timing.table(tmp_path, host="host-x")
+    assert "| - test_jitter | 280.0 |" in text
+    assert "| - test_build: the build ran beside the suites above (441.2 s from the session's start); " \
+           "waited for it, then its boot | 95.5 |" in text

@@ -29,6 +29,7 @@ def built(board_facts, build_alongside, results):
         yield {cfg.parent.name: kbuild.build(board_facts, cfg.parent.name, cfg) for cfg in configs}
         return
     got = build_alongside.result()
+    results.meta["build_alongside_s"] = build_alongside.seconds   # the run's timing table says it
     results.host_load = alongside.BESIDE_SUITES
     yield got
     results.host_load = None

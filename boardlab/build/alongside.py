@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from boardlab.build import kbuild
@@ -33,23 +34,26 @@ def _build(send, board: Board, configs: list[Path], log: Path) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too), its progress in log, the results or the error sent back."""
     os.setpgrp()
+    t0 = time.monotonic()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     try:
-        send.send(("built", {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}))
+        built = {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}
+        send.send(("built", built, round(time.monotonic() - t0, 1)))
     except Exception as e:   # said in the parent as the error it is
-        send.send(("failed", f"{type(e).__name__}: {e}"))
+        send.send(("failed", f"{type(e).__name__}: {e}", None))
     sys.stdout.flush()
 
 
 class BuildAlongside:
-    """The build, started now; result() waits for it."""
+    """The build, started now; result() waits for it. seconds: how long it took (the
+    build process's own host clock, from its start to its last uImage), once known."""
 
     def __init__(self, board: Board, configs: list[Path], log: Path):
         ctx = multiprocessing.get_context("spawn")   # not a fork of a process with threads
         self._recv, send = ctx.Pipe(duplex=False)
-        self.log = log
+        self.log, self.seconds = log, None
         self._proc = ctx.Process(target=_build, args=(send, board, configs, log), name="kernel-build")
         self._proc.start()
         send.close()
@@ -59,7 +63,7 @@ class BuildAlongside:
     def result(self) -> dict[str, kbuild.BuildResult]:
         """{kernel: BuildResult}; KernelBuildError when the build failed or died."""
         try:
-            what, got = self._recv.recv()
+            what, got, self.seconds = self._recv.recv()
         except EOFError:
             what, got = "failed", None
         self._proc.join()
