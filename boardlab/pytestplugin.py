@@ -169,17 +169,16 @@ _BUILD_SELECTED = pytest.StashKey[bool]()
 def build_alongside(request):
     """With --build-alongside and the build suite selected: the kernel build, started
     before the first test (boardlab.build.alongside); None otherwise."""
-    from boardlab.build import alongside, kbuild
+    from boardlab.build import alongside
     if not (request.config.getoption("--build-alongside") and request.config.stash.get(_BUILD_SELECTED, False)):
         yield None
         return
     board = request.getfixturevalue("board_facts")
-    configs = alongside.configs_of(board.name)
-    if not configs or board.arch not in kbuild.ARCH:   # the build suite says why it skips
+    if alongside.not_buildable(board):   # the build suite says why it skips
         yield None
         return
     results = request.getfixturevalue("results")
-    build = alongside.BuildAlongside(board, configs, request.getfixturevalue("run_dir") / "kernel-build.log")
+    build = alongside.BuildAlongside(board, alongside.configs_of(board.name), request.getfixturevalue("run_dir") / "kernel-build.log")
     results.host_load = alongside.BESIDE_BUILD
     yield build
     build.stop()

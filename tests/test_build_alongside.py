@@ -35,3 +35,10 @@ def test_only_host_clock_figures_say_what_shared_the_host(tmp_path):
     assert host.clock == clocks.HOST and host.settings == alongside.BESIDE_BUILD
     assert guest.settings == {"run_s": 60} and size.settings is None
     assert real.settings == {"host_shared_with": "board suites"}
+
+
+def test_a_board_the_build_suite_cannot_build_for_is_said_why():
+    board = load_board("qemu-arm")
+    assert alongside.not_buildable(board) is None
+    assert alongside.not_buildable(dataclasses.replace(board, arch="m68k")) == "no cross compiler set up for arch m68k"
+    assert "no kernel config for board nosuch" in alongside.not_buildable(dataclasses.replace(board, name="nosuch"))

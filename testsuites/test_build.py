@@ -20,13 +20,11 @@ pytestmark = pytest.mark.slow
 def built(board_facts, build_alongside, results):
     """{kernel: BuildResult}: built here, or waited for when built beside the board's suites
     (--build-alongside; its host-clock times then say so)."""
-    configs = alongside.configs_of(board_facts.name)
-    if not configs:
-        pytest.skip(f"no kernel config for board {board_facts.name} under kernels/")
-    if board_facts.arch not in kbuild.ARCH:
-        pytest.skip(f"no cross compiler set up for arch {board_facts.arch}")
+    why_not = alongside.not_buildable(board_facts)
+    if why_not:
+        pytest.skip(why_not)
     if build_alongside is None:
-        yield {cfg.parent.name: kbuild.build(board_facts, cfg.parent.name, cfg) for cfg in configs}
+        yield alongside.build_all(board_facts, alongside.configs_of(board_facts.name))
         return
     got = build_alongside.result()
     results.meta["build_alongside_s"] = build_alongside.seconds   # the run's timing table says it

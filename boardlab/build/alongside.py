@@ -30,6 +30,20 @@ def configs_of(board_name: str, root: Path = KERNELS_DIR) -> list[Path]:
     return sorted(root.glob(f"*/{board_name}.config"))
 
 
+def not_buildable(board: Board) -> str | None:
+    """Why the build suite builds nothing for this board (it skips, saying so), or None."""
+    if not configs_of(board.name):
+        return f"no kernel config for board {board.name} under kernels/"
+    if board.arch not in kbuild.ARCH:
+        return f"no cross compiler set up for arch {board.arch}"
+    return None
+
+
+def build_all(board: Board, configs: list[Path]) -> dict[str, kbuild.BuildResult]:
+    """The build suite's builds: {kernel: BuildResult}, one clean build a config."""
+    return {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}
+
+
 def _build(send, board: Board, configs: list[Path], log: Path) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too), its progress in log, the results or the error sent back."""
@@ -39,8 +53,7 @@ def _build(send, board: Board, configs: list[Path], log: Path) -> None:
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     try:
-        built = {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}
-        send.send(("built", built, round(time.monotonic() - t0, 1)))
+        send.send(("built", build_all(board, configs), round(time.monotonic() - t0, 1)))
     except Exception as e:   # said in the parent as the error it is
         send.send(("failed", f"{type(e).__name__}: {e}", None))
     sys.stdout.flush()
