@@ -50,10 +50,17 @@ if [ "$SMALL" = true ]; then
         lava-test-case "$n" --result skip
     done
 else
+    # the 16k ring: the median of 3 invocations, as boardlab.measure.sample.CTX_INVOCATIONS
     for size in 0 1 16; do
-        run lat_ctx -s $size 2 4 8 16 > /dev/null; cat /tmp/lm.out
+        invocations=1; [ $size = 16 ] && invocations=3
+        : > /tmp/lm.ctx
+        i=0; while [ $i -lt $invocations ]; do
+            run lat_ctx -s $size 2 4 8 16 > /dev/null; cat /tmp/lm.out; cat /tmp/lm.out >> /tmp/lm.ctx
+            i=$((i + 1))
+        done
         for n in 2 4 8 16; do
-            report "lat_ctx_${size}k_${n}p_us" "$(awk -v n=$n '$1 == n && NF == 2 { print $2 }' /tmp/lm.out)" us
+            report "lat_ctx_${size}k_${n}p_us" "$(awk -v n=$n '$1 == n && NF == 2 { print $2 }' /tmp/lm.ctx |
+                sort -n | sed -n "$(( (invocations + 1) / 2 ))p")" us
         done
     done
     run bw_pipe; report bw_pipe_mb_s "$(before MB/sec)" MB/s
@@ -61,4 +68,4 @@ else
     runs5 second served bw_tcp -m 65536; report bw_tcp_mb_s "$(middle)" MB/s
     run bw_file_rd 1m io_only /tmp/lmfile; report bw_file_reread_mb_s "$(second)" MB/s
 fi
-rm -f /tmp/lmfile /tmp/lm.out /tmp/lm.runs
+rm -f /tmp/lmfile /tmp/lm.out /tmp/lm.runs /tmp/lm.ctx
