@@ -245,8 +245,9 @@ def test_after_the_failures_the_board_boots_again(qemu):
     assert power_state() == "0"
 
 
+@pytest.mark.slow   # a variant: test_suites_e2e runs `pytest --lg-env lab/qemu-arm.yaml testsuites/` whole
 def test_pytest_with_the_labgrid_env_runs_the_testsuites(vlab, tmp_path):
-    """The way people run it: pytest --lg-env lab/qemu-arm.yaml testsuites/."""
+    """The way people run it: pytest --lg-env lab/qemu-arm.yaml testsuites/, two tests on one boot."""
     r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
                         "testsuites/test_shell.py", "-q", "-p", "no:cacheprovider",
                         "--run-dir", str(tmp_path / "run")],
