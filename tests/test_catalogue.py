@@ -1,11 +1,6 @@
 """The metric catalogue is the one list of names: the LAVA test definitions report exactly
 its LAVA metrics, the study reference and the stored baselines use only its names, units
 and directions."""
-import os
-import shutil
-import stat
-import subprocess
-
 import pytest
 import yaml
 
@@ -14,32 +9,15 @@ from boardlab.facts.board import load_board
 from boardlab.judge import reference
 from boardlab.measure import catalogue
 from paths import DATA, ROOT
-
-# what the test definitions run on a board, stubbed: they print nothing, so each metric is
-# reported as "no number" -- by name, which is what is checked here
-BOARD_COMMANDS = ("lat_syscall lat_proc lat_pipe lat_unix lat_udp lat_tcp lat_connect lat_select "
-                  "lat_pagefault lat_mmap lat_fs lat_ctx bw_pipe bw_unix bw_tcp bw_file_rd dd free "
-                  "dmesg mem_eat cyclictest").split()
+from testdefs import run_testdef
 
 
 def reported_names(tmp_path, suite: str) -> set:
-    defs = tmp_path / "testdefs"
-    shutil.copytree(ROOT / "jobs/testdefs", defs)
-    (defs / "lib/load.sh").write_text("load_start() { :; }\nload_stop() { :; }\n")
-    stubs = tmp_path / "bin"
-    stubs.mkdir()
-    for cmd in BOARD_COMMANDS:
-        (stubs / cmd).write_text("#!/bin/sh\nexit 0\n")
-    (stubs / "lava-test-case").write_text(f'#!/bin/sh\necho "$1" >> {tmp_path}/reported\n')
-    for p in stubs.iterdir():
-        p.chmod(p.stat().st_mode | stat.S_IEXEC)
-    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", GATE="", QUICK="true",
-               SMALL="false", DURATION="1", INTERVAL="1000", HISTOGRAM="100")
-    spec = yaml.safe_load((defs / suite / f"{suite}.yaml").read_text())
-    subprocess.run(["sh", f"./{suite}.sh"], cwd=defs / suite, env=env, timeout=120,
-                   capture_output=True, check=True)
+    """The test cases a definition reports, by name: the stubs print nothing, so each
+    metric is reported as "no number", which is what is checked here."""
+    spec = yaml.safe_load((ROOT / "jobs/testdefs" / suite / f"{suite}.yaml").read_text())
     assert spec["metadata"]["name"] == suite
-    return set((tmp_path / "reported").read_text().split())
+    return {name for name, _ in run_testdef(tmp_path, suite)}
 
 
 @pytest.mark.parametrize("suite, result_suite", [("memory", "memory"), ("lmbench", "lmbench"),

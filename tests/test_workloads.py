@@ -1,11 +1,8 @@
 """Each measurement defined once (boardlab.measure.workloads): the suites, measure.py and the
 LAVA jobs take it from there; the LAVA test definitions' shell is held to it here, so a
 setting changed on one side fails this test instead of drifting."""
-import os
 import re
 import shlex
-import shutil
-import subprocess
 
 import yaml
 
@@ -13,6 +10,7 @@ from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.measure import sample, workloads
 from paths import ROOT
+from testdefs import run_testdef
 
 TESTDEFS = ROOT / "jobs" / "testdefs"
 
@@ -125,20 +123,10 @@ def test_the_16k_ring_is_the_median_of_3_invocations_in_the_suite_and_in_lava(tm
         _ctx_output(next(calls)) if "-s 16" in cmd else _ctx_output(1.0).replace("16k", cmd.split()[2] + "k")))
     assert got["lmbench.lat_ctx_16k_2p_us"] == 68.35 and got["lmbench.lat_ctx_16k_4p_us"] == 72.08
 
-    defs, stubs = tmp_path / "testdefs", tmp_path / "bin"
-    shutil.copytree(TESTDEFS, defs)
-    stubs.mkdir()
     for i, v in enumerate(draws, 1):
         (tmp_path / f"ctx.{i}").write_text(_ctx_output(v))
-    programs = {"lat_ctx": f'[ "$2" = 16 ] || exit 0\nn=$(($(cat {tmp_path}/n 2>/dev/null || echo 0) + 1))\n'
-                           f'echo $n > {tmp_path}/n; cat {tmp_path}/ctx.$n >&2',
-                "lava-test-case": f'echo "$1 $5" >> {tmp_path}/reported'}
-    for cmd in ("lat_syscall lat_proc lat_pipe lat_unix lat_udp lat_tcp lat_connect lat_select lat_pagefault "
-                "lat_mmap lat_fs bw_pipe bw_unix bw_tcp bw_file_rd dd sleep lat_ctx lava-test-case").split():
-        (stubs / cmd).write_text("#!/bin/sh\n" + programs.get(cmd, "exit 0") + "\n")
-        (stubs / cmd).chmod(0o755)
-    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", GATE="", QUICK="true", SMALL="false")
-    subprocess.run(["sh", "./lmbench.sh"], cwd=defs / "lmbench", env=env, timeout=60, capture_output=True, check=True)
-    reported = dict(ln.split() for ln in (tmp_path / "reported").read_text().splitlines() if len(ln.split()) == 2)
+    counted = (f'[ "$2" = 16 ] || exit 0\nn=$(($(cat {tmp_path}/n 2>/dev/null || echo 0) + 1))\n'
+               f'echo $n > {tmp_path}/n; cat {tmp_path}/ctx.$n >&2')
+    reported = dict(run_testdef(tmp_path, "lmbench", {"lat_ctx": counted}))
     assert (tmp_path / "n").read_text().strip() == "3"
     assert float(reported["lat_ctx_16k_2p_us"]) == 68.35 and float(reported["lat_ctx_16k_4p_us"]) == 72.08
