@@ -126,7 +126,8 @@ def main():
     print(f"\nhost {host}, host clock; main job exit {status}; run {run}")
     print(f"the run's own clean build (build.real_s, beside the board's suites): "
           f"{'%.1f s' % beside if beside else 'not measured'}")
-    print(f"yardstick: {'the same build alone, before the run: %.1f s' % alone if alone else 'the run' + chr(39) + 's own build'}\n")
+    yardstick = f"the same build alone, before the run: {alone:.1f} s" if alone else "the run's own build"
+    print(f"yardstick: {yardstick}\n")
     print("| step | s | x clean build |\n|---|---:|---:|")
     for name, s in timing.read_steps(run):
         print(f"| {name} | {s:.1f} | {s / build:.2f} |" if build else f"| {name} | {s:.1f} | - |")
