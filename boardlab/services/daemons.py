@@ -16,6 +16,17 @@ from boardlab.log import progress
 from boardlab.procs import running
 
 
+def _group_alive(pgid: int) -> bool:
+    """True while a process of the group is left."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class ServiceError(BoardlabError):
     """A service this project runs (or a command it needs) failed: names which and why."""
 
@@ -97,17 +108,19 @@ class Daemons:
         if pid is None:
             (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
             return False
-        os.kill(pid, signal.SIGTERM)
+        # the whole session start() made for it (pid is its leader): a wrapper's children
+        # (squad's gunicorn and its workers) would otherwise keep serving after it
+        os.killpg(pid, signal.SIGTERM)
         for _ in range(100):
             try:   # our own child (started in this process): reap it
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-            if not running(pid):
+            if not running(pid) and not _group_alive(pid):
                 break
             time.sleep(0.05)
         else:
-            os.kill(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
         (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
         progress(f"  {name}: stopped (pid {pid})")
         return True
