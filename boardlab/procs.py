@@ -12,3 +12,17 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"   # the state follows "(comm) ", spaces and all
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a process of the group is alive and not a zombie (kill(-pgid, 0) counts
+    zombies, which init here reaps seconds late: each stop would wait for that)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = text[text.rindex(")") + 2:].split(" ", 3)[:3]
+        if int(pgrp) == pgid and state != "Z":
+            return True
+    return False

@@ -13,18 +13,7 @@ from pathlib import Path
 
 from boardlab.errors import BoardlabError
 from boardlab.log import progress
-from boardlab.procs import running
-
-
-def _group_alive(pgid: int) -> bool:
-    """True while a process of the group is left."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+from boardlab.procs import group_alive, running
 
 
 class ServiceError(BoardlabError):
@@ -116,7 +105,7 @@ class Daemons:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-            if not running(pid) and not _group_alive(pid):
+            if not running(pid) and not group_alive(pid):
                 break
             time.sleep(0.05)
         else:
