@@ -31,9 +31,11 @@ def cmd_vlab(args):
         elif args.action == "build":
             for name in args.board:
                 lab.board(name)
+            from boardlab.build.boardimages import build_lock
             for b in lab.boards:
                 if not args.board or b.name in args.board:
-                    build_images(b, force=args.force)
+                    with build_lock(b):   # a board's first use meanwhile waits, then finds them built
+                        build_images(b, force=args.force)
         elif args.action == "clock":
             for name, clock in lab.clock(args.clock).items():
                 print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))

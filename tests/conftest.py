@@ -3,6 +3,9 @@
 import atexit
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 
 # The tests' runs (compare, bisect steps, suites) never land in this host's lab history:
@@ -13,6 +16,47 @@ atexit.register(shutil.rmtree, os.environ["BOARDLAB_HISTORY_DIR"], True)
 import pytest  # noqa: E402
 
 from paths import ROOT  # noqa: E402
+
+
+# The PowerPC board's images are a clean kernel build of their own (about 5 min on a fresh
+# host): built from the session's start beside the other tests, at the lowest CPU and I/O
+# priority (the tests' QEMU and consoles come first), and its tests run last.
+BUILT_BESIDE = "qemu-ppc"
+BESIDE_KEY = pytest.StashKey()
+
+
+@pytest.hookimpl(trylast=True)   # after -m/-k have deselected
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: "ppc_board" in getattr(item, "fixturenames", ()))   # stable
+    if not config.option.collectonly and any("ppc_board" in getattr(item, "fixturenames", ())
+                                             for item in items):
+        log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
+        config.stash[BESIDE_KEY] = (subprocess.Popen(
+            ["nice", "-n", "19", "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",
+             "--board", BUILT_BESIDE], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True), log.name)
+
+
+def pytest_unconfigure(config):
+    proc, log = config.stash.get(BESIDE_KEY, (None, None))
+    if proc is None:
+        return
+    if proc.poll() is None:   # the session ended before its tests ran
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+    if proc.returncode == 0:
+        os.unlink(log)
+
+
+@pytest.fixture(scope="session")
+def ppc_board(vlab, pytestconfig):
+    """The lab with the PowerPC board's images ready: the build started beside the
+    session's first tests ended (or the board's first use builds them, as always)."""
+    proc, log = pytestconfig.stash.get(BESIDE_KEY, (None, None))
+    if proc is not None and proc.wait() != 0:
+        print(f"the PowerPC board's images beside the tests failed (log {log}); building them now")
+    vlab.prepare(BUILT_BESIDE)
+    return vlab
 
 
 @pytest.fixture(scope="session")

@@ -484,13 +484,12 @@ def test_lava_nfs_root_job_on_the_virtual_board(vlab, tmp_path):
 
 
 @pytest.mark.vlab
-def test_lava_nfs_root_job_on_the_powerpc_board(vlab, tmp_path):
+def test_lava_nfs_root_job_on_the_powerpc_board(ppc_board, tmp_path):
     """The same device-type template, rendered from the PowerPC board's facts: its kernel
     (built here) boots root=/dev/nfs itself from LAVA's extracted root, no ramdisk; bootm
     places the device tree (an e500 kernel maps only its first 64 MiB at entry)."""
     board = load_board("qemu-ppc")
-    vlab.prepare(board.name)
-    rc, entries, res = run_job(board, tmp_path, ["boot_time"], lab=vlab.lab, root="nfs",
+    rc, entries, res = run_job(board, tmp_path, ["boot_time"], lab=ppc_board.lab, root="nfs",
                                kernel="virt-nfs")
     assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
     msgs = [str(e.get("msg")) for e in entries]
@@ -545,13 +544,12 @@ def test_lava_lmbench_reports_every_metric_of_the_pytest_suite(vlab, tmp_path):
 @pytest.mark.vlab
 @pytest.mark.lava_server
 @pytest.mark.slow
-def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
+def test_server_loop_submit_wait_results(ppc_board, tmp_path, capsys):
     """PostgreSQL + lava-server + lava-scheduler on this machine, a lava-worker in each
     virtual lab host (qemu-arm's vlab, qemu-ppc's vlab2) reaching it over the management
     network, the boards registered from jobs/ on their own host's worker: two scheduled
     jobs per board, submitted with `boardlab lava submit`, run across the two workers at
     the same time and complete, none lost, and `boardlab lava results` collects them all."""
-    vlab.prepare("qemu-ppc")
     import re
 
     from boardlab import cli
@@ -591,11 +589,10 @@ def test_server_loop_submit_wait_results(vlab, tmp_path, capsys):
 @pytest.mark.vlab
 @pytest.mark.lava_server
 @pytest.mark.slow
-def test_a_worker_lost_mid_job_ends_its_job_and_not_the_other_hosts(vlab, tmp_path, capsys):
+def test_a_worker_lost_mid_job_ends_its_job_and_not_the_other_hosts(ppc_board, tmp_path, capsys):
     """A fault of a distributed lab: the lava-worker of qemu-arm's lab host is killed (by
     its PID) while its job runs. That job ends Incomplete with the reason, its board is
     powered off; the job on the other lab host's worker completes."""
-    vlab.prepare("qemu-ppc")
     import re
     import signal
     import urllib.request

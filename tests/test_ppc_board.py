@@ -20,13 +20,8 @@ from boardlab.judge.results import Metric
 from boardlab.measure import catalogue, clocks, parsers
 from paths import ROOT
 
-pytestmark = pytest.mark.vlab
+pytestmark = [pytest.mark.vlab, pytest.mark.usefixtures("ppc_board")]   # its images ready
 BOARD = load_board("qemu-ppc")
-
-
-@pytest.fixture(autouse=True)
-def ppc_images(vlab):
-    vlab.prepare("qemu-ppc")   # a board's images are built at its first use
 
 
 def suites(*args):

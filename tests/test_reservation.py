@@ -34,9 +34,8 @@ def client(*args, user="alice", token=None, timeout=60, check=True):
 
 
 @pytest.fixture(scope="module")
-def coordinator(vlab):
+def coordinator(ppc_board):
     """The lab's coordinator, with both lab hosts' exporters' resources at it."""
-    vlab.prepare("qemu-ppc")
     wait_for(lambda: all(f"{host}/{b}/NetworkSerialPort" in client("resources").stdout
                          for host, b in (("vlab", "qemu-arm"), ("vlab2", "qemu-ppc"))), 30,
              "both lab hosts' resources at the coordinator")
