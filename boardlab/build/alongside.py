@@ -1,6 +1,9 @@
 """The suites' kernel build beside the board (`pytest --build-alongside`, the main job's
 way): the clean build of each kernels/<kernel>/<board>.config runs in a process of its own
 while the board's suites measure, so a run takes the longer of the two, not their sum.
+The build runs at the lowest CPU priority (nice 19): the board's QEMU keeps a core of its
+own and the build takes the rest (both cores while the board waits), so the suites are not
+stretched by it (docs/setup.md: the main job's times before and after).
 
 The board's figures on the guest-deterministic clock do not depend on the host's load.
 Figures on the host clock do, so they say what shared the host (their settings): the
@@ -48,6 +51,7 @@ def _build(send, board: Board, configs: list[Path], log: Path) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too), its progress in log, the results or the error sent back."""
     os.setpgrp()
+    os.nice(19)   # the board's suites first (their compilers inherit it)
     t0 = time.monotonic()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
