@@ -18,7 +18,8 @@ from boardlab.measure import workloads
 def cmd_vlab(args):
     from boardlab.services.daemons import ServiceError
     from boardlab.vlab.host import VirtualLabHost
-    from boardlab.build.images import ImageBuildError, build_images
+    from boardlab.build.boardimages import build_locked
+    from boardlab.build.images import ImageBuildError
     from boardlab.vlab.lab import VirtualLab, format_lab_status, format_status, status_json
     try:
         lab = VirtualLabHost(args.lab) if args.lab else VirtualLab()
@@ -31,11 +32,8 @@ def cmd_vlab(args):
         elif args.action == "build":
             for name in args.board:
                 lab.board(name)
-            from boardlab.build.boardimages import build_lock
-            for b in lab.boards:
-                if not args.board or b.name in args.board:
-                    with build_lock(b):   # a board's first use meanwhile waits, then finds them built
-                        build_images(b, force=args.force)
+            for b in (b for b in lab.boards if not args.board or b.name in args.board):
+                build_locked(b, force=args.force)
         elif args.action == "clock":
             for name, clock in lab.clock(args.clock).items():
                 print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))

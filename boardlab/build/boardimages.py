@@ -23,6 +23,13 @@ def build_lock(board: Board):
         yield
 
 
+def build_locked(board: Board, force: bool = False) -> Path:
+    """The board's images built, or found up to date, under its lock (`vlab build`): a
+    board's first use meanwhile waits, then finds them built."""
+    with build_lock(board):
+        return build_images(board, force=force)
+
+
 def sync_nfs_root(board: Board, images: Path, powered_on: bool) -> bool:
     """Refresh the board's NFS root from its images when they changed, unless the
     board is running (it may have that root mounted); True when refreshed."""
