@@ -4,25 +4,29 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def running(pid: int) -> bool:
-    """Alive and not a zombie. A daemon started by an earlier command is init's child
-    once it exits, and init may take seconds to reap it; a zombie has stopped."""
+def state_and_group(pid: int | str) -> tuple[str, int] | None:
+    """(state letter, process group) from /proc/<pid>/stat, or None when it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"   # the state follows "(comm) ", spaces and all
+        return None
+    state, _ppid, pgrp = stat[stat.rindex(")") + 2:].split(" ", 3)[:3]   # after "(comm) ", spaces and all
+    return state, int(pgrp)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie. A daemon started by an earlier command is init's child
+    once it exits, and init may take seconds to reap it; a zombie has stopped."""
+    got = state_and_group(pid)
+    return got is not None and got[0] != "Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    """The PIDs of the group (its leader included) that are alive and not zombies
+    (kill(-pgid, 0) counts zombies, which init here reaps seconds late)."""
+    return [int(entry.name) for entry in Path("/proc").glob("[0-9]*")
+            if (got := state_and_group(entry.name)) and got[1] == pgid and got[0] != "Z"]
 
 
 def group_alive(pgid: int) -> bool:
-    """True while a process of the group is alive and not a zombie (kill(-pgid, 0) counts
-    zombies, which init here reaps seconds late: each stop would wait for that)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        state, _ppid, pgrp = text[text.rindex(")") + 2:].split(" ", 3)[:3]
-        if int(pgrp) == pgid and state != "Z":
-            return True
-    return False
+    return bool(group_members(pgid))

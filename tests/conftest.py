@@ -25,11 +25,14 @@ BUILT_BESIDE = "qemu-ppc"
 BESIDE_KEY = pytest.StashKey()
 
 
+def on_the_ppc_board(item) -> bool:
+    return "ppc_board" in getattr(item, "fixturenames", ())
+
+
 @pytest.hookimpl(trylast=True)   # after -m/-k have deselected
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: "ppc_board" in getattr(item, "fixturenames", ()))   # stable
-    if not config.option.collectonly and any("ppc_board" in getattr(item, "fixturenames", ())
-                                             for item in items):
+    items.sort(key=on_the_ppc_board)   # stable: the rest keep their order
+    if not config.option.collectonly and any(map(on_the_ppc_board, items)):
         log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
         config.stash[BESIDE_KEY] = (subprocess.Popen(
             ["nice", "-n", "19", "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",

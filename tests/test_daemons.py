@@ -3,7 +3,7 @@ import os
 import subprocess
 import time
 
-from boardlab.procs import group_alive, running
+from boardlab.procs import group_alive, group_members, running
 from boardlab.services.daemons import Daemons
 
 
@@ -20,17 +20,10 @@ def test_stop_ends_the_leader_and_its_children(tmp_path):
     daemons = Daemons(tmp_path, tmp_path)
     pid = daemons.start("pair", ["sh", "-c", "sleep 60 & sleep 60"])
     deadline = time.monotonic() + 5
-    while len([p for p in os.listdir("/proc") if p.isdigit() and _pgrp(p) == pid]) < 2:
+    while len(group_members(pid)) < 2:   # the leader and a child of its own
         assert time.monotonic() < deadline, "the pair never started"
         time.sleep(0.01)
     assert group_alive(pid)
     assert daemons.stop("pair")
     assert not group_alive(pid) and not (tmp_path / "pair.pid").exists()
 
-
-def _pgrp(pid: str) -> int | None:
-    try:
-        text = open(f"/proc/{pid}/stat").read()
-    except OSError:
-        return None
-    return int(text[text.rindex(")") + 2:].split()[2])

@@ -105,7 +105,7 @@ class Daemons:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
-            if not running(pid) and not group_alive(pid):
+            if not group_alive(pid):   # the leader is of its own group
                 break
             time.sleep(0.05)
         else:
