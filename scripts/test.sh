@@ -4,8 +4,34 @@
 # slow" everything). The end-to-end tests bring the virtual lab up and down themselves.
 # Extra arguments go to pytest; a later -m replaces this one (e.g. -m "not vlab" for the
 # unit tests alone: no daemon, no kernel build).
+#
+# Two pytest sessions side by side: the tests on the virtual lab here (one after another:
+# its boards take one user at a time), the rest beside them (scripted consoles, servers,
+# unit tests), their output in a log printed when they end. The exit code is the worse.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/scripts/setup-host.sh"
 cd "$top"
-exec .venv/bin/pytest -m "not slow" "$@"
+beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
+# In a session of its own, SIGINT as a foreground pytest has it (a background job's is
+# ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
+# its daemons torn down
+setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --lab-tests none "$@" > "$beside_log" 2>&1 &
+beside=$!
+stop_beside() { kill -INT "$beside" 2>/dev/null && wait "$beside" || true; }
+trap stop_beside INT TERM EXIT
+echo "the tests off the virtual lab run beside these (pid $beside, log $beside_log)"
+lab_rc=0
+.venv/bin/pytest -m "not slow" --lab-tests only "$@" || lab_rc=$?
+beside_rc=0
+wait "$beside" || beside_rc=$?
+trap - INT TERM EXIT
+echo
+echo "==================== the tests beside (log $beside_log) ===================="
+cat "$beside_log"
+# 5 is pytest's "no tests collected": one share may be empty (-m "not vlab", a file path)
+if [ "$lab_rc" = 5 ] && [ "$beside_rc" = 5 ]; then exit 5; fi
+for rc in "$lab_rc" "$beside_rc"; do
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+done
+rm -f "$beside_log"
