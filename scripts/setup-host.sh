@@ -144,34 +144,42 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 py=${PYTHON:-python3}
-if [ ! -x "$top/.venv/bin/python" ]; then
-  log "creating $top/.venv"
-  "$py" -m venv "$top/.venv"
-fi
-stamp="$top/.venv/.boardlab-installed"
-if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
-  # exactly the locked versions, each checked against its hash (scripts/lock-deps.sh
-  # writes the lock from pyproject.toml's pins); then boardlab itself, nothing more
-  log "pip install: $(grep -c '^[A-Za-z]' "$top/requirements.lock") locked packages (requirements.lock, hashes checked) into .venv"
-  "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/requirements.lock"
-  "$top/.venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$top"
-  touch "$stamp"
-fi
+main_venv() {
+  if [ ! -x "$top/.venv/bin/python" ]; then
+    log "creating $top/.venv"
+    "$py" -m venv "$top/.venv"
+  fi
+  local stamp="$top/.venv/.boardlab-installed"
+  if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
+    # exactly the locked versions, each checked against its hash (scripts/lock-deps.sh
+    # writes the lock from pyproject.toml's pins); then boardlab itself, nothing more
+    log "pip install: $(grep -c '^[A-Za-z]' "$top/requirements.lock") locked packages (requirements.lock, hashes checked) into .venv"
+    "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/requirements.lock"
+    "$top/.venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$top"
+    touch "$stamp"
+  fi
+}
+# the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
+# Jinja2 pins are not boardlab's
+squad_venv() {
+  local lock="$top/history/requirements.lock" stamp="$top/.venv-squad/.boardlab-installed"
+  if [ ! -x "$top/.venv-squad/bin/python" ]; then
+    log "creating $top/.venv-squad"
+    "$py" -m venv "$top/.venv-squad"
+  fi
+  if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
+    log "pip install: $(grep -c '^[A-Za-z]' "$lock") locked packages (history/requirements.lock, hashes checked) into .venv-squad"
+    "$top/.venv-squad/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$lock"
+    touch "$stamp"
+  fi
+}
 if [ -n "$main_job_only" ]; then
+  main_venv
   log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' ${#TEST_PACKAGES[@]} more and the history's venv)"
   exit 0
 fi
-# the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
-# Jinja2 pins are not boardlab's
-lock="$top/history/requirements.lock"
-if [ ! -x "$top/.venv-squad/bin/python" ]; then
-  log "creating $top/.venv-squad"
-  "$py" -m venv "$top/.venv-squad"
-fi
-stamp="$top/.venv-squad/.boardlab-installed"
-if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
-  log "pip install: $(grep -c '^[A-Za-z]' "$lock") locked packages (history/requirements.lock, hashes checked) into .venv-squad"
-  "$top/.venv-squad/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$lock"
-  touch "$stamp"
-fi
+squad_venv &   # the two venvs side by side: each pip is mostly one core's work
+squad=$!
+main_venv
+wait "$squad" || { log "the history's venv (.venv-squad) was not installed: pip's error above"; exit 1; }
 log "host ready"

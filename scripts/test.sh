@@ -5,9 +5,10 @@
 # Extra arguments go to pytest; a later -m replaces this one (e.g. -m "not vlab" for the
 # unit tests alone: no daemon, no kernel build).
 #
-# Two pytest sessions side by side: the tests on the virtual lab here (one after another:
-# its boards take one user at a time), the rest beside them (scripted consoles, servers,
-# unit tests), their output in a log printed when they end. The exit code is the worse.
+# Two pytest sessions side by side (tests/conftest.py, --on-default-board): the tests on the
+# lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
+# the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
+# their output in a log printed when they end. The exit code is the worse of the two.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/scripts/setup-host.sh"
@@ -16,13 +17,13 @@ beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
 # In a session of its own, SIGINT as a foreground pytest has it (a background job's is
 # ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
 # its daemons torn down
-setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --lab-tests none "$@" > "$beside_log" 2>&1 &
+setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
 beside=$!
 stop_beside() { kill -INT "$beside" 2>/dev/null && wait "$beside" || true; }
 trap stop_beside INT TERM EXIT
-echo "the tests off the virtual lab run beside these (pid $beside, log $beside_log)"
+echo "the tests off the default board run beside these (pid $beside, log $beside_log)"
 lab_rc=0
-.venv/bin/pytest -m "not slow" --lab-tests only "$@" || lab_rc=$?
+.venv/bin/pytest -m "not slow" --on-default-board only "$@" || lab_rc=$?
 beside_rc=0
 wait "$beside" || beside_rc=$?
 trap - INT TERM EXIT

@@ -18,58 +18,59 @@ import pytest  # noqa: E402
 from paths import ROOT  # noqa: E402
 
 
-# scripts/test.sh runs two sessions side by side: the tests on the virtual lab, one after
-# another (its boards are leased one user at a time, and a test may take the lab down),
-# and beside them the rest, which wait on scripted consoles, servers and the PowerPC cross
-# compiler rather than on the lab's boards. --lab-tests picks a session's share.
-LAB_TESTS = ("all", "only", "none")
-
-
-def pytest_addoption(parser):
-    parser.addoption("--lab-tests", choices=LAB_TESTS, default="all",
-                     help="the tests on the virtual lab (fixture vlab): all tests (default), only "
-                          "those, or none of them (scripts/test.sh runs 'only' and 'none' side by side)")
-
-
-def pytest_configure(config):
-    xml = config.option.xmlpath
-    if xml and config.option.lab_tests == "none":   # the session beside writes a file of its own
-        config.option.xmlpath = xml[:-4] + "-beside.xml" if xml.endswith(".xml") else xml + "-beside"
-
+# scripts/test.sh runs two sessions side by side: the tests on the lab's default board
+# (qemu-arm), one after another (a board takes one user at a time, and a test may take its
+# lab host down), and beside them the rest: the PowerPC board's own tests (another lab
+# host) and those that wait on scripted consoles, servers and the cross compiler.
+# --on-default-board picks a session's share. Both may use the lab (vlab.lab.kept_up: the
+# first one in brings it up, the last one out takes it down).
+SHARES = ("all", "only", "none")
 
 # The PowerPC board's images are a clean kernel build of their own (about 5 min on a fresh
-# host): built beside the tests from the lab's first use, at the lowest CPU and I/O
-# priority (the tests' QEMU and consoles come first), and its tests run last.
+# host): built from the session's start beside its tests (in each session with tests on
+# that board: the second waits on the board's image lock and finds them built), at the
+# lowest CPU and I/O priority (the tests' QEMU and consoles come first); its tests run last.
 BUILT_BESIDE = "qemu-ppc"
 BESIDE_KEY = pytest.StashKey()
 
 
-def on_the_lab(item) -> bool:
-    return "vlab" in getattr(item, "fixturenames", ())
+def pytest_addoption(parser):
+    parser.addoption("--on-default-board", choices=SHARES, default="all",
+                     help="the tests on the lab's default board, qemu-arm (fixture vlab, but for "
+                          "the PowerPC board's own): all tests (default), only those, or none of "
+                          "them (scripts/test.sh runs 'only' and 'none' side by side)")
+
+
+def pytest_configure(config):
+    xml = config.option.xmlpath
+    if xml and config.option.on_default_board == "none":   # the session beside: a file of its own
+        config.option.xmlpath = xml[:-4] + "-beside.xml" if xml.endswith(".xml") else xml + "-beside"
 
 
 def on_the_ppc_board(item) -> bool:
     return "ppc_board" in getattr(item, "fixturenames", ())
 
 
+def on_the_default_board(item) -> bool:
+    """qemu-arm: every test on the lab, but the PowerPC board's alone (the coordinator's
+    places hold both boards)."""
+    names = getattr(item, "fixturenames", ())
+    return "vlab" in names and ("coordinator" in names or "ppc_board" not in names)
+
+
 @pytest.hookimpl(trylast=True)   # after -m/-k have deselected
 def pytest_collection_modifyitems(config, items):
-    share = config.option.lab_tests
+    share = config.option.on_default_board
     if share != "all":
-        config.hook.pytest_deselected(items=[i for i in items if on_the_lab(i) != (share == "only")])
-        items[:] = [i for i in items if on_the_lab(i) == (share == "only")]
+        config.hook.pytest_deselected(items=[i for i in items if on_the_default_board(i) != (share == "only")])
+        items[:] = [i for i in items if on_the_default_board(i) == (share == "only")]
     items.sort(key=on_the_ppc_board)   # stable: the rest keep their order
-
-
-def build_beside(config, items):
-    """Starts the PowerPC board's image build once, if a selected test needs the board."""
-    if BESIDE_KEY in config.stash or not any(map(on_the_ppc_board, items)):
-        return
-    log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
-    config.stash[BESIDE_KEY] = (subprocess.Popen(
-        ["nice", "-n", "19", "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",
-         "--board", BUILT_BESIDE], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True), log.name)
+    if not config.option.collectonly and any(map(on_the_ppc_board, items)):
+        log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
+        config.stash[BESIDE_KEY] = (subprocess.Popen(
+            ["nice", "-n", "19", "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",
+             "--board", BUILT_BESIDE], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True), log.name)
 
 
 def pytest_unconfigure(config):
@@ -95,12 +96,12 @@ def ppc_board(vlab, pytestconfig):
 
 
 @pytest.fixture(scope="session")
-def vlab(request):
+def vlab(pytestconfig):
     from boardlab.vlab.lab import kept_up
-    # the default board's images; a test of another board prepares it (vlab.prepare)
-    with kept_up("vlab", boards=("qemu-arm",),
-                 leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
-        build_beside(request.config, request.session.items)
+    # the default board's images (not in the session beside, which leaves it to the other);
+    # a test of another board prepares it (vlab.prepare)
+    boards = () if pytestconfig.option.on_default_board == "none" else ("qemu-arm",)
+    with kept_up("vlab", boards=boards, leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
         yield lab
 
 

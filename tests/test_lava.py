@@ -508,7 +508,7 @@ def test_lava_retries_a_stalled_boot_within_the_boot_action(vlab, tmp_path):
     boot time, power-cycles the board and boots it again, inside the rendered timeouts;
     then the job fails naming what it waited for. (boot_s shortened to keep it quick.)"""
     board = load_board("qemu-arm")
-    board = replace(board, timeouts=replace(board.timeouts, boot_s=12))
+    board = replace(board, timeouts=replace(board.timeouts, boot_s=6))
     job = lava.render_job(board, "armmp", ["boot_time"], "ramdisk", quick=True, testdefs_url=URL)
     job["actions"][1]["boot"]["parameters"] = {"kernel-start-message": "never printed"}
     work = tmp_path / "job"

@@ -106,11 +106,12 @@ def kept_up(name: str = "vlab", boards=(), leave_up: bool = False):
     labs = VirtualLab()
     if name not in labs.hosts:
         raise InputError(f"no virtual lab host {name!r} (places/*/lab-host.yaml: {', '.join(labs.hosts)})")
-    lease = leases.take()
-    was_up = labs.is_up()
+    lease, was_up = leases.take(), True
     try:
-        if not was_up:
-            labs.up(boards)
+        with leases.deciding():   # two users starting at once: one brings it up, the other finds it up
+            was_up = labs.is_up()
+            if not was_up:
+                labs.up(boards)
         lab = labs.hosts[name]
         for b in boards:
             lab.prepare(b)
