@@ -75,3 +75,28 @@ def test_down_by_hand_is_refused_while_another_process_uses_the_lab(tmp_path, mo
     finally:
         other.kill()
         other.wait()
+
+
+def test_two_users_starting_at_once_bring_the_lab_up_once(fake_lab, monkeypatch):
+    """Two test sessions (scripts/test.sh) or a bench and a sweep entering together: the
+    second waits on the leases' lock while the first brings the lab up, then finds it up.
+    (Threads here: each takes the lock on a file description of its own, as processes do.)"""
+    import threading
+    import time
+    ups, inside = [], threading.Barrier(2, timeout=10)
+
+    def slow_up(self, boards=()):
+        ups.append(boards)
+        time.sleep(0.3)            # the bring-up takes a while; the other user arrives meanwhile
+        self.state["up"] = True
+    monkeypatch.setattr(FakeLabs, "up", slow_up)
+
+    def user():
+        with vlab_lab.kept_up("vlab", leave_up=True):
+            inside.wait()          # both inside at once
+    users = [threading.Thread(target=user) for _ in range(2)]
+    for u in users:
+        u.start()
+    for u in users:
+        u.join(10)
+    assert len(ups) == 1 and fake_lab["up"]
