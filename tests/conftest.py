@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 # The tests' runs (compare, bisect steps, suites) never land in this host's lab history:
 # theirs is a directory of their own, for every process they start.
@@ -44,7 +45,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     xml = config.option.xmlpath
     if xml and config.option.on_default_board == "none":   # the session beside: a file of its own
-        config.option.xmlpath = xml[:-4] + "-beside.xml" if xml.endswith(".xml") else xml + "-beside"
+        xml = Path(xml)
+        config.option.xmlpath = str(xml.with_name(f"{xml.stem}-beside{xml.suffix}"))
 
 
 def on_the_ppc_board(item) -> bool:
@@ -62,8 +64,9 @@ def on_the_default_board(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     share = config.option.on_default_board
     if share != "all":
-        config.hook.pytest_deselected(items=[i for i in items if on_the_default_board(i) != (share == "only")])
-        items[:] = [i for i in items if on_the_default_board(i) == (share == "only")]
+        ours = {i: on_the_default_board(i) == (share == "only") for i in items}
+        config.hook.pytest_deselected(items=[i for i in items if not ours[i]])
+        items[:] = [i for i in items if ours[i]]
     items.sort(key=on_the_ppc_board)   # stable: the rest keep their order
     if not config.option.collectonly and any(map(on_the_ppc_board, items)):
         log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
