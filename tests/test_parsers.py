@@ -86,6 +86,36 @@ def test_cyclictest_json_keys_lose_their_trailing_colon():
     assert j["thread"]["0"]["max"] == 5083
 
 
+def reduce_cycles(text: str, per_slice: int = 0) -> dict:
+    """The board's reduction of a run's per-cycle lines, run here in sh (awk as the board's)."""
+    import subprocess
+    from boardlab.measure import workloads
+    r = subprocess.run(["sh", "-c", workloads.cycles_reduction("/dev/stdin", per_slice)], input=text,
+                       capture_output=True, text=True, check=True)
+    return p.parse_cycles_reduction(r.stdout.splitlines())
+
+
+def test_the_histogram_is_made_from_every_cycles_latency():
+    """cyclictest -v's lines ('thread:cycle:us', after its banner), captured under the
+    suite's load: the board's one-pass reduction counts every cycle once, into the
+    histogram or its overflows, and gives the max of each slice."""
+    text = cap("cyclictest-verbose")
+    values = [int(ln.split(":")[2]) for ln in text.splitlines() if ln.count(":") == 2]
+    r = reduce_cycles(text, per_slice=100)
+    assert r["cycles"] == len(values) == 999 and r["overflows"] == 0
+    assert sum(r["histogram"].values()) == 999
+    assert r["histogram"] == {v: values.count(v) for v in set(values)}
+    assert r["slices"] == [(n, max(values[n - 100:n])) for n in range(100, 1000, 100)]
+    over = reduce_cycles(text + "       0:     999:   25000\n")    # 25 ms: beyond the histogram
+    assert over["overflows"] == 1 and over["histogram"] == r["histogram"]
+    assert p.percentile_from_histogram(over["histogram"], 100, over["overflows"]) == max(values)
+
+
+def test_a_reduction_without_its_count_is_a_parse_error():
+    with pytest.raises(p.ParseError, match="no 'N cycles overflows' line"):
+        p.parse_cycles_reduction(["H 80 3", "awk: not found"])
+
+
 def test_percentile_from_histogram():
     counts = {10: 50, 20: 40, 100: 9, 500: 1}
     assert p.percentile_from_histogram(counts, 50) == 10

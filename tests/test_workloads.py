@@ -13,6 +13,7 @@ from paths import ROOT
 from testdefs import run_testdef
 
 TESTDEFS = ROOT / "jobs" / "testdefs"
+DATA = ROOT / "tests" / "data"
 
 
 def _cyclictest_options(cmd: str) -> dict:
@@ -42,8 +43,9 @@ def test_lmbench_quick_mode_is_the_same_in_the_suite_and_in_lava():
 
 
 def test_cyclictest_runs_with_the_same_settings_in_the_suite_and_in_lava():
-    """The jitter suite's command and the LAVA job's: priority, interval, loops and
-    histogram alike, for the same duration."""
+    """The jitter suite's command and the LAVA job's: priority, interval and loops alike,
+    for the same duration, every cycle's latency printed (-v), and the same range for the
+    histogram made from them."""
     sh = (TESTDEFS / "jitter" / "jitter.sh").read_text()
     line = next(ln for ln in sh.splitlines() if ln.startswith("cyclictest "))
     job = lava.render_job(load_board("qemu-arm"), suites=["jitter"], testdefs_url="file:///x.tgz",
@@ -54,10 +56,26 @@ def test_cyclictest_runs_with_the_same_settings_in_the_suite_and_in_lava():
     lava_cmd = re.sub(r'"\$(\w+)"', lambda m: env[m.group(1)], line)
     suite_cmd = workloads.cyclictest(7, "--json=/tmp/cyc.json")
     assert _cyclictest_options(lava_cmd) == _cyclictest_options(suite_cmd) == {
-        "-m": True, "-v": True, "-p": "80", "-i": "1001", "-l": "6993", "-h": "20000"}
+        "-m": True, "-v": True, "-p": "80", "-i": "1001", "-l": "6993"}
     defaults = yaml.safe_load((TESTDEFS / "jitter" / "jitter.yaml").read_text())["params"]
     assert (defaults["INTERVAL"], defaults["HISTOGRAM"]) == (
         str(workloads.CYCLICTEST_INTERVAL_US), str(workloads.CYCLICTEST_HISTOGRAM_US))
+
+
+def test_the_suite_and_lava_reduce_a_runs_cycles_to_the_same_figures(tmp_path):
+    """One run's per-cycle lines, captured on the board under the load: the suite's figures
+    (cyclictest's own min/avg/max, the histogram from the board's reduction) and those the
+    LAVA definition reports from the same lines are the same."""
+    from test_parsers import reduce_cycles
+    captured = DATA / "captured" / "armmp.cyclictest-verbose.txt"
+    values = [int(ln.split(":")[2]) for ln in captured.read_text().splitlines() if ln.count(":") == 2]
+    r = reduce_cycles(captured.read_text())
+    thread = {"min": min(values), "max": max(values), "avg": round(sum(values) / len(values), 2),
+              "histogram": r["histogram"], "overflows": r["overflows"]}   # as cyclictest's JSON has them
+    suite = {k.split(".", 1)[1]: v for k, v in sample.jitter_figures(thread).items()}
+    reported = run_testdef(tmp_path, "jitter", {"cyclictest": f"cat {captured}"}, DURATION="1",
+                           INTERVAL="1001", HISTOGRAM=str(workloads.CYCLICTEST_HISTOGRAM_US))
+    assert {name: float(v) for name, v in reported} == suite
 
 
 def test_a_small_board_skips_the_same_runs_everywhere():

@@ -13,10 +13,12 @@ BOARD_COMMANDS = ("lat_syscall lat_proc lat_pipe lat_unix lat_udp lat_tcp lat_co
                   "dmesg mem_eat cyclictest sleep").split()
 
 
-def run_testdef(tmp_path, suite: str, scripts: dict | None = None) -> list[tuple[str, str]]:
+def run_testdef(tmp_path, suite: str, scripts: dict | None = None,
+                **params: str) -> list[tuple[str, str]]:
     """Run jobs/testdefs/<suite>/<suite>.sh with every board command stubbed (scripts:
-    {command: shell body} for those that should print something) and the load a no-op
-    -> [(test case, measurement or '')] in the order reported."""
+    {command: shell body} for those that should print something; params: the definition's
+    parameters, over the defaults below) and the load a no-op -> [(test case, measurement
+    or '')] in the order reported."""
     defs, stubs = tmp_path / "testdefs", tmp_path / "bin"
     shutil.copytree(ROOT / "jobs/testdefs", defs)
     (defs / "lib/load.sh").write_text("load_start() { :; }\nload_stop() { :; }\n")
@@ -29,6 +31,7 @@ def run_testdef(tmp_path, suite: str, scripts: dict | None = None) -> list[tuple
         (stubs / cmd).chmod(0o755)
     env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", GATE="", QUICK="true",
                SMALL="false", DURATION="1", INTERVAL="1000", HISTOGRAM="100")
+    env.update(params)
     subprocess.run(["sh", f"./{suite}.sh"], cwd=defs / suite, env=env, timeout=120,
                    capture_output=True, check=True)
     return [tuple((ln.split(" ", 1) + [""])[:2]) for ln in (tmp_path / "reported").read_text().splitlines()]

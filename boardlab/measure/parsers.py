@@ -184,6 +184,25 @@ def parse_cyclictest_json(text: str) -> dict:
     return data
 
 
+def parse_cycles_reduction(lines) -> dict:
+    """The board's reduction of a cyclictest run's per-cycle lines (workloads.CYCLES_AWK):
+    {'histogram': {us: count}, 'slices': [(cycles so far, max us)], 'cycles': n,
+    'overflows': n}."""
+    out = {"histogram": {}, "slices": [], "cycles": None, "overflows": 0}
+    for ln in lines:
+        f = ln.split()
+        if len(f) == 3 and f[0] in ("H", "S") and f[1].isdigit() and f[2].isdigit():
+            if f[0] == "H":
+                out["histogram"][int(f[1])] = int(f[2])
+            else:
+                out["slices"].append((int(f[1]), int(f[2])))
+        elif len(f) == 3 and f[0] == "N" and f[1].isdigit() and f[2].isdigit():
+            out["cycles"], out["overflows"] = int(f[1]), int(f[2])
+    if out["cycles"] is None:
+        raise ParseError("no 'N cycles overflows' line in the reduction of cyclictest's per-cycle output")
+    return out
+
+
 def percentile_from_histogram(counts: dict, p: float, overflows: int = 0) -> float:
     """The p-th percentile (0-100) of a latency histogram {us: count}."""
     total = sum(counts.values()) + overflows

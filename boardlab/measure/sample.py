@@ -199,9 +199,9 @@ def lmbench_group_of(metric: str) -> str:
 
 def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict, list]:
     """The jitter suite's measurement: cyclictest under its load, `seconds` long ->
-    (cyclictest's JSON, thread 0; the latency over time, the max of every per_slice
-    cycles as (s, us), when per_slice). The one definition: the suite, compare and the
-    benches take it from here."""
+    (cyclictest's JSON, thread 0, with the histogram and its overflows made from every
+    cycle's latency; the latency over time, the max of every per_slice cycles as (s, us),
+    when per_slice). The one definition: the suite, compare and the benches take it from here."""
     shell.run_check(target_load.install_command())
     try:
         out, _, _ = shell.run(target_load.under_load(workloads.cyclictest(
@@ -214,14 +214,14 @@ def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict
     loops = workloads.cyclictest_loops(seconds)
     if t["cycles"] < loops * 0.99:
         raise RuntimeError(f"cyclictest ran {t['cycles']} of {loops} cycles")
-    series = []
-    if per_slice:   # reduced on the board: the max of each slice
-        series_out = shell.run_check(
-            f"awk -F: 'NF==3 && $2 ~ /^ *[0-9]+$/ {{n++; if ($3+0 > m) m = $3+0; "
-            f"if (n % {per_slice} == 0) {{ print n, m; m = 0 }} }}' /tmp/cyc.v")
-        series = [(int(n) * workloads.CYCLICTEST_INTERVAL_US / 1e6, int(v))
-                  for n, v in (ln.split() for ln in series_out)]
+    # reduced on the board, the load stopped: a few hundred lines over the console, not 60000
+    cycles = parsers.parse_cycles_reduction(
+        shell.run_check(workloads.cycles_reduction("/tmp/cyc.v", per_slice), timeout=seconds * 2 + 60))
     shell.run("rm -f /tmp/cyc.v")
+    if cycles["cycles"] != t["cycles"]:   # its main thread fell behind: a ring of 16384 values overrun
+        raise RuntimeError(f"cyclictest printed {cycles['cycles']} of its {t['cycles']} cycles' latencies")
+    t["histogram"], t["overflows"] = cycles["histogram"], cycles["overflows"]
+    series = [(n * workloads.CYCLICTEST_INTERVAL_US / 1e6, v) for n, v in cycles["slices"]]
     return t, series
 
 
@@ -229,8 +229,8 @@ def jitter_figures(thread: dict) -> dict:
     """The jitter metrics of one cyclictest run (its JSON's thread 0)."""
     hist = thread["histogram"]
     return {"jitter.min_us": thread["min"], "jitter.avg_us": thread["avg"], "jitter.max_us": thread["max"],
-            "jitter.p99_us": parsers.percentile_from_histogram(hist, 99),
-            "jitter.p0_1_us": parsers.percentile_from_histogram(hist, 0.1)}
+            "jitter.p99_us": parsers.percentile_from_histogram(hist, 99, thread.get("overflows", 0)),
+            "jitter.p0_1_us": parsers.percentile_from_histogram(hist, 0.1, thread.get("overflows", 0))}
 
 
 def jitter(shell, seconds: int) -> tuple[dict, dict]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from labgrid import Environment
 
-from boardlab.measure import workloads
+from boardlab.measure import target_load, workloads
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "captured"
@@ -40,12 +40,16 @@ COMMANDS = {
     "bw_tcp": lm("bw_tcp -s; sleep 0.2; bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1"),
     "bw_file_rd": lm("bw_file_rd 1m io_only /tmp/f"),
     "cyclictest-json": "cyclictest -q -m -p 80 -i 1000 -D 3 --json=/tmp/c.json >/dev/null; cat /tmp/c.json",
+    # the suite's run under its load, 1 s: every cycle's latency line (-v)
+    "cyclictest-verbose": f"{target_load.install_command()}; " + target_load.under_load(
+        workloads.cyclictest(1, "> /tmp/c.v 2>/dev/null")) + " > /dev/null; cat /tmp/c.v",
 }
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel", default="armmp")
+    ap.add_argument("--only", nargs="+", choices=COMMANDS, help="capture these outputs alone")
     args = ap.parse_args()
     env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
     target = env.get_target("main")
@@ -57,12 +61,16 @@ def main():
     OUT.mkdir(exist_ok=True)
     try:
         for name, cmd in COMMANDS.items():
+            if args.only and name not in args.only:
+                continue
             out, _, rc = shell.run(cmd, timeout=120)
             (OUT / f"{args.kernel}.{name}.txt").write_text("\n".join(out) + "\n")
             print(f"{name:16s} rc={rc} {len(out)} lines")
     finally:
         strategy.transition("off")
         env.cleanup()
+    if args.only:
+        return
     img = ROOT / "tests/data/captured"
     uimage = Path(strategy.board.images.dir) / f"{args.kernel}.uImage"
     (img / f"{args.kernel}.mkimage-l.txt").write_text(
