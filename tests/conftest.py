@@ -1,6 +1,7 @@
 """Fixtures of the project's own tests: the virtual lab, brought up once per session
 (and down again, unless it was up before), and the virtual board's labgrid target."""
 import atexit
+import fcntl
 import os
 import shutil
 import signal
@@ -60,6 +61,21 @@ def on_the_default_board(item) -> bool:
     return "vlab" in names and ("coordinator" in names or "ppc_board" not in names)
 
 
+# The PowerPC board serves both sessions: its own tests beside, and the coordinator's
+# (which reserve both boards) on the default board's. One test at a time on it: a test
+# that uses it waits for the other session's to end (an flock: it dies with its holder).
+PPC_TURN = Path(tempfile.gettempdir()) / "boardlab-tests-qemu-ppc.turn"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not on_the_ppc_board(item):
+        return (yield)
+    with open(PPC_TURN, "a") as turn:
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        return (yield)
+
+
 @pytest.hookimpl(trylast=True)   # after -m/-k have deselected
 def pytest_collection_modifyitems(config, items):
     share = config.option.on_default_board
@@ -108,12 +124,28 @@ def vlab(pytestconfig):
         yield lab
 
 
-@pytest.fixture(scope="session")
-def qemu_env(vlab, tmp_path_factory):
+def board_env(name: str):
     from labgrid import Environment
-    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    env = Environment(str(ROOT / "lab" / f"{name}.yaml"))
     yield env
     env.cleanup()
+
+
+def board_strategy(target, tmp_path):
+    """A board's strategy, defaults selected, console logs in tmp_path. Left powered off if
+    the test failed, so the next test starts clean."""
+    strategy = target.get_driver("Strategy")
+    strategy.select(kernel="", root="", ramdisk="")
+    strategy.uboot_timeout = strategy.boot_timeout = 0.0
+    strategy.log_dir = str(tmp_path)
+    yield strategy
+    strategy.uboot_timeout = strategy.boot_timeout = 0.0
+    strategy.release_board()   # a later test may run pytest on the board in a subprocess
+
+
+@pytest.fixture(scope="session")
+def qemu_env(vlab):
+    yield from board_env("qemu-arm")
 
 
 @pytest.fixture(scope="session")
@@ -123,14 +155,27 @@ def qemu_target(qemu_env):
 
 @pytest.fixture
 def qemu(qemu_target, tmp_path):
-    """The virtual board's strategy, defaults selected, console logs in tmp_path.
-    Left powered off if the test failed, so the next test starts clean."""
-    strategy = qemu_target.get_driver("Strategy")
-    strategy.select(kernel="", root="", ramdisk="")
-    strategy.uboot_timeout = strategy.boot_timeout = 0.0
-    strategy.log_dir = str(tmp_path)
-    yield strategy
-    strategy.uboot_timeout = strategy.boot_timeout = 0.0
-    strategy.release_board()   # a later test may run pytest on the board in a subprocess
+    """The virtual board's (qemu-arm's) strategy."""
+    yield from board_strategy(qemu_target, tmp_path)
 
 
+@pytest.fixture(scope="session")
+def ppc_target(ppc_board):
+    env_ = board_env(BUILT_BESIDE)
+    yield next(env_).get_target("main")
+    next(env_, None)
+
+
+@pytest.fixture
+def ppc(ppc_target, tmp_path):
+    """The PowerPC board's (qemu-ppc's) strategy: for the tests of the lab around a board,
+    which run beside the default board's."""
+    yield from board_strategy(ppc_target, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def ppc_host(ppc_board):
+    """The PowerPC board's lab host (vlab2): its services, to stop and start."""
+    from boardlab.facts.board import load_board
+    from boardlab.vlab.host import VirtualLabHost, virtual_host_of
+    return VirtualLabHost(virtual_host_of(load_board(BUILT_BESIDE)))

@@ -15,20 +15,22 @@ from paths import ROOT
 pytestmark = pytest.mark.vlab
 
 
-def test_lab_check_says_good_then_bad_with_why_when_the_power_switch_refuses(vlab, tmp_path, capsys):
-    """`boardlab lab check`: the labgrid way (the board's environment and strategy)."""
-    assert cli.main(["lab", "check", "qemu-arm", "--log-dir", str(tmp_path / "good")]) == 0
-    assert "qemu-arm: good: memory.free_total_kb = " in capsys.readouterr().out
-    vlab.stop_service("power-switch")
+def test_lab_check_says_good_then_bad_with_why_when_the_power_switch_refuses(ppc_host, tmp_path, capsys):
+    """`boardlab lab check`: the labgrid way (the board's environment and strategy). On the
+    PowerPC board and its lab host, beside the default board's tests: any board will do."""
+    board = "qemu-ppc"
+    assert cli.main(["lab", "check", board, "--log-dir", str(tmp_path / "good")]) == 0
+    assert f"{board}: good: memory.free_total_kb = " in capsys.readouterr().out
+    ppc_host.stop_service("power-switch")
     try:
-        assert cli.main(["lab", "check", "qemu-arm", "--log-dir", str(tmp_path / "bad")]) == 1
+        assert cli.main(["lab", "check", board, "--log-dir", str(tmp_path / "bad")]) == 1
         last = capsys.readouterr().err.strip().splitlines()[-1]   # after the progress lines: one line of why
-        assert last.startswith("boardlab lab check: qemu-arm: bad: power") and "8101" in last, last
+        assert last.startswith(f"boardlab lab check: {board}: bad: power") and "8101" in last, last
     finally:
-        vlab.start_service("power-switch")
+        ppc_host.start_service("power-switch")
     # the board's lock went with the failed check: the next check has the board, and
     # leaves it off (a later test's boot finds it free)
-    assert cli.main(["lab", "check", "qemu-arm", "--log-dir", str(tmp_path / "again")]) == 0
+    assert cli.main(["lab", "check", board, "--log-dir", str(tmp_path / "again")]) == 0
 
 
 def device(srv, board="qemu-arm") -> dict:

@@ -1,6 +1,8 @@
-"""Faults of the lab around a board, on the virtual board: Ctrl-C mid-boot, ser2net
+"""Faults of the lab around a board, on a virtual board: Ctrl-C mid-boot, ser2net
 restarted or gone, the power switch gone, two runs on one board, bad input found
-before a boot. Each ends fast, names its cause, and leaves the board off."""
+before a boot. Each ends fast, names its cause, and leaves the board off. On the PowerPC
+board, on its own lab host: nothing here is about the board itself, and the default
+board's tests run beside these meanwhile (scripts/test.sh)."""
 import signal
 import subprocess
 import sys
@@ -13,9 +15,11 @@ import pytest
 from boardlab.boot.boardlock import BoardBusy
 from boardlab.boot.strategy import BootError, Status
 from boardlab.facts.board import load_board
+from boardlab.facts.labhosts import load_lab_host
 from paths import ROOT
 
-BOARD = load_board("qemu-arm")
+BOARD = load_board("qemu-ppc")
+LAB_HOST = load_lab_host(BOARD.lab_host).control_address
 pytestmark = pytest.mark.vlab
 
 
@@ -23,8 +27,8 @@ def power_state():
     return urllib.request.urlopen(BOARD.power.url, timeout=5).read().decode()
 
 
-def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(qemu):
-    qemu.transition("off")      # a boot to interrupt, not a board left at its shell
+def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(ppc):
+    ppc.transition("off")      # a boot to interrupt, not a board left at its shell
     main = threading.main_thread().ident
     timer = threading.Timer(3.0, signal.pthread_kill, (main, signal.SIGINT))
     # Python keeps SIGINT ignored when it starts so (a CI job started in the background
@@ -33,90 +37,90 @@ def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(qemu):
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            qemu.transition("shell")
+            ppc.transition("shell")
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
     assert power_state() == "0", "Ctrl-C left the board powered"
-    assert qemu.status == Status.off and not qemu.lock.held
-    assert "interrupted" in open(qemu.last_boot.log_path).readline()
+    assert ppc.status == Status.off and not ppc.lock.held
+    assert "interrupted" in open(ppc.last_boot.log_path).readline()
 
 
-def test_a_restarted_ser2net_is_reconnected_on_the_next_boot(qemu, vlab):
-    qemu.transition("shell")
-    qemu.transition("off")
-    vlab.stop_service("ser2net")
-    vlab.start_service("ser2net")
-    rec = qemu.reboot()
+def test_a_restarted_ser2net_is_reconnected_on_the_next_boot(ppc, ppc_host):
+    ppc.transition("shell")
+    ppc.transition("off")
+    ppc_host.stop_service("ser2net")
+    ppc_host.start_service("ser2net")
+    rec = ppc.reboot()
     assert rec.milestones["login"] > 0
 
 
-def test_ser2net_gone_is_named_with_its_address(qemu, vlab):
-    qemu.transition("off")
-    vlab.stop_service("ser2net")
+def test_ser2net_gone_is_named_with_its_address(ppc, ppc_host):
+    ppc.transition("off")
+    ppc_host.stop_service("ser2net")
     try:
         t0 = time.monotonic()
         with pytest.raises(BootError) as err:
-            qemu.transition("shell")
+            ppc.transition("shell")
         assert time.monotonic() - t0 < 15
         msg = str(err.value)
-        assert "ser2net 10.231.0.11 port 5101" in msg, msg   # the lab host's address
+        assert f"ser2net {LAB_HOST} port {BOARD.console.ser2net_port}" in msg, msg   # the lab host's address
         assert "(the board is powered off)" in msg
         assert power_state() == "0"
     finally:
-        vlab.start_service("ser2net")
+        ppc_host.start_service("ser2net")
 
 
-def test_a_power_switch_that_is_gone_is_named_and_the_run_gives_up(qemu, vlab):
-    qemu.transition("off")
-    vlab.stop_service("power-switch")
+def test_a_power_switch_that_is_gone_is_named_and_the_run_gives_up(ppc, ppc_host):
+    ppc.transition("off")
+    ppc_host.stop_service("power-switch")
     try:
         t0 = time.monotonic()
         with pytest.raises(BootError) as err:
-            qemu.transition("shell")
+            ppc.transition("shell")
         assert time.monotonic() - t0 < 15
         msg = str(err.value)
-        assert "power" in msg and "10.231.0.11:8101/outlet/1" in msg, msg
+        assert "power" in msg and f"{LAB_HOST}:8101/outlet/{BOARD.power.index}" in msg, msg
         assert "POWER-OFF FAILED, the board may still be on" in msg   # no false claim of 'off'
-        assert qemu.status == Status.unknown
+        assert ppc.status == Status.unknown
     finally:
-        vlab.start_service("power-switch")
-    qemu.transition("off")
-    assert qemu.status == Status.off
+        ppc_host.start_service("power-switch")
+    ppc.transition("off")
+    assert ppc.status == Status.off
 
 
-def test_a_second_run_on_a_busy_board_is_refused_naming_the_first(qemu):
+def test_a_second_run_on_a_busy_board_is_refused_naming_the_first(ppc):
     from labgrid import Environment
-    qemu.transition("shell")
-    env = Environment(str(ROOT / "lab" / "qemu-arm.yaml"))
+    ppc.transition("shell")
+    env = Environment(str(ROOT / "lab" / f"{BOARD.name}.yaml"))
     try:
         other = env.get_target("main").get_driver("Strategy")
-        with pytest.raises(BoardBusy, match=r"board qemu-arm is in use by pid \d+"):
+        with pytest.raises(BoardBusy, match=rf"board {BOARD.name} is in use by pid \d+"):
             other.transition("off")
     finally:
         env.cleanup()
     # the first run's board was not touched
     assert power_state() == "1"
-    assert qemu.target.get_driver("ShellDriver").run_check("echo still") == ["still"]
-    qemu.transition("off")
+    assert ppc.target.get_driver("ShellDriver").run_check("echo still") == ["still"]
+    ppc.transition("off")
 
 
-def test_bad_input_is_an_error_before_the_board_is_booted(vlab, tmp_path):
+def test_bad_input_is_an_error_before_the_board_is_booted(ppc_board, tmp_path):
     """A malformed baseline of the kernel under test, an unwritable run directory, a
     kernel or ramdisk name U-Boot cannot take: pytest stops before any boot, naming the
     file or name; the board stays off."""
-    bad = tmp_path / "kernels" / "armmp"
+    bad = tmp_path / "kernels" / BOARD.images.default_kernel
     bad.mkdir(parents=True)
-    (bad / "qemu-arm.yaml").write_text("board: qemu-arm\nmetrics:\n  boot_time.login: {value: fast}\n")
+    (bad / f"{BOARD.name}.yaml").write_text(f"board: {BOARD.name}\nmetrics:\n  boot_time.login: {{value: fast}}\n")
     (tmp_path / "a-file").write_text("")
     for extra, says in (
             (["--baselines-dir", str(tmp_path / "kernels")],
-             f"{bad / 'qemu-arm.yaml'}: metrics.boot_time.login.value must be a number"),
+             f"{bad / (BOARD.name + '.yaml')}: metrics.boot_time.login.value must be a number"),
             (["--run-dir", str(tmp_path / "a-file" / "run")], "a-file/run: not writable"),
-            (["--kernel", "tftp:qemu-arm/a;reset"], "may not hold whitespace, ';'"),
+            (["--kernel", f"tftp:{BOARD.name}/a;reset"], "may not hold whitespace, ';'"),
             (["--ramdisk", "tftp:../rootfs.uImage"], "'..' or an absolute path")):
         run = tmp_path / "run"
-        r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", "lab/qemu-arm.yaml",
+        r = subprocess.run([sys.executable, "-m", "pytest", "--lg-env", f"lab/{BOARD.name}.yaml",
                             "testsuites/test_boot_time.py", "-q", "-p", "no:cacheprovider",
                             "--run-dir", str(run), *extra],
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
