@@ -42,8 +42,12 @@ def console_lines(entries, load_verb: str) -> list:
     """LAVA's log as timed console lines, the origin marked where U-Boot took the
     kernel's load command: its echo (the line completes when U-Boot gets the newline).
     LAVA logs a command before it sends it, and pexpect waits 50 ms before each of
-    the command's two writes: the 'input' entry itself is about 100 ms early. Without
-    an echo, the input entry is the mark. A prompt without a line end (`login: `) is
+    the command's two writes: the 'input' entry itself is about 100 ms early. The echo
+    comes twice: once after the prompt ('=> tftpboot ...'), logged as LAVA's wait for
+    the prompt reads it, and once more when the line completes; the last one before
+    other output is the mark (at 9600 baud the first was 21 ms early: a scripted
+    Sandpoint's milestones read 21 ms after its console wrote them, 2-4 ms on the last).
+    Without an echo, the input entry is the mark. A prompt without a line end (`login: `) is
     logged only when the line completes, after LAVA has answered it (~100 ms later); its
     time is LAVA's 'Matched prompt' entry, when it arrived."""
     command, sent_at, echo_at, rx = None, None, None, []
@@ -60,7 +64,7 @@ def console_lines(entries, load_verb: str) -> list:
             t, matched_at = (matched_at or _t(e)), None
             if command is None:
                 continue
-            if echo_at is None and msg.rstrip().endswith(command):
+            if not rx and msg.rstrip().endswith(command):
                 echo_at = t
             else:
                 rx.append(console.TimedLine(t, msg, console.RX))
