@@ -1,6 +1,7 @@
 """Fixtures of the project's own tests: the virtual lab, brought up once per session
 (and down again, unless it was up before), and the virtual board's labgrid target."""
 import atexit
+import contextlib
 import fcntl
 import os
 import shutil
@@ -124,11 +125,15 @@ def vlab(pytestconfig):
         yield lab
 
 
+@contextlib.contextmanager
 def board_env(name: str):
+    """The board's labgrid environment (lab/<board>.yaml), cleaned up at the end."""
     from labgrid import Environment
     env = Environment(str(ROOT / "lab" / f"{name}.yaml"))
-    yield env
-    env.cleanup()
+    try:
+        yield env
+    finally:
+        env.cleanup()
 
 
 def board_strategy(target, tmp_path):
@@ -145,7 +150,8 @@ def board_strategy(target, tmp_path):
 
 @pytest.fixture(scope="session")
 def qemu_env(vlab):
-    yield from board_env("qemu-arm")
+    with board_env("qemu-arm") as env:
+        yield env
 
 
 @pytest.fixture(scope="session")
@@ -161,9 +167,8 @@ def qemu(qemu_target, tmp_path):
 
 @pytest.fixture(scope="session")
 def ppc_target(ppc_board):
-    env_ = board_env(BUILT_BESIDE)
-    yield next(env_).get_target("main")
-    next(env_, None)
+    with board_env(BUILT_BESIDE) as env:
+        yield env.get_target("main")
 
 
 @pytest.fixture
@@ -176,6 +181,5 @@ def ppc(ppc_target, tmp_path):
 @pytest.fixture(scope="session")
 def ppc_host(ppc_board):
     """The PowerPC board's lab host (vlab2): its services, to stop and start."""
-    from boardlab.facts.board import load_board
-    from boardlab.vlab.host import VirtualLabHost, virtual_host_of
-    return VirtualLabHost(virtual_host_of(load_board(BUILT_BESIDE)))
+    from boardlab.vlab.lab import VirtualLab
+    return VirtualLab().host_of(BUILT_BESIDE)
