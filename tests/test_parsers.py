@@ -89,8 +89,9 @@ def test_cyclictest_json_keys_lose_their_trailing_colon():
 def reduce_cycles(text: str, per_slice: int = 0) -> dict:
     """The board's reduction of a run's per-cycle lines, run here in sh (awk as the board's)."""
     import subprocess
-    from boardlab.measure import workloads
-    r = subprocess.run(["sh", "-c", workloads.cycles_reduction("/dev/stdin", per_slice)], input=text,
+    from boardlab.measure import target_load
+    lib = str(target_load.LIB / "cycles.sh")
+    r = subprocess.run(["sh", "-c", target_load.cycles_reduction("/dev/stdin", per_slice, lib=lib)], input=text,
                        capture_output=True, text=True, check=True)
     return p.parse_cycles_reduction(r.stdout.splitlines())
 
@@ -142,20 +143,27 @@ def test_bad_output_is_a_parse_error_not_a_zero():
         p.parse_cyclictest_json("cyclictest: invalid option -- 'n'")
 
 
-def test_the_load_script_reaches_the_board_whole(tmp_path, monkeypatch):
-    """The one-line install writes jobs/testdefs/lib/load.sh (less comments) and it
-    parses; the command under load reports its own exit status last."""
+@pytest.mark.parametrize("name, functions", [("load.sh", ("load_start", "load_stop")),
+                                             ("cycles.sh", ("cycles_reduce",))])
+def test_the_board_side_scripts_reach_the_board_whole(tmp_path, monkeypatch, name, functions):
+    """The one-line install writes jobs/testdefs/lib/<name> (less comments) and it parses;
+    the command under load reports its own exit status last."""
     import subprocess
 
     from boardlab.measure import target_load
-    monkeypatch.setattr(target_load, "ON_BOARD", str(tmp_path / "load.sh"))
-    cmd = target_load.install_command()
+    monkeypatch.setitem(target_load.ON_BOARD, name, str(tmp_path / name))
+    cmd = target_load.install_command(name)
     assert len(cmd) < 900       # busybox's line editor: 1024 characters with labgrid's markers
     subprocess.run(["sh", "-c", cmd], check=True)
-    written = (tmp_path / "load.sh").read_text()
-    assert "load_start() {" in written and "load_stop() {" in written
-    subprocess.run(["sh", "-n", str(tmp_path / "load.sh")], check=True)
+    written = (tmp_path / name).read_text()
+    assert all(f"{f}() {{" in written for f in functions)
+    subprocess.run(["sh", "-n", str(tmp_path / name)], check=True)
     assert target_load.under_load("false").endswith("; false; rc=$?; load_stop; echo rc=$rc")
+    if name == "cycles.sh":     # the installed copy reduces as the tree's does
+        lines = "banner\n 0:      1:     80\n 0:      2:     95\n"
+        got = subprocess.run(["sh", "-c", target_load.cycles_reduction("/dev/stdin")], input=lines,
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+        assert sorted(got[:2]) == ["H 80 1", "H 95 1"] and got[2] == "N 2 0 80 95 175"
 
 
 def test_userland_manifest_of_a_cross_built_image():

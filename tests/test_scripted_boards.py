@@ -284,3 +284,20 @@ def test_an_old_kernels_phases_come_from_the_console_stamps(tmp_path):
     assert spans["initcall.natsemi_init_mod"].dur_s == pytest.approx(0.12, abs=0.02)
     assert spans["initcall.pci_init"].dur_s == pytest.approx(0.021, abs=0.015)
     assert "initcall.natsemi_init_mod" in bootspans.format_boot(rec)
+
+
+def test_a_serial_line_on_a_port_another_listener_holds_is_refused(tmp_path):
+    """A stale ser2net (or anything) on the port: refused before a cable or ser2net starts,
+    not taken for this line's ser2net."""
+    import socket
+
+    from boardlab.errors import BoardlabError
+    from boardlab.net import free_port
+    port = free_port()
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", port))
+        other.listen()
+        with pytest.raises(BoardlabError, match=f"port {port} on 127.0.0.1 is taken"):
+            with serial_line(tmp_path, "stale", port, 115200):
+                pass
+    assert not list(tmp_path.iterdir())     # nothing started, nothing written

@@ -185,7 +185,7 @@ def parse_cyclictest_json(text: str) -> dict:
 
 
 def parse_cycles_reduction(lines) -> dict:
-    """The board's reduction of a cyclictest run's per-cycle lines (workloads.CYCLES_AWK):
+    """The board's reduction of a cyclictest run's per-cycle lines (jobs/testdefs/lib/cycles.sh):
     {'histogram': {us: count}, 'slices': [(cycles so far, max us)], 'cycles': n,
     'overflows': n}."""
     out = {"histogram": {}, "slices": [], "cycles": None, "overflows": 0}
@@ -196,7 +196,7 @@ def parse_cycles_reduction(lines) -> dict:
                 out["histogram"][int(f[1])] = int(f[2])
             else:
                 out["slices"].append((int(f[1]), int(f[2])))
-        elif len(f) == 3 and f[0] == "N" and f[1].isdigit() and f[2].isdigit():
+        elif len(f) >= 3 and f[0] == "N" and f[1].isdigit() and f[2].isdigit():
             out["cycles"], out["overflows"] = int(f[1]), int(f[2])
     if out["cycles"] is None:
         raise ParseError("no 'N cycles overflows' line in the reduction of cyclictest's per-cycle output")

@@ -202,12 +202,13 @@ def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict
     (cyclictest's JSON, thread 0, with the histogram and its overflows made from every
     cycle's latency; the latency over time, the max of every per_slice cycles as (s, us),
     when per_slice). The one definition: the suite, compare and the benches take it from here."""
-    shell.run_check(target_load.install_command())
+    shell.run_check(target_load.install_command("load.sh"))
+    shell.run_check(target_load.install_command("cycles.sh"))
     try:
         out, _, _ = shell.run(target_load.under_load(workloads.cyclictest(
             seconds, "--json=/tmp/cyc.json > /tmp/cyc.v 2>/dev/null")), timeout=seconds * 20 + 60)
     finally:   # stopped already, unless the run was interrupted
-        shell.run(f". {target_load.ON_BOARD} && load_stop", timeout=30)
+        shell.run(target_load.stop_load(), timeout=30)
     if out[-1] != "rc=0":
         raise RuntimeError(f"cyclictest failed: {out[-3:]}")
     t = parsers.parse_cyclictest_json("\n".join(shell.run_check("cat /tmp/cyc.json")))["thread"]["0"]
@@ -216,7 +217,7 @@ def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict
         raise RuntimeError(f"cyclictest ran {t['cycles']} of {loops} cycles")
     # reduced on the board, the load stopped: a few hundred lines over the console, not 60000
     cycles = parsers.parse_cycles_reduction(
-        shell.run_check(workloads.cycles_reduction("/tmp/cyc.v", per_slice), timeout=seconds * 2 + 60))
+        shell.run_check(target_load.cycles_reduction("/tmp/cyc.v", per_slice), timeout=seconds * 2 + 60))
     shell.run("rm -f /tmp/cyc.v")
     if cycles["cycles"] != t["cycles"]:   # its main thread fell behind: a ring of 16384 values overrun
         raise RuntimeError(f"cyclictest printed {cycles['cycles']} of its {t['cycles']} cycles' latencies")

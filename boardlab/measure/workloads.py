@@ -17,7 +17,7 @@ SMALL_BOARD_MB = 32
 # SCHED_FIFO thread at priority 80, a 1 ms interval. Every cycle's latency is printed (-v)
 # to a file on the board (the latency over time): everywhere, so that the suite, compare and
 # LAVA measure under the same writes. The histogram is made from those per-cycle values on
-# the board once the load has stopped (CYCLES_AWK), not by cyclictest's -h: at exit -h
+# the board once the load has stopped (jobs/testdefs/lib/cycles.sh), not by cyclictest's -h: at exit -h
 # prints every one of its buckets, 20000 lines with the zeros, from cyclictest's main
 # thread, an ordinary thread among the load's ~40 processes. That took about 13 s of the
 # board's clock (16-20 s of the host's) a run whatever its length, and the load ran on
@@ -65,22 +65,6 @@ def cyclictest(seconds: float, *options: str) -> str:
     """The cyclictest command of a run `seconds` long; options: where its output goes."""
     return " ".join([f"cyclictest -m -v -p {CYCLICTEST_PRIORITY} -i {CYCLICTEST_INTERVAL_US} "
                      f"-l {cyclictest_loops(seconds)}", *options])
-
-
-# The reduction of a run's per-cycle lines ('thread:cycle:us', cyclictest -v) on the board,
-# in one pass: 'H us count' for the histogram below CYCLICTEST_HISTOGRAM_US, 'S n max' the
-# max of every `slice` cycles (the latency over time; slice=0: none), 'N cycles overflows'
-# last. jobs/testdefs/jitter/jitter.sh reduces the same lines to the same figures (held to
-# it by tests/test_workloads.py).
-CYCLES_AWK = ("awk -F: -v slice={slice} -v range={range} "
-              "'NF == 3 && $2 ~ /^ *[0-9]+$/ {{ v = $3 + 0; n++; if (v < range) h[v]++; else over++; "
-              "if (slice) {{ if (v > m) m = v; if (n % slice == 0) {{ printf \"S %d %d\\n\", n, m; m = 0 }} }} }} "
-              "END {{ for (k in h) printf \"H %d %d\\n\", k, h[k]; printf \"N %d %d\\n\", n, over }}' {path}")
-
-
-def cycles_reduction(path: str, slice_cycles: int = 0) -> str:
-    """The board's command that reduces a run's per-cycle file (CYCLES_AWK)."""
-    return CYCLES_AWK.format(slice=slice_cycles, range=CYCLICTEST_HISTOGRAM_US, path=path)
 
 
 def small_board(ram_mb: int) -> bool:

@@ -147,9 +147,14 @@ def serve(sock_path: str, link: str, baud: int = 0):
 def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool = False):
     """A serial line of one's own (tests, benchmarks): a cable pty (a board plugs into
     workdir/uart.sock, which is yielded) behind ser2net on 127.0.0.1:port, configured as
-    the lab's. Both stopped by PID after."""
+    the lab's. Both stopped by PID after. A port something else listens on is refused:
+    waiting for it to open would take that listener for this line's ser2net."""
+    from boardlab.errors import BoardlabError
     from boardlab.facts import hostconfigs
     from boardlab.net import tcp_open, wait_for
+    if tcp_open(port):
+        raise BoardlabError(f"serial line {name}: port {port} on 127.0.0.1 is taken by another "
+                            f"listener; choose a free port (boardlab.net.free_port)")
     link = workdir / f"{name}.tty"
     procs = []
     try:
@@ -163,7 +168,14 @@ def serial_line(workdir: Path, name: str, port: int, baud: int, chardelay: bool 
                                             chardelay=chardelay))
         procs.append(subprocess.Popen(["ser2net", "-n", "-u", "-c", str(cfg), "-P",
                                        str(workdir / "ser2net.pid")], stderr=subprocess.DEVNULL))
-        wait_for(lambda: tcp_open(port), what=f"ser2net on port {port}")
+        ser2net = procs[-1]
+
+        def listening():
+            if ser2net.poll() is not None:
+                raise BoardlabError(f"serial line {name}: ser2net exited with {ser2net.returncode} "
+                                    f"before it listened on port {port} ({cfg})")
+            return tcp_open(port)
+        wait_for(listening, what=f"ser2net on port {port}")
         yield workdir / "uart.sock"
     finally:
         for p in reversed(procs):

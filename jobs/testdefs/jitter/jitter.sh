@@ -2,6 +2,7 @@
 # cyclictest under load: the same metric names as testsuites/test_jitter.py
 . ../lib/gate.sh
 . ../lib/load.sh
+. ../lib/cycles.sh
 loops=$((DURATION * 1000000 / INTERVAL))
 
 load_start
@@ -13,35 +14,28 @@ rc=$?
 load_stop
 [ $rc = 0 ] || echo "boardlab: cyclictest exited with $rc"
 
-# the per-cycle lines 'thread:cycle:us' -> the histogram below HISTOGRAM us ('us count'),
-# its overflows, and min, avg, max over every cycle (boardlab.measure.workloads.CYCLES_AWK)
-awk -F: -v range="$HISTOGRAM" '
-    NF == 3 && $2 ~ /^ *[0-9]+$/ { v = $3 + 0; n++; sum += v
-        if (n == 1 || v < lo) lo = v; if (v > hi) hi = v
-        if (v < range) h[v]++; else over++ }
-    END { for (k in h) printf "%d %d\n", k, h[k]
-          if (n) printf "# cycles %d overflows %d min %d max %d avg %.2f\n", n, over, lo, hi, sum / n }
-' /tmp/cyc.v | sort -n > /tmp/cyc.hist
+# the per-cycle lines reduced as the suite reduces them (../lib/cycles.sh): 'H us count'
+# bins, then 'N cycles overflows min max sum'
+cycles_reduce /tmp/cyc.v "$HISTOGRAM" > /tmp/cyc.red
 rm -f /tmp/cyc.v
-summary() { awk -v k="$1" '$1 == "#" { for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1) }' /tmp/cyc.hist; }
-cycles=$(summary cycles)
+grep '^H ' /tmp/cyc.red | sort -n -k 2 > /tmp/cyc.hist
+grep '^N ' /tmp/cyc.red > /tmp/cyc.tot
+read -r _ cycles overflows min max sum < /tmp/cyc.tot
+rm -f /tmp/cyc.red /tmp/cyc.tot
 [ "${cycles:-0}" = "$loops" ] || echo "boardlab: cyclictest printed ${cycles:-0} of its $loops cycles' latencies"
-overflows=$(summary overflows)
-# the q-th percentile of the histogram (overflows counted above its last bin), as
-# boardlab.measure.parsers.percentile_from_histogram
+echo "# cycles ${cycles:-0} overflows ${overflows:-0} min $min max $max sum $sum"
 percentile() {
     # n from 0: an unset variable is the subscript "", and the first bin was never read
     awk -v over="${overflows:-0}" -v q="$1" '
     BEGIN { n = 0 }
-    /^[0-9]+ [0-9]+$/ { lat[n] = $1 + 0; cnt[n] = $2 + 0; total += $2; n++ }
+    $1 == "H" { lat[n] = $2 + 0; cnt[n] = $3 + 0; total += $3; n++ }
     END { total += over; need = q / 100 * total; seen = 0
           for (i = 0; i < n; i++) { seen += cnt[i]; if (cnt[i] && seen >= need) { print lat[i]; exit } }
           if (n) print lat[n - 1] }' /tmp/cyc.hist
 }
-grep '^#' /tmp/cyc.hist
-report min_us "$(summary min)" us
-report avg_us "$(summary avg)" us
-report max_us "$(summary max)" us
+report min_us "$min" us
+report avg_us "$(awk -v n="${cycles:-0}" -v sum="${sum:-0}" 'BEGIN { if (n) printf "%.2f", sum / n }')" us
+report max_us "$max" us
 report p99_us "$(percentile 99)" us
 report p0_1_us "$(percentile 0.1)" us
 rm -f /tmp/cyc.hist
