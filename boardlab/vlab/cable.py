@@ -2,8 +2,11 @@
 
 ser2net holds the pty's slave end like a USB serial adapter; the board (QEMU) plugs
 into a Unix socket each time it is powered on. Bytes from the board go to the pty;
-bytes typed into the pty go to the board. While the board is off, input is dropped;
-while nobody reads the pty, output is dropped - as on a real line. With a baud rate,
+bytes typed into the pty go to the board. While the board is off, input is dropped.
+The pty holds about 15 kB, and QEMU writes a boot's output far faster than any line
+rate: a reader that falls behind (ser2net on a busy host) gets every byte, held here up
+to LINE_BUFFER; while nobody reads the pty at all (NOBODY_READS_S), output is dropped -
+as on a real line. With a baud rate,
 what is typed reaches the board at the line's pace (10 bits a character, 8N1), as
 through a real UART: a 40-character U-Boot command takes 3.5 ms at 115200 baud."""
 from __future__ import annotations
@@ -22,6 +25,10 @@ import termios
 import time
 import tty
 from pathlib import Path
+
+
+LINE_BUFFER = 1 << 20    # bytes from the board waiting for the pty's reader (a boot's output is ~200 kB)
+NOBODY_READS_S = 5.0     # the pty unwritable this long: nobody reads it, what waits is dropped
 
 
 def make_pty(link: str):
@@ -44,6 +51,8 @@ class Cable:
         self.char_s = 10.0 / baud if baud else 0.0
         self.typed = bytearray()     # to the board, not yet delivered at the line's pace
         self.line_free_at = 0.0
+        self.to_line = bytearray()   # from the board, not yet taken by the pty
+        self.line_stuck_since = None
         self.master, _slave = make_pty(link)
         if os.path.exists(sock_path):
             os.unlink(sock_path)
@@ -52,13 +61,15 @@ class Cable:
         self.listener.listen(1)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
-        self.sel.register(self.master, selectors.EVENT_READ, self._from_pty)
+        self.sel.register(self.master, selectors.EVENT_READ, self._pty_ready)
         self.board = None
 
-    def _accept(self):
+    def _accept(self, mask=0):
         conn, _ = self.listener.accept()
         if self.board is not None:   # a new power-on replaces a stale connection
             self._unplug()
+        self.to_line.clear()         # what the last power-on left unread: not this boot's
+        self.line_stuck_since = None
         self.board = conn
         self.sel.register(conn, selectors.EVENT_READ, self._from_board)
         print("cable: board connected (powered on)", flush=True)
@@ -68,7 +79,7 @@ class Cable:
         self.board.close()
         self.board = None
 
-    def _from_board(self):
+    def _from_board(self, mask=0):
         try:
             data = self.board.recv(65536)
         except OSError:
@@ -77,11 +88,37 @@ class Cable:
             self._unplug()
             print("cable: board disconnected (powered off)", flush=True)
             return
-        try:
-            os.write(self.master, data)
-        except OSError as e:
-            if e.errno not in (errno.EAGAIN, errno.EIO):
-                raise   # EAGAIN: nobody reads the line; the bytes are lost
+        self.to_line += data[:max(LINE_BUFFER - len(self.to_line), 0)]   # beyond: an overrun
+        self._write_line()
+
+    def _write_line(self):
+        """Give the pty what it takes of the board's bytes; the rest waits for it to be
+        writable (its reader catching up), unless nobody has read for NOBODY_READS_S."""
+        while self.to_line:
+            try:
+                n = os.write(self.master, self.to_line[:65536])
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EIO):
+                    raise
+                break
+            del self.to_line[:n]
+            self.line_stuck_since = None
+        now = time.monotonic()
+        if not self.to_line:
+            self.line_stuck_since = None
+        elif self.line_stuck_since is None:
+            self.line_stuck_since = now
+        elif now - self.line_stuck_since > NOBODY_READS_S:
+            self.to_line.clear()      # nobody reads the line: lost, as on a real one
+            self.line_stuck_since = None
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_line else 0)
+        self.sel.modify(self.master, events, self._pty_ready)
+
+    def _pty_ready(self, mask):
+        if mask & selectors.EVENT_WRITE:
+            self._write_line()
+        if mask & selectors.EVENT_READ:
+            self._from_pty()
 
     def _from_pty(self):
         try:
@@ -122,12 +159,15 @@ class Cable:
         """Pass bytes both ways while running() says so."""
         while running():
             wait = self._deliver_typed()
+            if self.to_line:   # to see when nobody has read the line for long enough
+                self._write_line()
+                wait = min(wait, NOBODY_READS_S / 2)
             try:
                 events = self.sel.select(timeout=wait)
             except InterruptedError:
                 continue
-            for key, _ in events:
-                key.data()
+            for key, mask in events:
+                key.data(mask)
         self.listener.close()
         os.unlink(self.sock_path)
         if os.path.islink(self.link):
