@@ -53,6 +53,7 @@ class Cable:
         self.line_free_at = 0.0
         self.to_line = bytearray()   # from the board, not yet taken by the pty
         self.line_stuck_since = None
+        self.watching_write = False  # the pty registered for EVENT_WRITE (to_line waits)
         self.master, _slave = make_pty(link)
         if os.path.exists(sock_path):
             os.unlink(sock_path)
@@ -111,8 +112,10 @@ class Cable:
         elif now - self.line_stuck_since > NOBODY_READS_S:
             self.to_line.clear()      # nobody reads the line: lost, as on a real one
             self.line_stuck_since = None
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_line else 0)
-        self.sel.modify(self.master, events, self._pty_ready)
+        if bool(self.to_line) != self.watching_write:   # a system call only on a change
+            self.watching_write = bool(self.to_line)
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_line else 0)
+            self.sel.modify(self.master, events, self._pty_ready)
 
     def _pty_ready(self, mask):
         if mask & selectors.EVENT_WRITE:
