@@ -97,7 +97,7 @@ def board_strategy(strategy, run_dir, request):
     _prepare_virtual_board(strategy.board)
     # the strategy knows when each milestone is due from these baselines on its own
     strategy.baselines_dir = str(request.config.getoption("--baselines-dir") or "")
-    _check_baselines(strategy, request)
+    _check_before_boot(strategy, request)
     yield strategy
     strategy.transition("off")
 
@@ -114,13 +114,15 @@ def _prepare_virtual_board(board):
         pytest.exit(f"board {board.name}: its images: {e}", returncode=4)
 
 
-def _check_baselines(strategy, request):
-    """A malformed baseline of the kernel under test is an error before the board is
-    booted, not after its measurements."""
+def _check_before_boot(strategy, request):
+    """A selection the board cannot boot (a name U-Boot cannot take, a file not built yet) or
+    a malformed baseline of the kernel under test: an error before the board is booted."""
     from boardlab.boot.strategy import BootError
     root = Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR)
-    try:   # the selection's plan first: a kernel or ramdisk name U-Boot cannot take
-        baselines.load(strategy.kernel_under_test.name, strategy.board.name, root)
+    try:
+        plan = strategy.plan()
+        strategy.require_files(plan)
+        baselines.load(plan.kernel.name, strategy.board.name, root)
     except (baselines.BaselineError, BootError) as e:
         pytest.exit(f"boardlab: {e} (nothing was booted)", returncode=4)
 

@@ -135,3 +135,23 @@ def test_uboot_faults_are_named_by_category(output, category):
 def test_the_boot_watches_image_faults_only():
     assert {f.category for f in bootplan.BootPlan.__dataclass_fields__["boot_faults"].default} \
         == {"image"}
+
+
+def test_a_file_nothing_has_built_yet_is_named_with_what_makes_it(qemu_arm, tmp_path):
+    """Before the board is powered on: each missing file of a plan says what makes it (the
+    images step, the build-size suite) or where it belongs."""
+    import dataclasses
+    board = dataclasses.replace(qemu_arm, images=dataclasses.replace(qemu_arm.images, dir=str(tmp_path)))
+    for kernel, says in (("armmp", "`boardlab vlab build --board qemu-arm` makes it"),
+                         ("virt-nfs", "the build-size suite builds it")):
+        plan = bootplan.plan_boot(board, kernel)
+        with pytest.raises(bootplan.PlanError, match=re.escape(f"{plan.stage[0][0]} is not there yet: {says}")):
+            bootplan.require_files(board, plan.stage)
+    plan = bootplan.plan_boot(board, "armmp")
+    plan.stage[0][0].write_bytes(b"x")    # the kernel there, the ramdisk not
+    with pytest.raises(bootplan.PlanError, match=r"rootfs.uImage is not there yet: `boardlab vlab build"):
+        bootplan.require_files(board, plan.stage)
+    tqm = load_board("tqm860l")
+    tqm = dataclasses.replace(tqm, images=dataclasses.replace(tqm.images, dir=str(tmp_path)))
+    with pytest.raises(bootplan.PlanError, match=re.escape(f"belongs in the board's images ({tmp_path})")):
+        bootplan.require_files(tqm, bootplan.plan_boot(tqm, "2.4.25").stage)

@@ -250,6 +250,9 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
             bootplan.resolve_kernel(board, side.kernel)
     if prepare_board and board is not None and any(s.kernel for s in sides):
         prepare_board(board)   # refused when its lab host is down: before anything is written
+    for side in sides:   # a kernel nothing has built yet: said before the first boot
+        if side.kernel and board is not None:
+            bootplan.require_files(board, bootplan.plan_boot(board, side.kernel).stage)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
     rounds = 0
     if any(s.kernel for s in sides):

@@ -83,6 +83,27 @@ def resolve_kernel(board: Board, spec: str | None = None, tftp_prefix: str | Non
                     f"nor a uImage file, nor tftp:<file>")
 
 
+def _made_by(board: Board, local: Path) -> str:
+    """What makes a file of the board's images that is not there yet."""
+    kernel = next((n for n, k in board.images.kernels.items() if k.uimage == local.name), None)
+    facts = board.images.kernels.get(kernel)
+    if local.name == board.images.ramdisk or (facts and (facts.debian_package or facts.config)):
+        return f"`boardlab vlab build --board {board.name}` makes it"
+    from boardlab.build.alongside import configs_of   # the build suite's own rule
+    if kernel and any(c.parent.name == kernel for c in configs_of(board.name)):
+        return (f"the build-size suite builds it, a clean kernel build (`pytest --lg-env "
+                f"lab/{board.name}.yaml testsuites/test_build.py`, or the main job)")
+    return f"it is not built here: it belongs in the board's images ({board.images.dir})"
+
+
+def require_files(board: Board, stage) -> None:
+    """Every file a boot stages is there: said before the board is powered on, with what
+    makes a missing one (a kernel of the facts that nothing has built yet)."""
+    for local, _ in stage:
+        if not local.is_file():
+            raise PlanError(f"board {board.name}: {local} is not there yet: {_made_by(board, local)}")
+
+
 def resolve_root(board: Board, mode: str | None = None) -> str:
     mode = mode or board.root.default
     if mode not in board.root.bootargs:

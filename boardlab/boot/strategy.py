@@ -134,6 +134,13 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         except bootplan.PlanError as e:
             raise BootError(str(e)) from None
 
+    def require_files(self, plan: bootplan.BootPlan):
+        """Every file the boot stages is there (bootplan.require_files)."""
+        try:
+            bootplan.require_files(self.board, plan.stage)
+        except bootplan.PlanError as e:
+            raise BootError(str(e)) from None
+
     @property
     def kernel_under_test(self) -> bootplan.KernelUnderTest:
         return self.plan().kernel
@@ -267,6 +274,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
 
     @step()
     def _to_shell(self, plan):
+        self.require_files(plan)   # a file that is not there: before the board is touched
         self._to_uboot(plan)
         for local, _ in plan.stage:
             self.stage(local)
