@@ -151,6 +151,9 @@ def test_a_file_nothing_has_built_yet_is_named_with_what_makes_it(qemu_arm, tmp_
     plan.stage[0][0].write_bytes(b"x")    # the kernel there, the ramdisk not
     with pytest.raises(bootplan.PlanError, match=r"rootfs.uImage is not there yet: `boardlab vlab build"):
         bootplan.require_files(board, plan.stage)
+    own = bootplan.plan_boot(board, "armmp", ramdisk=str(tmp_path / "elsewhere" / "rootfs.uImage"))
+    with pytest.raises(bootplan.PlanError, match=r"elsewhere/rootfs.uImage is not there yet: no such file"):
+        bootplan.require_files(board, own.stage)
     tqm = load_board("tqm860l")
     tqm = dataclasses.replace(tqm, images=dataclasses.replace(tqm.images, dir=str(tmp_path)))
     with pytest.raises(bootplan.PlanError, match=re.escape(f"belongs in the board's images ({tmp_path})")):

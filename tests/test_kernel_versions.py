@@ -26,7 +26,7 @@ OTHER = "6.1.190-1"    # the pinned virt-nfs is linux-source-6.1 6.1.192-2
 def test_a_second_version_is_built_booted_compared_and_never_judged_as_the_first(vlab, tmp_path):
     board = load_board("qemu-arm")
     fragment = ROOT / "kernels" / "virt-nfs" / "qemu-arm.config"
-    pinned = bootplan.plan_boot(board, "virt-nfs").kernel.local
+    pinned = bootplan.resolve_kernel(board, "virt-nfs").local
     if not pinned.is_file():   # made by the build-size suite, which may not have run on this host
         kbuild.build(board, "virt-nfs", fragment)
     r = build_version(board, OTHER, fragment)

@@ -64,8 +64,7 @@ def resolve_kernel(board: Board, spec: str | None = None, tftp_prefix: str | Non
         file = check_file_name("kernel", spec[len(TFTP_PREFIX):], board,
                                board.tftp.prefix if tftp_prefix is None else tftp_prefix)
         # the board's own uImage, already on the server: named (and baselined) as its kernel
-        known = [n for n, k in images.kernels.items() if k.uimage == os.path.basename(file)]
-        return KernelUnderTest(spec, known[0] if known else file, None, file, False)
+        return KernelUnderTest(spec, _kernel_of_file(board, os.path.basename(file)) or file, None, file, False)
     if spec in images.kernels:
         k = images.kernels[spec]
         return KernelUnderTest(spec, spec, Path(images.dir) / k.uimage, None, k.nfs_loader)
@@ -83,9 +82,16 @@ def resolve_kernel(board: Board, spec: str | None = None, tftp_prefix: str | Non
                     f"nor a uImage file, nor tftp:<file>")
 
 
+def _kernel_of_file(board: Board, file_name: str) -> str | None:
+    """The kernel of the facts whose uImage has this file name."""
+    return next((n for n, k in board.images.kernels.items() if k.uimage == file_name), None)
+
+
 def _made_by(board: Board, local: Path) -> str:
     """What makes a file of the board's images that is not there yet."""
-    kernel = next((n for n, k in board.images.kernels.items() if k.uimage == local.name), None)
+    if local.parent != Path(board.images.dir):   # one's own file, named on the command line
+        return "no such file"
+    kernel = _kernel_of_file(board, local.name)
     facts = board.images.kernels.get(kernel)
     if local.name == board.images.ramdisk or (facts and (facts.debian_package or facts.config)):
         return f"`boardlab vlab build --board {board.name}` makes it"
