@@ -150,7 +150,7 @@ def for_harness(spec: MetricSpec, harness: str | None) -> MetricSpec:
 
 
 class UnknownMetric(InputError, KeyError):
-    pass
+    __str__ = Exception.__str__     # KeyError's would quote the whole line
 
 
 def spec(key: str) -> MetricSpec:
