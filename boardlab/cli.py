@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
+from boardlab.facts.board import env_path
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
@@ -60,7 +61,7 @@ def cmd_boot(args):
     from boardlab.boot.session import open_env
     from boardlab.boot.strategy import BootError
     from boardlab.vlab.host import prepare_if_virtual
-    env = open_env(args.env)
+    env = open_env(args.env or env_path("qemu-arm"))
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     prepare_if_virtual(strategy.board)
@@ -150,7 +151,7 @@ def cmd_compare(args):
     from boardlab.vlab.host import prepare_if_virtual
     try:
         sides, rows, files = compare.compare(
-            args.env or f"lab/{args.board}.yaml", args.kernel or [],
+            str(args.env or env_path(args.board)), args.kernel or [],
             families=tuple(f.strip() for f in args.families.split(",")), repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
             out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual,
@@ -180,15 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     _vlab_parser(sub)
     g = sub.add_parser("gen", help="write every generated file from boards/*.yaml and places/*/lab-host.yaml",
-                       description="From the board and lab-host facts: the labgrid environments "
-                                   "(lab/, lab/remote/), each lab host's exporter, places, ser2net, "
-                                   "tftpd-hpa, NFS exports and pdudaemon configs (places/<host>/), and "
-                                   "LAVA's device types and dictionaries (jobs/). The facts are checked "
-                                   "first: a bad one is one line and exit 2, nothing written.")
+                       description="From the board and lab-host facts: the labgrid environments (lab/, "
+                                   "lab/remote/), each lab host's exporter, places, ser2net, tftpd-hpa, NFS "
+                                   "exports and pdudaemon configs (places/<host>/), and LAVA's device types "
+                                   "and dictionaries (jobs/). The facts are checked first: a bad one is one "
+                                   "line and exit 2, nothing written.")
     g.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
     g.set_defaults(func=cmd_gen)
     b = sub.add_parser("boot", help="boot a board to a shell once and print its milestones")
-    b.add_argument("--env", default="lab/qemu-arm.yaml")
+    b.add_argument("--env", default=None, help="a labgrid environment (default: lab/qemu-arm.yaml)")
     b.add_argument("--kernel", default=None)
     b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     b.add_argument("--keep-on", action="store_true", help="leave the board running")
@@ -225,8 +226,7 @@ def _vlab_parser(sub):
     v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
                    help="clock: the QEMU clock of the lab's boards from their next power-on "
                         "(deterministic: icount, for measurements; realtime: as fast as the host)")
-    v.add_argument("--lab", default=None, help="one lab host only (places/<lab>/lab-host.yaml); "
-                                               "default: the whole virtual lab")
+    v.add_argument("--lab", help="one lab host only (places/<lab>/lab-host.yaml; default: the whole lab)")
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: even if up to date; down: even in use")
     v.add_argument("--board", action="append", default=[],

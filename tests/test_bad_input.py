@@ -1,6 +1,7 @@
 """Every command, bad input: one line naming the file, field or board, exit 2, never a
 traceback; nothing written and no board taken or powered before the input is checked."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,11 @@ def no_board(monkeypatch):
     monkeypatch.setattr(session, "board_session", taken)
     from boardlab.ab import compare
     monkeypatch.setattr(compare, "board_session", taken)
+
+    def ran(*a, **k):   # a check that regressed would start the long work itself
+        raise AssertionError("a sweep, bisect or nightly build started before the input was checked")
+    for long_work in ("boardlab.kernel.sweep.sweep", "boardlab.bisect.run._bisect", "boardlab.bisect.nightly._build"):
+        monkeypatch.setattr(long_work, ran)
 
 
 def _run(capsys, argv):
@@ -78,6 +84,22 @@ def test_compare_with_a_mistyped_run_directory_takes_no_board(tmp_path, capsys, 
     assert not (tmp_path / "out").exists()
 
 
+def test_compare_finds_its_board_s_environment_from_any_directory(tmp_path, capsys, monkeypatch):
+    """Run from outside the checkout, compare's default environment is the board's own
+    (it was lab/<board>.yaml relative to where one stood: a run directory, then 'no such file')."""
+    from boardlab.ab import compare
+    seen = []
+
+    def stop(env, *a, **k):
+        seen.append(env)
+        raise ValueError("stopped before a boot")
+    monkeypatch.setattr(compare, "compare", stop)
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "--board", "qemu-arm", "--kernel", "armmp", "--kernel", "rt-armmp"]) == 2
+    assert Path(seen[0]).is_absolute() and Path(seen[0]).is_file(), seen
+    assert not any(tmp_path.iterdir())
+
+
 def test_bad_names_are_refused_before_a_boot(tmp_path, capsys, no_board):
     code, err = _run(capsys, ["compare", "--board", "qemu-arm", "--kernel", "armmp",
                               "--kernel", "tftp:qemu-arm/a;reset", "--out", str(tmp_path / "out")])
@@ -95,6 +117,14 @@ def test_bad_names_are_refused_before_a_boot(tmp_path, capsys, no_board):
     (["compare", "--kernel", "baseline:qemu-arm", "--kernel", "armmp"], "a stored side is baseline:<board>:<kernel>"),
     (["compare", "--phases", "--kernel", "baseline:qemu-arm:armmp", "--kernel", "armmp"],
      "--phases boots both kernels with their phase log, but armmp (stored) is stored figures"),
+    (["compare", "--kernel", "armmp", "--kernel", "rt-armmp", "--max-repeats", "0"], "--max-repeats 0: at least 1"),
+    (["compare", "--kernel", "armmp", "--kernel", "rt-armmp", "--jitter-seconds", "0"], "--jitter-seconds 0: at least 1"),
+    (["compare", "--kernel", "armmp", "--kernel", "rt-armmp", "--env", "/nonexistent/board.yaml"],
+     "/nonexistent/board.yaml: no such labgrid environment file"),
+    (["kernel", "sweep", "--budget", "-1"], "--budget -1: boots a side, 0 or more"),
+    (["nightly", "--tree", "/nonexistent", "--boots", "0"], "--boots 0: at least 1"),
+    (["bisect", "--tree", "/nonexistent", "--good", "a", "--bad", "b", "--metric", "boot_time.guest_login",
+      "--repeats", "0"], "--repeats 0 --max-repeats 10: boots a revision, at least 1"),
 ])
 def test_every_command_names_bad_input_in_one_line(capsys, no_board, argv, says):
     code, err = _run(capsys, argv)

@@ -234,12 +234,17 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     figures (initcall_debug moves them), so they are compared but not recorded."""
     if len(specs) != 2:
         raise ValueError(f"compare takes two sides (--kernel A --kernel B), got {len(specs)}")
+    for option, n in (("--repeats", repeats), ("--max-repeats", max_repeats), ("--jitter-seconds", jitter_s)):
+        if n < 1:
+            raise InputError(f"{option} {n}: at least 1")
     bad = [f for f in families if f not in sample.FAMILIES]
     if bad:
         raise InputError(f"unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
                          f"(known: {', '.join(sample.FAMILIES)})")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
+    if any(s.kernel for s in sides) and not Path(env_path).is_file():
+        raise InputError(f"{env_path}: no such labgrid environment file")   # before anything is written
     if phase_log and not all(s.kernel for s in sides):
         raise ValueError("--phases boots both kernels with their phase log, but "
                          + ", ".join(s.label for s in sides if not s.kernel) + " is stored figures, not a kernel")

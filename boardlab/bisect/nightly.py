@@ -112,6 +112,8 @@ def nightly(tree, branch: str = "HEAD", board_name: str = "qemu-arm", families=D
     """The night's run of a tree: its run directory (results.json, console logs), landed."""
     from boardlab.bisect.run import default_config
     board = load_board(board_name)
+    if boots < 1:
+        raise BisectInputError(f"--boots {boots}: at least 1")
     tree = Path(tree).resolve()
     config = Path(config).resolve() if config else default_config(board.name)
     t0 = time.monotonic()

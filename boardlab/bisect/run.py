@@ -49,6 +49,8 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     if spec.suite == "build" and not spec.exact:
         raise BisectInputError(f"{metric}: an incremental build's time says nothing of the revision; "
                           f"bisect a size (build.*_bytes) or a metric measured on the board")
+    if repeats < 1 or max_repeats < 1:
+        raise BisectInputError(f"--repeats {repeats} --max-repeats {max_repeats}: boots a revision, at least 1")
     tree = Path(tree).resolve()
     config = Path(config).resolve() if config else default_config(board)
     if not config.exists():

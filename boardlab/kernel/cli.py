@@ -68,6 +68,8 @@ def cmd_kernel(args):
         return 0
     if args.action == "sweep":
         from boardlab.kernel import sweep
+        if args.budget < 0:
+            raise InputError(f"--budget {args.budget}: boots a side, 0 or more")
         versions = args.words or sweep.default_versions()
         for v in versions:
             sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
