@@ -219,3 +219,23 @@ def test_history_filters_and_missing_options(capsys, argv, says):
     out, err = capsys.readouterr()
     assert code == 2 and says in err.strip() and len(err.strip().splitlines()) == 1, (code, out, err)
     assert not out and '"' not in err, err     # the message itself, not a KeyError's repr of it
+
+
+def test_a_broken_yaml_file_is_one_line_with_where_it_breaks(tmp_path):
+    """PyYAML's own message is four lines with the quoted line; every loader says one."""
+    from boardlab.errors import BoardlabError
+    from boardlab.facts import kernelpin, typedyaml
+    from boardlab.judge import baselines
+    from boardlab.lava.server import load_schedule
+    broken = "jobs:\n  a: {board: qemu-arm\n"
+    (tmp_path / "k").mkdir()
+    for name in ("f.yaml", "k/pin.yaml"):
+        (tmp_path / name).write_text(broken)
+    loaders = [lambda: typedyaml.load_yaml(tmp_path / "f.yaml"), lambda: kernelpin.load_pin("k", tmp_path),
+               lambda: baselines._read(tmp_path / "f.yaml"), lambda: load_schedule(tmp_path / "f.yaml")]
+    for load in loaders:
+        with pytest.raises(BoardlabError) as e:
+            load()
+        said = str(e.value)
+        assert len(said.splitlines()) == 1 and ("f.yaml" in said or "pin.yaml" in said), said
+        assert "line 3, column 1: expected ',' or '}'" in said, said

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.errors import InputError
+from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.files import atomic_write
 
@@ -52,7 +52,7 @@ def load_pin(kernel: str, root: Path = KERNELS_DIR) -> Pin | None:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise PinError(f"{path}: not valid YAML: {e}") from None
+        raise PinError(f"{path}: not valid YAML: {one_line(e)}") from None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) and data[k] for k in ("package", "version")):
         raise PinError(f"{path}: needs 'package' and 'version' (strings), got {data!r}")
     extra = set(data) - {"package", "version", "since", "why", "run"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.errors import InputError
+from boardlab.errors import InputError, one_line
 
 
 class FactsError(InputError):
@@ -139,4 +139,4 @@ def load_yaml(path: Path):
     except OSError as e:
         raise FactsError(f"{path}: cannot be read: {e.strerror or e}") from None
     except yaml.YAMLError as e:
-        raise FactsError(f"{path}: not valid YAML: {e}") from None
+        raise FactsError(f"{path}: not valid YAML: {one_line(e)}") from None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.errors import InputError
+from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import clocks, kernelid
 from boardlab.measure.catalogue import METRICS, for_harness
@@ -157,7 +157,7 @@ def _read(path: Path):
     try:
         return yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise BaselineError(f"{path}: not valid YAML: {e}") from None
+        raise BaselineError(f"{path}: not valid YAML: {one_line(e)}") from None
 
 
 def _load_file(path: Path) -> dict[str, Baseline]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.errors import InputError
+from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue
@@ -55,7 +55,7 @@ def _load_reference(reference: Path) -> dict:
         raise InputError(f"{reference}: not there (the study's numbers, in ../shared/reference "
                          f"beside this checkout)") from None
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
-        raise InputError(f"{reference}: cannot be read ({str(e).splitlines()[0]})") from None
+        raise InputError(f"{reference}: cannot be read ({one_line(e)})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict) \
             or not isinstance(data.get("boards"), dict):
         raise InputError(f"{reference}: fields 'boards' and 'results' are needed (mappings)")

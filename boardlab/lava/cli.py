@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from boardlab import lava
+from boardlab.errors import one_line
 from boardlab.facts.board import load_board
 from boardlab.files import atomic_write
 from boardlab.history.submit import land
@@ -122,7 +123,7 @@ def _job_of_dir(src: Path) -> dict:
     try:
         job = yaml.safe_load((src / "job.yaml").read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise lava.LavaInputError(f"{src / 'job.yaml'}: not YAML ({str(e).splitlines()[0]})") from None
+        raise lava.LavaInputError(f"{src / 'job.yaml'}: not YAML ({one_line(e)})") from None
     if not isinstance(job, dict):
         raise lava.LavaInputError(f"{src / 'job.yaml'}: not a LAVA job (a mapping with "
                                   f"device_type, actions, ...)")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from boardlab.errors import one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import SCHEDULE
@@ -26,7 +27,7 @@ def load_schedule(path: Path = SCHEDULE) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as e:
-        raise LavaInputError(f"{path}: {e}") from None
+        raise LavaInputError(f"{path}: {one_line(e)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
         raise LavaInputError(f"{path}: needs a 'jobs' mapping of name -> {{board, kernel, suites, when}}")
     if not isinstance(data.get("trees", {}), dict):
