@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from boardlab.boot import bootplan
-from boardlab.boot.session import board_session
+from boardlab.boot.session import board_session, require_env
 from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.errors import InputError
 from boardlab.files import atomic_write
@@ -243,8 +243,8 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
                          f"(known: {', '.join(sample.FAMILIES)})")
     this_host = clocks.this_host()["id"]
     sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
-    if any(s.kernel for s in sides) and not Path(env_path).is_file():
-        raise InputError(f"{env_path}: no such labgrid environment file")   # before anything is written
+    if any(s.kernel for s in sides):
+        require_env(env_path)   # before anything is written
     if phase_log and not all(s.kernel for s in sides):
         raise ValueError("--phases boots both kernels with their phase log, but "
                          + ", ".join(s.label for s in sides if not s.kernel) + " is stored figures, not a kernel")

@@ -6,20 +6,25 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from boardlab.errors import InputError
+from boardlab.errors import InputError, one_line
+
+
+def require_env(env_path):
+    """InputError naming a labgrid environment file that is not there: said before a
+    command writes anything, without building the environment."""
+    if not Path(env_path).is_file():
+        raise InputError(f"{env_path}: no such labgrid environment file")
 
 
 def open_env(env_path):
     """A labgrid environment file; InputError naming it when it is missing or invalid."""
     from labgrid import Environment
-    from labgrid.exceptions import NoConfigFoundError
+    require_env(env_path)
     try:
         return Environment(str(env_path))
-    except NoConfigFoundError:
-        raise InputError(f"{env_path}: no such labgrid environment file") from None
     except Exception as e:  # noqa: BLE001 - labgrid's InvalidConfigError, YAML errors
         raise InputError(f"{env_path}: not a usable labgrid environment: "
-                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+                         f"{type(e).__name__}: {one_line(e)}") from None
 
 
 @contextlib.contextmanager
