@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from boardlab.build import aptanswers
 from boardlab.log import progress
 from boardlab.build.debs import ImageBuildError, run
 
@@ -39,12 +40,17 @@ class SourceUnavailable(ImageBuildError):
 
 def source_version(pkg: str) -> str:
     """The version `apt-get source` would fetch (the deb-src candidate)."""
-    out = run(["apt-cache", "showsrc", "--only-source", pkg])
-    versions = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Version:")]
-    if not versions:
+    version = aptanswers.answer(f"apt-cache showsrc --only-source {pkg}", lambda: _newest_source(pkg))
+    if not version:
         raise SourceUnavailable(f"no deb-src entry for {pkg} (setup adds 'deb-src' to "
                                 f"/etc/apt/sources.list.d/debian.sources; run apt-get update)")
-    return max(versions, key=_version_key)
+    return version
+
+
+def _newest_source(pkg: str) -> str:
+    out = run(["apt-cache", "showsrc", "--only-source", pkg])
+    versions = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Version:")]
+    return max(versions, key=_version_key) if versions else ""
 
 
 def _version_key(v: str):
@@ -60,22 +66,33 @@ def fetch_source(pkg: str, version: str, cache: Path) -> Path:
         return tree
     dl = cache / "dl"
     dl.mkdir(parents=True, exist_ok=True)
-    progress(f"  apt-get source {pkg}={version}")
-    r = subprocess.run(["apt-get", "source", "-q", "--download-only",
-                        "-o", "APT::Sandbox::User=root", f"{pkg}={version}"],
-                       cwd=dl, capture_output=True, text=True)
-    if r.returncode != 0:
-        # (without the mirror's address: the reason goes into the image's inputs)
-        errors = [re.sub(r"\s*\[IP: [^]]*\]", "", ln)
-                  for ln in (r.stderr + r.stdout).splitlines() if ln.startswith("E:")]
-        raise SourceUnavailable(f"apt-get source {pkg}={version} failed: "
-                                + ("; ".join(errors[:2]) or f"status {r.returncode}"))
+    # a refusal is kept (until apt's lists change): the next images step does not wait
+    # for the same 404 again
+    refusal = aptanswers.answer(f"apt-get source {pkg}={version}",
+                                lambda: _download_source(pkg, version, dl), keep=bool)
+    if refusal:
+        raise SourceUnavailable(refusal)
     dsc = dl / f"{pkg}_{upstream}.dsc"
     shutil.rmtree(tree, ignore_errors=True)
     tree.parent.mkdir(parents=True, exist_ok=True)
     run(["dpkg-source", "--no-check", "-x", str(dsc), str(tree)])
     (tree / ".boardlab-unpacked").write_text(version + "\n")
     return tree
+
+
+def _download_source(pkg: str, version: str, dl: Path) -> str:
+    """apt-get source into dl: '' when it came, else why not (one line)."""
+    progress(f"  apt-get source {pkg}={version}")
+    r = subprocess.run(["apt-get", "source", "-q", "--download-only",
+                        "-o", "APT::Sandbox::User=root", f"{pkg}={version}"],
+                       cwd=dl, capture_output=True, text=True)
+    if r.returncode == 0:
+        return ""
+    # (without the mirror's address: the reason goes into the image's inputs)
+    errors = [re.sub(r"\s*\[IP: [^]]*\]", "", ln)
+              for ln in (r.stderr + r.stdout).splitlines() if ln.startswith("E:")]
+    return (f"apt-get source {pkg}={version} failed: "
+            + ("; ".join(errors[:2]) or f"status {r.returncode}"))
 
 
 def _busybox(tree: Path, out: Path, ct: CrossTarget) -> dict[str, Path]:

@@ -7,6 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from boardlab.build import aptanswers
 from boardlab.build.buildenv import ImageBuildError, run
 from boardlab.log import progress
 
@@ -16,7 +17,8 @@ def resolve_packages(metas: dict) -> dict:
     in one apt-cache call: {kernel name: package}."""
     if not metas:
         return {}
-    out = run(["apt-cache", "depends"] + [f"{p}:armhf" for p in metas.values()])
+    cmd = ["apt-cache", "depends"] + [f"{p}:armhf" for p in metas.values()]
+    out = aptanswers.answer(" ".join(cmd), lambda: run(cmd))
     resolved, current = {}, None
     for line in out.splitlines():
         if not line.startswith(" "):
@@ -46,7 +48,10 @@ def parse_policy(text: str) -> dict:
 
 def candidate_versions(pkgs) -> dict:
     """One apt-cache call for all packages (each call costs about a second)."""
-    found = parse_policy(run(["apt-cache", "policy"] + [f"{p}:armhf" for p in pkgs]))
+    if not pkgs:
+        return {}    # (without packages, apt-cache policy prints apt's whole policy)
+    cmd = ["apt-cache", "policy"] + [f"{p}:armhf" for p in pkgs]
+    found = parse_policy(aptanswers.answer(" ".join(cmd), lambda: run(cmd)))
     versions = {}
     for pkg in pkgs:
         if not found.get(pkg):
