@@ -18,3 +18,8 @@ echo "wrote $top/requirements.lock"
   --allow-unsafe --output-file history/requirements.lock history/requirements.in
 sed -i 's#^\#    pip-compile .*#\#    scripts/lock-deps.sh   (pip-compile --generate-hashes --allow-unsafe history/requirements.in)#' history/requirements.lock
 echo "wrote $top/history/requirements.lock"
+# the installer setup uses for both locks (uv), from scripts/uv.in
+"$tools/venv/bin/pip-compile" -q --generate-hashes --no-emit-find-links \
+  --output-file scripts/uv.lock scripts/uv.in
+sed -i 's#^\#    pip-compile .*#\#    scripts/lock-deps.sh   (pip-compile --generate-hashes scripts/uv.in)#' scripts/uv.lock
+echo "wrote $top/scripts/uv.lock"
