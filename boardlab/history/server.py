@@ -6,13 +6,16 @@ secret key and the submit token. `up --db postgresql` keeps the database in the 
 PostgreSQL cluster instead (the one the LAVA server uses; database and role
 `squad_<lab>`), for a lab whose history grows large or is read by many. `up` puts SQUAD's web assets in place (history.assets),
 migrates, collects static files, makes the group `boardlab`, a project per lab and a
-submit token, and starts the web server (gunicorn, 2 workers; no task broker: SQUAD then
+submit token (one Django process, history/squad_setup.py; a fresh SQLite database is
+copied from the migrated template of this SQUAD version), and starts the web server (gunicorn, 2 workers; no task broker: SQUAD then
 processes a submission within its request)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -30,6 +33,8 @@ GROUP = "boardlab"
 DEFAULT_PORT = 8300
 DATA_ROOT = Path(os.environ.get("BOARDLAB_HISTORY_DIR", "/var/lib/boardlab/history"))
 VENV = PROJECT_ROOT / ".venv-squad"
+LOCK = PROJECT_ROOT / "history" / "requirements.lock"   # its digest names the SQLite template
+SETUP = PROJECT_ROOT / "history" / "squad_setup.py"     # run by SQUAD's venv
 DATABASES = ("sqlite", "postgresql")
 
 
@@ -87,12 +92,23 @@ class HistoryServer:
                 "SQUAD_STORAGE_DIR": str(self.data / "storage"),
                 "SQUAD_BASE_URL": self.url, "SQUAD_HOSTNAME": "127.0.0.1"}
 
-    def _admin(self, *args) -> str:
-        r = subprocess.run([str(VENV / "bin" / "squad-admin"), *args], env=self._env(),
-                           capture_output=True, text=True, cwd=self.data)
+    def _prepare(self) -> str:
+        """migrate, collectstatic and the submit token in one Django process
+        (history/squad_setup.py); a fresh SQLite database starts as a copy of the
+        migrated template of this SQUAD version. Returns its output, the token last."""
+        template = ""
+        if self.db == "sqlite":
+            lock = hashlib.sha256(LOCK.read_bytes()).hexdigest()[:16]
+            template = str(DATA_ROOT / ".templates" / f"squad-{lock}.sqlite3")
+            db = self.data / "db.sqlite3"
+            if not db.exists() and os.path.exists(template):
+                shutil.copyfile(template, db)
+        r = subprocess.run([str(VENV / "bin" / "python"), str(SETUP), f"{GROUP}/{self.project}", template],
+                           env=self._env(), capture_output=True, text=True, cwd=self.data)
         if r.returncode != 0:
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-6:])
-            raise HistoryError(f"squad-admin {' '.join(args)} failed ({r.returncode}):\n{tail}")
+            raise HistoryError(f"SQUAD's set-up (migrate, collectstatic, get_token) failed "
+                               f"({r.returncode}):\n{tail}")
         return r.stdout
 
     def _static_dir(self) -> Path:
@@ -120,9 +136,7 @@ class HistoryServer:
             saved["pg_port"] = postgres.up(self.pg_user, echo=progress)
             postgres.ensure_database(self.pg_name, self.pg_name, self._secret("pgpassword"))
         (self.data / "server.json").write_text(json.dumps(saved) + "\n")
-        self._admin("migrate", "--no-input", "-v", "0")
-        self._admin("collectstatic", "--no-input", "-v", "0")
-        token = self._admin("get_token", f"{GROUP}/{self.project}").strip().splitlines()[-1]
+        token = self._prepare().strip().splitlines()[-1]
         atomic_write(self.data / "token", token + "\n", mode=0o600)
         env = self._env()
         self.daemons.start("squad", [str(VENV / "bin" / "squad"), "--fast", "--bind",
