@@ -144,16 +144,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 py=${PYTHON:-python3}
-# The locked packages go in with uv (pip's work in a tenth of the CPU: the history's 107
-# packages took pip 47 CPU-seconds, uv 4), itself put into .venv by pip from its own lock,
-# hash checked. uv reads pip's find-links and index settings only through its own names.
+# The locked packages go in with uv (the history's 107 packages took pip 47 CPU-seconds, uv
+# 24), itself put into .venv by pip from its own lock, hash checked. Byte-compiled at
+# install: where PYTHONDONTWRITEBYTECODE is set, nothing else writes a .pyc, and every
+# process would compile what it imports. uv reads pip's find-links and index settings only
+# through its own names.
 export UV_FIND_LINKS="${UV_FIND_LINKS:-${PIP_FIND_LINKS:-}}" UV_INDEX_URL="${UV_INDEX_URL:-${PIP_INDEX_URL:-}}"
 [ -n "$UV_FIND_LINKS" ] || unset UV_FIND_LINKS
 [ -n "$UV_INDEX_URL" ] || unset UV_INDEX_URL
 uv="$top/.venv/bin/uv"
 locked_install() {   # venv lock [more uv arguments]: exactly the lock, each hash checked
   local venv=$1 lock=$2; shift 2
-  "$uv" pip install --quiet --python "$venv/bin/python" --require-hashes -r "$lock" "$@"
+  "$uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" --require-hashes -r "$lock" "$@"
 }
 main_venv() {
   if [ ! -x "$top/.venv/bin/python" ]; then
@@ -171,6 +173,8 @@ main_venv() {
     "$uv" pip install --quiet --python "$top/.venv/bin/python" --no-deps -e "$top"
     touch "$stamp"
   fi
+  # boardlab's own modules too (a .pyc is used while its source is unchanged)
+  "$top/.venv/bin/python" -m compileall -q "$top/boardlab" >/dev/null || true
 }
 # the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
 # Jinja2 pins are not boardlab's
