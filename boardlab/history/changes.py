@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import urllib.request
 from dataclasses import dataclass
 
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
+from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer, squad_python
 
 WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
 MAX_PVALUE = 0.001
@@ -97,8 +96,7 @@ def detect(values: dict, steps: dict) -> dict:
     """{key: [values]} and {key: smallest relative step} -> {key: [Otava's change points]}
     (the one call of the detector: `changes` and bench/history_detection.py)."""
     req = {"series": values, "max_pvalue": MAX_PVALUE, "min_magnitude": steps, "window": WINDOW}
-    r = subprocess.run([str(VENV / "bin" / "python"), str(WORKER)], input=json.dumps(req),
-                       capture_output=True, text=True)
+    r = squad_python(WORKER, input=json.dumps(req))
     if r.returncode != 0:
         raise HistoryError(f"Otava in {VENV} failed: {(r.stderr or r.stdout).strip()[-400:]}")
     return json.loads(r.stdout)

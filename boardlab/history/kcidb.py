@@ -17,12 +17,11 @@ same objects (KCIDB merges by ID). The document is validated against kcidb-io's 
 from __future__ import annotations
 
 import json
-import subprocess
 
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.history.changes import api_list
-from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer
+from boardlab.history.server import GROUP, HistoryError, HistoryServer, squad_python
 from boardlab.history.submit import parse_environment
 
 ORIGIN = "boardlab"
@@ -115,8 +114,7 @@ def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: st
 
 def validate(doc: dict) -> str:
     """Raises HistoryError naming what KCIDB's schema refuses; returns the schema version."""
-    r = subprocess.run([str(VENV / "bin" / "python"), "-c", VALIDATE], input=json.dumps(doc),
-                       capture_output=True, text=True)
+    r = squad_python("-c", VALIDATE, input=json.dumps(doc))
     if r.returncode != 0:
         last = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
         raise HistoryError(f"KCIDB's schema refuses the export: {last[-1] if last else r.returncode}")

@@ -42,6 +42,12 @@ class HistoryError(BoardlabError):
     pass
 
 
+def squad_python(*args, **kw) -> subprocess.CompletedProcess:
+    """Python in SQUAD's venv (Django, Otava, kcidb-io live there, not in boardlab's)."""
+    return subprocess.run([str(VENV / "bin" / "python"), *map(str, args)], capture_output=True,
+                          text=True, **kw)
+
+
 class HistoryServer:
     def __init__(self, lab: str = "vlab", port: int | None = None, data: Path | None = None,
                  db: str | None = None):
@@ -103,8 +109,7 @@ class HistoryServer:
             db = self.data / "db.sqlite3"
             if not db.exists() and os.path.exists(template):
                 shutil.copyfile(template, db)
-        r = subprocess.run([str(VENV / "bin" / "python"), str(SETUP), f"{GROUP}/{self.project}", template],
-                           env=self._env(), capture_output=True, text=True, cwd=self.data)
+        r = squad_python(SETUP, f"{GROUP}/{self.project}", template, env=self._env(), cwd=self.data)
         if r.returncode != 0:
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-6:])
             raise HistoryError(f"SQUAD's set-up (migrate, collectstatic, get_token) failed "
