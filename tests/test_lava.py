@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ CAPTURED = DATA / "lava" / "qemu-arm-armmp-memory-jitter.job.log"
 # a real lava-run (CI, 2026-11-21; LAVA 2023.01) whose auto-login never saw 'Linux version'
 # although its log shows the line: cut between two reads, the second a long one
 STUCK = DATA / "lava" / "qemu-arm-armmp-auto-login-stuck.job.log"
+# a real lava-run (CI, 2026-11-28) that answered 'login:' before getty's blank came
+LOGIN_SPLIT = DATA / "lava" / "qemu-ppc-virt-nfs-login-split.job.log"
 URL = "file:///srv/boardlab/testdefs.tar.gz"
 
 
@@ -347,6 +350,20 @@ def test_a_retried_boot_counts_its_last_attempt(tmp_path):
     lava.results_from_log(entries, board, "armmp", tmp_path, "retried")
     meta = json.loads((tmp_path / "results.json").read_text())["meta"]
     assert meta["lava_retried"] == lava.retried_attempts(entries)
+
+
+def test_a_login_prompt_lava_answered_before_its_blank_is_timed():
+    """A real CI log: LAVA matched 'login:' and sent the user name before getty's blank,
+    so the logged line is 'qemu-ppc login:root'. The login milestone is still there, at
+    LAVA's 'Matched prompt', and the shell follows it."""
+    entries = lava.read_log(LOGIN_SPLIT.read_text())
+    assert any(e["msg"] == "qemu-ppc login:root" for e in entries if e["lvl"] == "target")
+    ms = lava.boot_milestones(entries, load_board("qemu-ppc"))
+    assert set(ms) == {"linux_version", "freeing_init", "login", "shell"}
+    assert ms["freeing_init"] < ms["login"] < ms["shell"]
+    matched = next(e for e in entries if str(e["msg"]).startswith("Matched prompt #11: login:"))
+    origin = lava.console_lines(entries, "tftpboot")[0].t
+    assert ms["login"] == round(datetime.fromisoformat(matched["dt"]).timestamp() - origin, 4)
 
 
 # ---- schedule ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from boardlab.judge.decide import Figures, why_not
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import TESTDEFS_DIR, device_type_name
 from boardlab.lava.limits import BOOT_ATTEMPTS, RETRY_SLACK_S
+from boardlab.lava.logs import login_prompt
 from boardlab.lava.suites import DEFAULT_SUITES, HARNESS, SUITES
 from boardlab.measure import clocks, workloads
 
@@ -121,7 +122,7 @@ def _boot(board: Board, root: str) -> dict:
     attempt = int(t.uboot_s + 2 * t.load_s + t.boot_s)
     return {"method": "u-boot", "commands": root,   # bootm: from the uimage kernel type
             "prompts": [board.shell.prompt],
-            "auto_login": {"login_prompt": board.shell.login_prompt.strip(),
+            "auto_login": {"login_prompt": login_prompt(board),
                            "username": board.shell.username},
             "failure_retry": BOOT_ATTEMPTS,
             "timeout": {"seconds": BOOT_ATTEMPTS * (attempt + RETRY_SLACK_S)},

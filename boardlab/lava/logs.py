@@ -95,9 +95,18 @@ def retried_attempts(entries) -> list[str]:
     return out
 
 
+def login_prompt(board: Board) -> str:
+    """What LAVA's auto-login waits for: the board's login prompt without its trailing
+    blank. LAVA answers the moment it sees it, so the echoed user name can come before
+    getty's blank and the log reads 'qemu-ppc login:root' (a real CI log)."""
+    return board.shell.login_prompt.strip()
+
+
 def boot_milestones(entries, board: Board) -> dict:
-    """Boot milestones of the boot that counted: the last attempt, if LAVA retried."""
-    patterns = milestone_patterns(board)
+    """Boot milestones of the boot that counted: the last attempt, if LAVA retried. The
+    login prompt is the one LAVA matched."""
+    patterns = tuple((name, login_prompt(board) if name == "login" else pattern)
+                     for name, pattern in milestone_patterns(board))
     verb = board.uboot.load_command.split()[0]
     found = console.find_milestones(console_lines(last_attempt(entries), verb), patterns)
     return {k: v for k, v in found.items() if k != "starting_kernel"}
