@@ -62,9 +62,11 @@ def on_the_default_board(item) -> bool:
     return "vlab" in names and ("coordinator" in names or "ppc_board" not in names)
 
 
-# The PowerPC board serves both sessions: its own tests beside, and the coordinator's
-# (which reserve both boards) on the default board's. One test at a time on it: a test
+# The PowerPC board serves both sessions: its own tests beside, and the coordinator's that
+# boot it (reserving both boards) on the default board's. One test at a time on it: a test
 # that uses it waits for the other session's to end (an flock: it dies with its holder).
+# The coordinator's tests that only reserve the default board need neither the turn nor
+# its images, and run in their file's order.
 PPC_TURN = Path(tempfile.gettempdir()) / "boardlab-tests-qemu-ppc.turn"
 
 

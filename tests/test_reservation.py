@@ -34,8 +34,10 @@ def client(*args, user="alice", token=None, timeout=60, check=True):
 
 
 @pytest.fixture(scope="module")
-def coordinator(ppc_board):
-    """The lab's coordinator, with both lab hosts' exporters' resources at it."""
+def coordinator(vlab):
+    """The lab's coordinator, with both lab hosts' exporters' resources at it (a lab host
+    exports its boards whether their images are built or not: a test that boots the
+    PowerPC board asks for ppc_board too, and takes its turn on it)."""
     wait_for(lambda: all(f"{host}/{b}/NetworkSerialPort" in client("resources").stdout
                          for host, b in (("vlab", "qemu-arm"), ("vlab2", "qemu-ppc"))), 30,
              "both lab hosts' resources at the coordinator")
@@ -146,7 +148,7 @@ def outlets_on():
     return on
 
 
-def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
+def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, ppc_board, tmp_path):
     """alice reserves arch=ppc and gets the board of the second lab host, bob arch=arm;
     each runs the shell suite on his or her board through RemotePlace, at the same time,
     on two lab hosts; each kernel is staged to its own host's TFTP directory over ssh."""
@@ -190,7 +192,8 @@ def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, tmp_path):
             client("cancel-reservation", token, user=user, check=False)
 
 
-def test_an_exporter_restarted_brings_its_places_back_and_the_acquired_place_stays(coordinator, tmp_path):
+def test_an_exporter_restarted_brings_its_places_back_and_the_acquired_place_stays(coordinator, ppc_board,
+                                                                                   tmp_path):
     """A fault of a distributed lab: the second lab host's exporter goes away (stopped by
     its PID) and comes back. Its resources are orphaned meanwhile, alice's acquisition of
     the place holds, and once the exporter is back her suite runs on it."""
