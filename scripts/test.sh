@@ -7,10 +7,8 @@
 #
 # Two pytest sessions side by side (tests/conftest.py, --on-default-board): the tests on the
 # lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
-# the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests) at
-# nice 5, their output in a log printed when they end. The exit code is the worse of the
-# two. The default board's session takes longest and its boots time the host, so it comes
-# first; the session beside shares what is left with the PowerPC board's image build.
+# the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
+# their output in a log printed when they end. The exit code is the worse of the two.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/scripts/setup-host.sh"
@@ -19,7 +17,7 @@ beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
 # In a session of its own, SIGINT as a foreground pytest has it (a background job's is
 # ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
 # its daemons torn down
-setsid env --default-signal=INT nice -n 5 .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
+setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
 beside=$!
 stop_beside() { kill -INT "$beside" 2>/dev/null && wait "$beside" || true; }
 trap stop_beside INT TERM EXIT

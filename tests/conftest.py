@@ -31,13 +31,11 @@ SHARES = ("all", "only", "none")
 
 # The PowerPC board's images are a clean kernel build of their own (about 5 min on a fresh
 # host): built from the session's start beside its tests (in each session with tests on
-# that board: the second waits on the board's image lock and finds them built); its tests
-# run last. On a fresh host the build is the way to the end of the run (those tests wait
-# for it), the session beside is not (it waits too): the build runs at the beside
-# session's priority, nice 5 (scripts/test.sh), and idle I/O; the default board's tests,
-# whose boots time the host, come first at nice 0.
+# that board: the second waits on the board's image lock and finds them built), at idle
+# I/O priority; its tests run last. It is a session of its own, like each board's QEMU and
+# the session beside: the kernel's autogroup scheduling (Debian's default) shares the CPU
+# between sessions whatever their nice, so its nice 19 orders only make and the compilers.
 BUILT_BESIDE = "qemu-ppc"
-BUILD_NICE = 5
 BESIDE_KEY = pytest.StashKey()
 
 
@@ -94,7 +92,7 @@ def pytest_collection_modifyitems(config, items):
     if not config.option.collectonly and any(map(on_the_ppc_board, items)):
         log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
         config.stash[BESIDE_KEY] = (subprocess.Popen(
-            ["nice", "-n", str(max(0, BUILD_NICE - os.nice(0))), "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",
+            ["nice", "-n", "19", "ionice", "-c", "3", sys.executable, "-m", "boardlab.cli", "vlab", "build",
              "--board", BUILT_BESIDE], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True), log.name)
 
