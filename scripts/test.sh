@@ -16,14 +16,8 @@ cd "$top"
 beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
 # In a session of its own, SIGINT as a foreground pytest has it (a background job's is
 # ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
-# its daemons torn down.
-# The kernel shares the CPU between sessions (autogroup scheduling), whatever a process's
-# nice. The session beside has time to spare (it ends first, and on a fresh host it waits
-# for the PowerPC board's images); the default board's QEMU and that build have none: the
-# session beside gets a smaller share (its own autogroup at nice 5, set from inside it once
-# it is a session: from here it would be this one's), where the kernel allows it.
-setsid env --default-signal=INT sh -c 'echo 5 > /proc/self/autogroup 2>/dev/null; exec "$@"' beside \
-  .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
+# its daemons torn down
+setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
 beside=$!
 stop_beside() { kill -INT "$beside" 2>/dev/null && wait "$beside" || true; }
 trap stop_beside INT TERM EXIT
