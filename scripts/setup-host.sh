@@ -157,15 +157,19 @@ locked_install() {   # venv lock [more uv arguments]: exactly the lock, each has
   local venv=$1 lock=$2; shift 2
   "$uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" --require-hashes -r "$lock" "$@"
 }
-main_venv() {
+uv_ready() {   # .venv, with uv in it: the other installs use it
   if [ ! -x "$top/.venv/bin/python" ]; then
     log "creating $top/.venv"
     "$py" -m venv "$top/.venv"
   fi
+  if [ ! -x "$uv" ] || [ "$top/scripts/uv.lock" -nt "$top/.venv/.boardlab-installed" ]; then
+    "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/scripts/uv.lock"
+  fi
+}
+main_venv() {
   local stamp="$top/.venv/.boardlab-installed"
   if [ ! -f "$stamp" ] || [ "$top/requirements.lock" -nt "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ] \
      || [ "$top/scripts/uv.lock" -nt "$stamp" ]; then
-    "$top/.venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$top/scripts/uv.lock"
     # exactly the locked versions (scripts/lock-deps.sh writes the lock from
     # pyproject.toml's pins); then boardlab itself, nothing more
     log "installing $(grep -c '^[A-Za-z]' "$top/requirements.lock") locked packages (requirements.lock, hashes checked) into .venv"
@@ -177,12 +181,12 @@ main_venv() {
   "$top/.venv/bin/python" -m compileall -q "$top/boardlab" >/dev/null || true
 }
 # the results database (SQUAD, `boardlab history up`) in a venv of its own: its Django and
-# Jinja2 pins are not boardlab's
+# Jinja2 pins are not boardlab's. Made by uv, without pip (nothing installs into it but uv).
 squad_venv() {
   local lock="$top/history/requirements.lock" stamp="$top/.venv-squad/.boardlab-installed"
   if [ ! -x "$top/.venv-squad/bin/python" ]; then
     log "creating $top/.venv-squad"
-    "$py" -m venv "$top/.venv-squad"
+    "$uv" venv --quiet --python "$(command -v "$py")" "$top/.venv-squad"
   fi
   if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
     log "installing $(grep -c '^[A-Za-z]' "$lock") locked packages (history/requirements.lock, hashes checked) into .venv-squad"
@@ -190,11 +194,17 @@ squad_venv() {
     touch "$stamp"
   fi
 }
+uv_ready
 if [ -n "$main_job_only" ]; then
   main_venv
   log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' ${#TEST_PACKAGES[@]} more and the history's venv)"
   exit 0
 fi
-main_venv   # first: it holds uv
-squad_venv
+# the two venvs side by side (each install is mostly one process waiting on another)
+main_venv & main_pid=$!
+squad_venv & squad_pid=$!
+rc=0
+wait "$main_pid" || rc=$?
+wait "$squad_pid" || rc=$?
+[ "$rc" = 0 ] || exit "$rc"
 log "host ready"

@@ -1,10 +1,13 @@
 """`boardlab compare`: two sides judged metric by metric, the study's table, a Jinja2 page."""
 import json
+from pathlib import Path
 
 import pytest
 
 from boardlab import cli
 from boardlab.ab import compare
+from boardlab.build import uimage
+from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 
 
@@ -92,7 +95,12 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
     assert used.outcome == (vd.REGRESSED if used.method == "exact" else vd.UNKNOWN), used.why
     assert by_key["boot_time.guest_login"].cmp.outcome == vd.REGRESSED   # 20.72 -> 21.61 s
     assert by_key["boot_time.guest_login"].cmp.n == (n, n)
-    assert list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
+    # the rt kernel booted is the PREEMPT_RT build its uImage holds (its banner), and reached
+    # its shell (memory is read there): what test_vlab_boot's rt test (slow) asks of it
+    rt_logs = list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
+    banner = next(ln for ln in rt_logs[0].read_text().splitlines() if "Linux version" in ln)
+    rt_release = uimage.read(Path(load_board("qemu-arm").images.dir) / "rt-armmp.uImage").release
+    assert f"Linux version {rt_release} " in banner and " PREEMPT_RT " in banner, banner
     assert files["html"].read_text().count("<img") == 2   # deltas and milestones per boot
     # the booted kernels' samples as a run's results (what the lab's history takes in)
     metrics = json.loads((tmp_path / "results.json").read_text())["metrics"]

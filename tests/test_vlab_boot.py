@@ -147,6 +147,7 @@ def test_the_board_reaches_its_boot_services_and_no_lab_control(qemu):
     assert "shell" in qemu.last_boot.milestones
 
 
+@pytest.mark.slow   # a variant: test_compare boots rt-armmp to its shell and reads PREEMPT_RT in its banner
 def test_rt_kernel_boots_and_reports_preempt_rt(qemu):
     qemu.select(kernel="rt-armmp")
     qemu.transition("shell")
