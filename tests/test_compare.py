@@ -98,6 +98,7 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
     # the rt kernel booted is the PREEMPT_RT build its uImage holds (its banner), and reached
     # its shell (memory is read there): what test_vlab_boot's rt test (slow) asks of it
     rt_logs = list((tmp_path / "console").glob("boot-qemu-arm-rt-armmp-*.log"))
+    assert rt_logs, "no console log of rt-armmp"
     banner = next(ln for ln in rt_logs[0].read_text().splitlines() if "Linux version" in ln)
     rt_release = uimage.read(Path(load_board("qemu-arm").images.dir) / "rt-armmp.uImage").release
     assert f"Linux version {rt_release} " in banner and " PREEMPT_RT " in banner, banner
