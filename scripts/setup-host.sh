@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything boardlab needs on a Debian bookworm host, as root; with --main-job
-# only what the main job uses (the tests install the rest). Idempotent: a second run
-# only checks. Host packages with apt (adding Debian's contrib and
-# non-free components, source packages and the armhf architecture); Python packages
-# into .venv.
+# only what the main job uses (the tests install the rest), with --builds what building
+# every virtual board's images uses (scripts/test.sh starts the PowerPC board's build
+# there, beside the rest of the set-up). Idempotent: a second run only checks. Host
+# packages with apt (adding Debian's contrib and non-free components, source packages and
+# the armhf architecture); Python packages into .venv (and the history's into .venv-squad).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -22,13 +23,17 @@ MAIN_JOB_PACKAGES=(
   linux-source-6.1 make gcc libc6-dev flex bison bc
   python3-venv
 )
-# What the tests use beside it (scripts/test.sh installs both lists)
-TEST_PACKAGES=(
+# What the tests build beside it (`--builds`: these and the main job's)
+TEST_BUILD_PACKAGES=(
   # the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler; the
   # virtual PowerPC board's user land cross-built from Debian's source packages
   gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu libc6-dev-powerpc-cross dpkg-dev
   # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
   ccache git
+)
+# The servers and tools the tests use beside them (installed last, while the history's
+# venv is filled and, under scripts/test.sh, the PowerPC board's images build)
+TEST_SERVICE_PACKAGES=(
   # interactive console checks
   tmux microcom   # microcom: labgrid-client console
   # LAVA: lava-run and LAVA's schemas (lava-dispatcher), the device-type templates and
@@ -41,12 +46,15 @@ TEST_PACKAGES=(
   # the report and history pages are looked at by a test in a real headless browser
   chromium
 )
-APT_PACKAGES=("${MAIN_JOB_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
-main_job_only=
-if [ "${1:-}" = --main-job ]; then
-  main_job_only=1
-  APT_PACKAGES=("${MAIN_JOB_PACKAGES[@]}")
-fi
+FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}" "${TEST_BUILD_PACKAGES[@]}")
+LAST_PACKAGES=("${TEST_SERVICE_PACKAGES[@]}")
+mode=all
+case "${1:-}" in
+  --main-job) mode=main-job; FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}"); LAST_PACKAGES=() ;;
+  --builds) mode=builds; LAST_PACKAGES=() ;;
+  "") ;;
+  *) printf 'setup: unknown option %s (--main-job, --builds or none)\n' "$1" >&2; exit 2 ;;
+esac
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -92,13 +100,21 @@ if ! dpkg --print-foreign-architectures | grep -qx armhf; then
   changed=1
 fi
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || missing+=("$p")
-done
+missing_of() {   # the packages of "$@" not installed, one a line
+  local p
+  for p in "$@"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || echo "$p"
+  done
+}
+mapfile -t missing_first < <(missing_of "${FIRST_PACKAGES[@]}")
+mapfile -t missing_last < <(missing_of "${LAST_PACKAGES[@]}")
 # (grep without -q: an early exit would kill the producer with SIGPIPE under pipefail)
 lists_ok() { apt-cache policy lmbench:armhf 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; }
-if [ $changed = 1 ] || [ ${#missing[@]} -gt 0 ] || ! lists_ok; then
+# apt's lists as this script last fetched them: a set-up in steps (scripts/test.sh) fetches
+# them once, not at each step
+updated_stamp=/var/lib/boardlab/apt-lists-updated
+lists_recent() { [ -n "$(find "$updated_stamp" -mmin -60 2>/dev/null)" ]; }
+if [ $changed = 1 ] || ! lists_ok || { [ $((${#missing_first[@]} + ${#missing_last[@]})) -gt 0 ] && ! lists_recent; }; then
   for try in 1 2 3; do
     log "apt-get update (try $try)"
     # an index in the middle of a mirror sync fails the whole command: the others are
@@ -107,41 +123,49 @@ if [ $changed = 1 ] || [ ${#missing[@]} -gt 0 ] || ! lists_ok; then
     sleep 3
   done
   lists_ok || { log "apt has no lmbench:armhf even after apt-get update"; exit 1; }
+  mkdir -p "${updated_stamp%/*}" && touch "$updated_stamp"
 fi
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing: ${missing[*]}"
+
+install_missing() {   # the packages "$@" (none installed yet), their daemons kept from starting
+  [ $# -gt 0 ] || return 0
+  log "installing: $*"
   # the packages' own daemons (tftpd-hpa, rpcbind, ganesha) must not start host-wide:
   # the lab runs its instances inside the lab network namespace
   # An existing policy-rc.d (container images ship one) is the host's: it is put back
   # as it was afterwards, never deleted.
-  policy_saved=
+  local policy_saved=
   if [ -e /usr/sbin/policy-rc.d ]; then
     policy_saved=$(mktemp /usr/sbin/.policy-rc.d.boardlab.XXXXXX)
     cp -p /usr/sbin/policy-rc.d "$policy_saved"
-    trap 'mv -f "$policy_saved" /usr/sbin/policy-rc.d' EXIT
+    trap 'mv -f "'"$policy_saved"'" /usr/sbin/policy-rc.d' EXIT
   else
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
   chmod +x /usr/sbin/policy-rc.d
-  started_pg=
-  if printf '%s\n' "${missing[@]}" | grep -qx lava-server; then
+  # explicit codes, not set -e: the last step is called in an `||` (set -e is off there)
+  local rc=0 started_pg=
+  if printf '%s\n' "$@" | grep -qx lava-server; then
     # lava-server's postinst creates its database: PostgreSQL must answer during the
     # install (no systemd here, policy-rc.d blocks invoke-rc.d), so start it by hand
-    apt_install postgresql
-    if pg_lsclusters -h | awk '$4 != "online" {found=1} END {exit !found}'; then
+    apt_install postgresql || rc=$?
+    if [ $rc = 0 ] && pg_lsclusters -h | awk '$4 != "online" {found=1} END {exit !found}'; then
       log "starting PostgreSQL for lava-server's install"
       pg_lsclusters -h | awk '$4 != "online" {print $1, $2}' | while read -r ver cl; do
         pg_ctlcluster "$ver" "$cl" start; done
       started_pg=1
     fi
   fi
-  apt_install "${missing[@]}"
+  if [ $rc = 0 ]; then apt_install "$@" || rc=$?; fi
   if [ -n "$started_pg" ]; then   # stop only what this script started
     pg_lsclusters -h | awk '$4 == "online" {print $1, $2}' | while read -r ver cl; do
       pg_ctlcluster "$ver" "$cl" stop; done
   fi
-fi
+  if [ -n "$policy_saved" ]; then mv -f "$policy_saved" /usr/sbin/policy-rc.d; else rm -f /usr/sbin/policy-rc.d; fi
+  trap - EXIT
+  [ $rc = 0 ] || log "apt-get install failed (exit $rc)"
+  return $rc
+}
 
 py=${PYTHON:-python3}
 # The locked packages go in with uv (the history's 107 packages took pip 47 CPU-seconds, uv
@@ -194,17 +218,20 @@ squad_venv() {
     touch "$stamp"
   fi
 }
+install_missing "${missing_first[@]}"
 uv_ready
-if [ -n "$main_job_only" ]; then
-  main_venv
-  log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' ${#TEST_PACKAGES[@]} more and the history's venv)"
-  exit 0
-fi
-# the two venvs side by side (each install is mostly one process waiting on another)
-main_venv & main_pid=$!
+main_venv
+case $mode in
+  main-job) log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' $((${#TEST_BUILD_PACKAGES[@]} + ${#TEST_SERVICE_PACKAGES[@]})) more and the history's venv)"
+            exit 0 ;;
+  builds) log "host ready for the boards' builds"; exit 0 ;;
+esac
+# the history's venv beside the last packages (uv waits on downloads, apt on downloads and dpkg)
 squad_venv & squad_pid=$!
 rc=0
-wait "$main_pid" || rc=$?
-wait "$squad_pid" || rc=$?
+install_missing "${missing_last[@]}" || rc=$?
+squad_rc=0
+wait "$squad_pid" || squad_rc=$?
 [ "$rc" = 0 ] || exit "$rc"
+[ "$squad_rc" = 0 ] || exit "$squad_rc"
 log "host ready"
