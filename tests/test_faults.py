@@ -79,6 +79,26 @@ def test_a_talking_board_or_a_slow_init_is_no_hang():
     assert bootwatch.overdue({}, {}, PATTERNS, 500.0, 0.0, "x") is None
 
 
+def test_a_boot_slowed_by_its_host_is_held_to_its_own_pace():
+    """qemu-arm's armmp on a CI host's first run (console log of 2026-11-28): `Linux
+    version` at 10.34 s against its baseline's 2.88 s, then 5.2 s of host-time silence
+    while the kernel unpacked its ramdisk (`Freeing unused kernel memory`, due at 4.72 s,
+    came 15.4 s of guest time later). Not a hang at that pace; a board that stays quiet
+    is one, and the reason says how slow the boot ran."""
+    armmp = {"linux_version": 2.88225, "freeing_init": 4.719, "login": 5.08885}
+    reached = {"starting_kernel": 9.6, "linux_version": 10.3424}
+    assert bootwatch.pace(armmp, reached) == pytest.approx(3.588, abs=1e-3)
+    assert bootwatch.overdue(armmp, reached, PATTERNS, 20.8, 15.58, "evm: HMAC attrs: 0x1") is None
+    hang = bootwatch.overdue(armmp, reached, PATTERNS, 70.0, 15.58, "evm: HMAC attrs: 0x1")
+    assert hang is not None and hang.milestone == "freeing_init"
+    assert hang.reason("armmp").endswith("by the baseline of kernel armmp (this boot ran 3.6 x slower than it until then)")
+    # at its baseline's pace, the same silence is a hang as before
+    assert bootwatch.pace(armmp, {"linux_version": 2.9}) == pytest.approx(1.006, abs=1e-3)
+    assert bootwatch.overdue(armmp, {"linux_version": 2.9}, PATTERNS, 20.8, 15.58, "evm") is not None
+    # a milestone the baseline has early says nothing of pace: a slow TFTP load is no licence
+    assert bootwatch.pace({"starting_kernel": 0.3, "linux_version": 2.88}, {"starting_kernel": 3.0}) == 1.0
+
+
 def test_expected_times_come_from_the_kernels_baseline():
     assert milestonesdue.milestones_due("tqm860l", "2.4.25").times == EXPECTED
     assert not milestonesdue.milestones_due("no-such-board", "2.4.25")
