@@ -118,8 +118,13 @@ if [ $changed = 1 ] || ! lists_ok || { [ $((${#missing_first[@]} + ${#missing_la
   for try in 1 2 3; do
     log "apt-get update (try $try)"
     # an index in the middle of a mirror sync fails the whole command: the others are
-    # still fresh, so retry, then go on with what is there
+    # still fresh, so go on when apt has everything this set-up installs (a sync takes
+    # minutes: retrying seconds later rarely helps), else retry, then go on with what is there
     if apt-get update -qq; then break; fi
+    if lists_ok && apt-get install -s -qq "${missing_first[@]}" "${missing_last[@]}" >/dev/null 2>&1; then
+      log "apt-get update: an index failed (above), but apt can install all this set-up needs: going on"
+      break
+    fi
     sleep 3
   done
   lists_ok || { log "apt has no lmbench:armhf even after apt-get update"; exit 1; }
