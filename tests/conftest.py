@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 # The tests' runs (compare, bisect steps, suites) never land in this host's lab history:
@@ -82,46 +81,6 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
 
 
-# scripts/test.sh starts the tests once the main job's packages are in, the rest of the
-# set-up (the servers' packages) going on beside them: BOARDLAB_SETUP_PENDING is "<pid>
-# <status file> <log>", the status file empty until the set-up writes its exit code.
-# Tests marked main_job_packages need nothing more and run first; any other waits for it.
-SETUP_DONE = pytest.StashKey()
-
-
-def rest_of_the_setup(config):
-    """Wait for the rest of the set-up (once a session); end the session if it failed."""
-    pending = os.environ.get("BOARDLAB_SETUP_PENDING")
-    if not pending or config.stash.get(SETUP_DONE, False):
-        return
-    pid, status, log = pending.split(" ", 2)
-    said = False
-    while not (rc := Path(status).read_text().strip()):
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            rc = Path(status).read_text().strip() or "none: it was killed"
-            break
-        if not said:
-            config.get_terminal_writer().line(f"\n(waiting for the rest of the set-up, pid {pid}, log {log})")
-            said = True
-        time.sleep(1)
-    if rc != "0":
-        pytest.exit(f"the rest of the set-up failed (exit {rc}; log {log}): the tests that need it cannot run",
-                    returncode=3)
-    config.stash[SETUP_DONE] = True
-
-
-def needs_the_whole_setup(item) -> bool:
-    return item.get_closest_marker("main_job_packages") is None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    if needs_the_whole_setup(item):
-        rest_of_the_setup(item.config)
-
-
 @pytest.hookimpl(trylast=True)   # after -m/-k have deselected
 def pytest_collection_modifyitems(config, items):
     share = config.option.on_default_board
@@ -129,8 +88,7 @@ def pytest_collection_modifyitems(config, items):
         ours = {i: on_the_default_board(i) == (share == "only") for i in items}
         config.hook.pytest_deselected(items=[i for i in items if not ours[i]])
         items[:] = [i for i in items if ours[i]]
-    # stable: within each share, the tests keep their order
-    items.sort(key=lambda i: (on_the_ppc_board(i), needs_the_whole_setup(i)))
+    items.sort(key=on_the_ppc_board)   # stable: the rest keep their order
     if not config.option.collectonly and any(map(on_the_ppc_board, items)):
         log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")
         config.stash[BESIDE_KEY] = (subprocess.Popen(

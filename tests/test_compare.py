@@ -75,7 +75,6 @@ def test_compare_takes_two_sides_and_known_families(capsys):
 
 
 @pytest.mark.vlab
-@pytest.mark.main_job_packages
 def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
     """armmp against rt-armmp, A B A B: memory and guest boot time differ, exact after two
     rounds. At most three: a third round is taken while a noisy figure (a host-arrival
@@ -112,7 +111,6 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
 
 
 @pytest.mark.vlab
-@pytest.mark.main_job_packages
 def test_where_the_time_went_of_a_kernel_against_itself(vlab, tmp_path):
     """armmp against armmp, one boot each with the kernel's phase log: every initcall and
     span judged from one boot a side on the deterministic clock, none flagged; those

@@ -140,7 +140,6 @@ def test_ssh_staging_copies_once(ssh_lab_host, tmp_path):
 
 
 @pytest.mark.vlab
-@pytest.mark.main_job_packages
 def test_board_boots_a_kernel_staged_to_its_remote_lab_host(vlab, ssh_lab_host, tmp_path):
     """The virtual board's env with its TFTP provider on LAB_HOST: a kernel under a new
     name goes there over ssh, U-Boot loads it by TFTP and the board boots it."""

@@ -20,7 +20,7 @@ from boardlab.measure import catalogue, clocks
 from boardlab.build import images
 from paths import ROOT
 
-pytestmark = [pytest.mark.vlab, pytest.mark.main_job_packages]
+pytestmark = pytest.mark.vlab
 
 
 def suites(*args, timeout=1800):

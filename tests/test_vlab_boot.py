@@ -20,7 +20,7 @@ from boardlab.build import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT
 
-pytestmark = [pytest.mark.vlab, pytest.mark.main_job_packages]
+pytestmark = pytest.mark.vlab
 
 BOARD = load_board("qemu-arm")
 IMAGES = Path(BOARD.images.dir)

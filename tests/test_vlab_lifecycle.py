@@ -9,7 +9,7 @@ import pytest
 from boardlab.procs import running
 from paths import ROOT
 
-pytestmark = [pytest.mark.vlab, pytest.mark.main_job_packages]
+pytestmark = pytest.mark.vlab
 
 
 def test_up_twice_starts_nothing_new(vlab):
