@@ -22,9 +22,8 @@ the same draws side by side: 'before' (the rule until 2026-11-26: a real differe
 median is within the floor was 'same', whatever its interval) and 'after' (same only when
 the interval lies within the floor). Draws from pools are resamplings, said so in the
 output: the pools bound how independent the trials are. The pools are saved
-(results/bench-gate-detection-<board>/pools.json); --pools judges saved ones again, no boots:
-    .venv/bin/python bench/gate_detection.py [--board qemu-arm] [--pool 10] [--trials 20] [--per-side 5]
-    .venv/bin/python bench/gate_detection.py --pools results/bench-gate-detection-qemu-arm/pools.json
+(results/bench-gate-detection-<board>/pools.json); --pools P judges saved ones again, no boots:
+    .venv/bin/python bench/gate_detection.py [--board B] [--pool 10] [--trials 20] [--per-side 5] [--pools P]
 
 Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests) are
 left out, and said so. Goals (issue #10): no false alarm in 20 A/A comparisons for every
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session
 from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import default_board
 from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
@@ -274,7 +274,7 @@ def main():
     ap.add_argument("--per-side", type=int, default=5)
     ap.add_argument("--jitter-s", type=int, default=5)
     ap.add_argument("--families", default="boot_time,memory,lmbench,jitter")
-    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
+    ap.add_argument("--board", default=default_board(), help="the virtual board (lab/<board>.yaml; default: the lab's default board)")
     ap.add_argument("--pools", default=None, help="judge the pools a former run saved (pools.json), no boots")
     args = ap.parse_args()
     board = load_board(args.board)

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session
+from boardlab.facts.labfacts import default_board
 from boardlab.judge import baselines
 from boardlab.measure import parsers, sample
 from boardlab.vlab.host import VirtualLabHost
@@ -81,7 +82,7 @@ def main():
     ap.add_argument("--boots", type=int, default=5, help="boots per condition (default 5)")
     ap.add_argument("--no-hog", action="store_true", help="skip the conditions with a CPU hog")
     ap.add_argument("--jitter-s", type=int, default=5, help="cyclictest seconds per boot")
-    ap.add_argument("--board", default="qemu-arm", help="the virtual board (lab/<board>.yaml)")
+    ap.add_argument("--board", default=default_board(), help="the virtual board (lab/<board>.yaml; default: the lab's default board)")
     args = ap.parse_args()
 
     conditions = [(c, h) for h in ((False,) if args.no_hog else (False, True))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
 from boardlab.facts.board import env_path
+from boardlab.facts.labfacts import default_board
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
@@ -61,7 +62,7 @@ def cmd_boot(args):
     from boardlab.boot.session import open_env
     from boardlab.boot.strategy import BootError
     from boardlab.vlab.host import prepare_if_virtual
-    env = open_env(args.env or env_path("qemu-arm"))
+    env = open_env(args.env or env_path(default_board()))
     target = env.get_target("main")
     strategy = target.get_driver("Strategy")
     prepare_if_virtual(strategy.board)
@@ -151,14 +152,13 @@ def cmd_compare(args):
     from boardlab.vlab.host import prepare_if_virtual
     try:
         sides, rows, files = compare.compare(
-            str(args.env or env_path(args.board)), args.kernel or [],
+            str(args.env or env_path(args.board or default_board())), args.kernel or [],
             families=tuple(f.strip() for f in args.families.split(",")), repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
             out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual,
             phase_log=args.phases)
     except (ValueError, FileNotFoundError) as e:
-        print(f"boardlab compare: {e}", file=sys.stderr)
-        return 2
+        raise InputError(str(e)) from None   # main: one line, exit 2
     print(files["markdown"].read_text() + f"\n{files['html']}  {files['json']}")
     land_compare(files["json"])   # the booted kernels' figures, where the lab keeps a history
     return 1 if any(r.cmp and r.cmp.outcome == "regressed" for r in rows) else 0
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
     g.set_defaults(func=cmd_gen)
     b = sub.add_parser("boot", help="boot a board to a shell once and print its milestones")
-    b.add_argument("--env", default=None, help="a labgrid environment (default: lab/qemu-arm.yaml)")
+    b.add_argument("--env", default=None, help="a labgrid environment (default: the lab's default board's, lab/<board>.yaml)")
     b.add_argument("--kernel", default=None)
     b.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     b.add_argument("--keep-on", action="store_true", help="leave the board running")
@@ -241,7 +241,7 @@ def _compare_parser(sub):
     c.add_argument("--kernel", action="append", metavar="A|B",
                    help="twice: a kernel of the board, a uImage file, tftp:<file>, a run "
                         "directory or baseline:<board>:<kernel>")
-    c.add_argument("--board", default="qemu-arm", help="its environment lab/<board>.yaml")
+    c.add_argument("--board", default=None, help="lab/<board>.yaml (default: the lab's default board)")
     c.add_argument("--env", default=None, help="a labgrid environment instead of --board's")
     c.add_argument("--families", default="boot_time,memory,lmbench,jitter",
                    help="what each boot measures (comma separated)")

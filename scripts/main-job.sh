@@ -5,7 +5,6 @@
 # lab down (also when the suites fail). Extra arguments go to pytest (e.g. --kernel rt-armmp).
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-board=qemu-arm
 run_id=$(date +%Y%m%d-%H%M%S)
 run_dir="$top/results/$run_id"
 mkdir -p "$run_dir"
@@ -16,6 +15,7 @@ step() {   # step NAME: the seconds since the last step, on the host clock (boar
 }
 bash "$top/scripts/setup-host.sh" --main-job || exit 1   # what this job uses; the tests install the rest
 cd "$top"
+board=$(.venv/bin/python -m boardlab.facts.labfacts) || exit 2   # the lab's default board (places/lab.yaml)
 step "set-up (apt, venv)"
 was_up=0
 .venv/bin/boardlab vlab status >/dev/null 2>&1 && was_up=1

@@ -21,7 +21,8 @@ bash scripts/setup-host.sh --builds
 early=
 if [ $# = 0 ]; then
   early_log=$(mktemp --tmpdir boardlab-tests-ppc-images-early-XXXXXX.log)
-  setsid nice -n 19 ionice -c 3 .venv/bin/boardlab vlab build --board qemu-ppc > "$early_log" 2>&1 &
+  setsid nice -n 19 ionice -c 3 .venv/bin/boardlab vlab build --board "$(.venv/bin/python tests/paths.py)" \
+    > "$early_log" 2>&1 &
   early=$!
   echo "the PowerPC board's images build beside the set-up (pid $early, log $early_log)"
 fi

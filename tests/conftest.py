@@ -18,13 +18,14 @@ atexit.register(shutil.rmtree, os.environ["BOARDLAB_HISTORY_DIR"], True)
 
 import pytest  # noqa: E402
 
-from paths import ROOT  # noqa: E402
+from paths import BUILT_BESIDE, DEFAULT_BOARD, ROOT  # noqa: E402
 
 
 # scripts/test.sh runs two sessions side by side: the tests on the lab's default board
-# (qemu-arm), one after another (a board takes one user at a time, and a test may take its
-# lab host down), and beside them the rest: the PowerPC board's own tests (another lab
-# host) and those that wait on scripted consoles, servers and the cross compiler.
+# (DEFAULT_BOARD, places/lab.yaml: qemu-arm), one after another (a board takes one user at
+# a time, and a test may take its lab host down), and beside them the rest: the PowerPC
+# board's own tests (another lab host) and those that wait on scripted consoles, servers
+# and the cross compiler.
 # --on-default-board picks a session's share. Both may use the lab (vlab.lab.kept_up: the
 # first one in brings it up, the last one out takes it down).
 SHARES = ("all", "only", "none")
@@ -35,13 +36,13 @@ SHARES = ("all", "only", "none")
 # I/O priority; its tests run last. It is a session of its own, like each board's QEMU and
 # the session beside: the kernel's autogroup scheduling (Debian's default) shares the CPU
 # between sessions whatever their nice, so its nice 19 orders only make and the compilers.
-BUILT_BESIDE = "qemu-ppc"
+# (BUILT_BESIDE: tests/paths.py, which scripts/test.sh asks)
 BESIDE_KEY = pytest.StashKey()
 
 
 def pytest_addoption(parser):
     parser.addoption("--on-default-board", choices=SHARES, default="all",
-                     help="the tests on the lab's default board, qemu-arm (fixture vlab, but for "
+                     help=f"the tests on the lab's default board, {DEFAULT_BOARD} (fixture vlab, but for "
                           "the PowerPC board's own): all tests (default), only those, or none of "
                           "them (scripts/test.sh runs 'only' and 'none' side by side)")
 
@@ -58,7 +59,7 @@ def on_the_ppc_board(item) -> bool:
 
 
 def on_the_default_board(item) -> bool:
-    """qemu-arm: every test on the lab, but the PowerPC board's alone (the coordinator's
+    """The default board's: every test on the lab, but the PowerPC board's alone (the coordinator's
     places hold both boards)."""
     names = getattr(item, "fixturenames", ())
     return "vlab" in names and ("coordinator" in names or "ppc_board" not in names)
@@ -124,7 +125,7 @@ def vlab(pytestconfig):
     from boardlab.vlab.lab import kept_up
     # the default board's images (not in the session beside, which leaves it to the other);
     # a test of another board prepares it (vlab.prepare)
-    boards = () if pytestconfig.option.on_default_board == "none" else ("qemu-arm",)
+    boards = () if pytestconfig.option.on_default_board == "none" else (DEFAULT_BOARD,)
     with kept_up("vlab", boards=boards, leave_up=bool(os.environ.get("BOARDLAB_KEEP_LAB"))) as lab:
         yield lab
 
@@ -154,7 +155,7 @@ def board_strategy(target, tmp_path):
 
 @pytest.fixture(scope="session")
 def qemu_env(vlab):
-    with board_env("qemu-arm") as env:
+    with board_env(DEFAULT_BOARD) as env:
         yield env
 
 
@@ -165,7 +166,7 @@ def qemu_target(qemu_env):
 
 @pytest.fixture
 def qemu(qemu_target, tmp_path):
-    """The virtual board's (qemu-arm's) strategy."""
+    """The lab's default board's (qemu-arm's) strategy."""
     yield from board_strategy(qemu_target, tmp_path)
 
 

@@ -413,3 +413,19 @@ def test_a_boot_on_a_virtual_board_whose_lab_host_is_down_is_refused(monkeypatch
     monkeypatch.setattr(host.VirtualLabHost, "prepare", lambda self, board: pytest.fail("images built"))
     with pytest.raises(InputError, match=r"^board qemu-arm: its lab host vlab is down \(boardlab vlab up\)$"):
         host.prepare_if_virtual(load_board("qemu-arm"))
+
+
+def test_the_default_board_is_a_fact_of_the_lab(tmp_path, monkeypatch, capsys):
+    """places/lab.yaml names the board a command uses when none is named (the main job's,
+    the tests' own session); a board it does not know is one line and exit 2."""
+    from boardlab.cli import main
+    from boardlab.facts import labfacts
+    assert labfacts.default_board() == "qemu-arm"
+    lab = yaml.safe_load((ROOT / "places" / "lab.yaml").read_text())
+    (tmp_path / "lab.yaml").write_text(yaml.safe_dump({**lab, "default_board": "qemu-x"}))
+    monkeypatch.setattr(labfacts, "PLACES_DIR", tmp_path)
+    with pytest.raises(FactsError, match=r"lab.yaml: field 'default_board' names 'qemu-x', but there is no"):
+        labfacts.default_board()
+    assert main(["compare", "--kernel", "a", "--kernel", "b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "field 'default_board' names 'qemu-x'" in err and len(err.splitlines()) == 1

@@ -29,7 +29,7 @@ def add_parser(sub):
     bi.add_argument("--metric", required=True,
                     help="a catalogue name, e.g. boot_time.guest_login, lmbench.lat_syscall_null_us, "
                          "build.vmlinux_text_bytes (a build metric needs no boot)")
-    bi.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
+    bi.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     bi.add_argument("--env", default=None, help="labgrid environment (default lab/<board>.yaml; "
                                                 "lab/remote/<board>.yaml for a reserved place)")
     bi.add_argument("--config", default=None,
@@ -69,7 +69,7 @@ def add_nightly_parser(sub):
                                         "`history watch` bisects)")
     ni.add_argument("--tree", required=True, help="the kernel source, a git work tree")
     ni.add_argument("--branch", default="HEAD", help="the branch (or revision) whose head is built (default HEAD)")
-    ni.add_argument("--board", default="qemu-arm", help="board facts name (default qemu-arm)")
+    ni.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     ni.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
                     help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot "
                          f"decides; '' for the build's sizes alone, no boot)")

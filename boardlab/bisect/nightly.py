@@ -21,6 +21,7 @@ from boardlab.boot.bootlog import BootError
 from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import env_path, load_board
+from boardlab.facts.labfacts import default_board
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
@@ -107,11 +108,11 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
                        qemu_clock=clock)
 
 
-def nightly(tree, branch: str = "HEAD", board_name: str = "qemu-arm", families=DEFAULT_FAMILIES,
+def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=DEFAULT_FAMILIES,
             boots: int = 1, config=None, root: str = "", out=None) -> Path:
     """The night's run of a tree: its run directory (results.json, console logs), landed."""
     from boardlab.bisect.run import default_config
-    board = load_board(board_name)
+    board = load_board(board_name or default_board())
     if boots < 1:
         raise BisectInputError(f"--boots {boots}: at least 1")
     tree = Path(tree).resolve()

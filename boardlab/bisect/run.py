@@ -12,6 +12,7 @@ from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, ch
                              tree_lock)
 from boardlab.bisect.step import run_revision
 from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
+from boardlab.facts.labfacts import default_board
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue
@@ -42,7 +43,7 @@ def _measure_endpoints(b: Bisect, tree: Path):
                               f"{step.verdict or 'not measured'} ({step.why}); nothing to bisect")
 
 
-def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root="",
+def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
           repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
     spec = catalogue.spec(metric)   # an unknown metric is an error before anything is built
@@ -52,6 +53,7 @@ def start(tree, good, bad, metric, board="qemu-arm", env=None, config=None, root
     if repeats < 1 or max_repeats < 1:
         raise BisectInputError(f"--repeats {repeats} --max-repeats {max_repeats}: boots a revision, at least 1")
     tree = Path(tree).resolve()
+    board = board or default_board()
     config = Path(config).resolve() if config else default_config(board)
     if not config.exists():
         raise BisectInputError(f"kernel config fragment {config} not found (--config)")

@@ -18,6 +18,7 @@ class Lab:
     hosts, and the management host on it, where the labgrid coordinator runs."""
     management: str             # the management host's address, with prefix length
     bridge: str                 # the management network on this machine (virtual lab hosts)
+    default_board: str          # the board a command uses when none is named (the main job's)
     coordinator_port: int = 20408
     path: str = ""
 
@@ -34,7 +35,16 @@ def load_lab(path: Path | None = None) -> Lab:
     path = path or PLACES_DIR / "lab.yaml"
     if not path.exists():
         raise FactsError(f"{path}: missing (the lab's management network and coordinator)")
-    return dataclasses.replace(build(Lab, load_yaml(path), path), path=str(path))
+    lab = dataclasses.replace(build(Lab, load_yaml(path), path), path=str(path))
+    if not board_path(lab.default_board).exists():
+        raise FactsError(f"{path}: field 'default_board' names {lab.default_board!r}, but there is "
+                         f"no {board_path(lab.default_board)}")
+    return lab
+
+
+def default_board() -> str:
+    """The board a command, the main job and the tests' own session use when none is named."""
+    return load_lab().default_board
 
 
 def lab_boards(lab: LabHost) -> list[Board]:
@@ -82,3 +92,12 @@ def check_listed(board: Board):
     if board.name not in lab.boards:
         raise FactsError(f"{board.path}: field 'lab_host' is {board.lab_host!r}, but "
                          f"{lab.path} does not list {board.name} in its boards")
+
+
+if __name__ == "__main__":   # scripts/main-job.sh asks which board it runs on
+    import sys
+    try:
+        print(default_board())
+    except FactsError as e:
+        print(e, file=sys.stderr)
+        sys.exit(2)

@@ -9,6 +9,7 @@ from boardlab.build import registry
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.facts.kernelpin import load_pin
+from boardlab.facts.labfacts import default_board
 from boardlab.judge.baselines import load_identity
 from boardlab.measure import kernelid
 
@@ -49,7 +50,7 @@ def _fragment(args, board) -> Path:
 
 
 def cmd_kernel(args):
-    board = load_board(args.board)
+    board = load_board(args.board or default_board())
     if args.action == "show":
         print("\n".join(show(board)))
         return 0
@@ -108,7 +109,7 @@ def add_parser(sub):
                    help="build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1); "
                         "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
     k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
-    k.add_argument("--board", default="qemu-arm")
+    k.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     k.add_argument("--budget", type=int, default=10,
                    help="sweep: boots a side to decide each pair of neighbouring versions (and the two "
                         "ends) where one boot each leaves a metric unknown (default 10; 0: one boot each)")

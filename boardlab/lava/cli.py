@@ -11,6 +11,7 @@ import yaml
 from boardlab import lava
 from boardlab.errors import one_line
 from boardlab.facts.board import load_board
+from boardlab.facts.labfacts import default_board
 from boardlab.files import atomic_write
 from boardlab.history.submit import land
 from boardlab.judge.verdict import MISSING, OTHER_HOST, REGRESSED, UNKNOWN
@@ -41,7 +42,7 @@ def _report_invalid(errors: dict) -> int:
 
 
 def cmd_render(args):
-    board = load_board(args.board)
+    board = load_board(args.board or default_board())
     work = Path(args.out or f"results/lava-{board.name}")
     text = lava.dump_job(_render(board, args, work))
     if not args.out:
@@ -64,7 +65,7 @@ def cmd_validate(args):
 
 
 def cmd_run(args):
-    board = load_board(args.board)
+    board = load_board(args.board or default_board())
     lab = lava.lab_of(board)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     work = Path(args.run_dir or f"results/lava-{stamp}-{board.name}").resolve()
@@ -230,7 +231,7 @@ def cmd_schedule(args):
 # ---- the parsers ------------------------------------------------------------------------------
 
 def _job_options(p):
-    p.add_argument("--board", default="qemu-arm")
+    p.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     p.add_argument("--kernel", default=None, help="default: the board's default kernel")
     p.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     p.add_argument("--suites", default=",".join(lava.DEFAULT_SUITES),
