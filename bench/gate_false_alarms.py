@@ -20,8 +20,6 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -47,24 +45,30 @@ def rule(name: str):
 
 
 def runs_through_the_gate(board, kernel, key, base, values, max_repeats, work: Path) -> dict:
-    """{the samples a run took: its verdict}, for every run of up to max_repeats boots."""
+    """{the samples a run took: its verdict}, for every run of up to max_repeats boots, each
+    boot one of `values`, judged against the Baseline `base` (written under work)."""
     suite, name = key.split(".", 1)
-    root = work / "kernels"
-    (root / kernel).mkdir(parents=True, exist_ok=True)
-    (root / kernel / f"{board.name}.yaml").write_text(yaml.safe_dump({"metrics": {key: {
-        "value": base.value, "unit": base.unit, "direction": base.direction, "samples": list(base.values())}}}))
+    baselines.write(kernel, board.name, {key: base}, work / "kernels")
     strategy = SimpleNamespace(board=board, last_boot=None, kernel_under_test=SimpleNamespace(name=kernel),
                                kernel_identity=dict)
     runs = {}
     for i, boots in enumerate(itertools.product(values, repeat=max_repeats)):
         if any(boots[:len(s)] == s for s in runs):   # the gate stopped before this one differs
             continue
-        gate = Gate(RunResults(work / f"run{i}", baselines_root=root), strategy, "bench::run",
+        gate = Gate(RunResults(work / f"run{i}", baselines_root=work / "kernels"), strategy, "bench::run",
                     max_repeats=max_repeats)
         it = iter(boots)
         (m,) = gate.sample(suite, lambda: {name: next(it)})
         runs[tuple(m.samples)] = m.verdict
     return runs
+
+
+def weighed(runs: dict, usual: float, second: float, q: float) -> dict:
+    """{outcome: how often it comes, 'boots': the mean boots}, the second value on q of boots."""
+    weight = {s: q ** s.count(second) * (1 - q) ** s.count(usual) for s in runs}
+    out = {o: sum(w for s, w in weight.items() if runs[s] == o) for o in verdict.OUTCOMES}
+    out["boots"] = sum(w * len(s) for s, w in weight.items())
+    return out
 
 
 def main() -> int:
@@ -91,11 +95,9 @@ def main() -> int:
             runs = runs_through_the_gate(load_board(args.board), args.kernel, args.metric, base,
                                          (usual, second), args.max_repeats, Path(work))
         for q in qs:
-            weight = {s: q ** s.count(second) * (1 - q) ** s.count(usual) for s in runs}
-            rate = {o: sum(w for s, w in weight.items() if runs[s] == o) for o in verdict.OUTCOMES}
-            boots = sum(w * len(s) for s, w in weight.items())
+            rate = weighed(runs, usual, second, q)
             print(f"| {name} | {q:g} | {rate['regressed']:.4%} | {rate['unknown']:.2%} | {rate['same']:.2%} "
-                  f"| {rate['improved']:.2%} | {boots:.2f} |")
+                  f"| {rate['improved']:.2%} | {rate['boots']:.2f} |")
     return 0
 
 
