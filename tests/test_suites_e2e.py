@@ -38,8 +38,17 @@ def armmp_run(vlab, tmp_path_factory):
     # tests, bench/gate_detection.py's and bench/main_job_aa.py's figures). Jitter in 10 s
     # runs, judged against their own baselines: the path of the suite's 60 s runs (78 s each)
     r = suites("testsuites/", "--quick", "-m", "not slow", "--run-dir", str(run), "--jitter-duration", "10",
-               "--junitxml", str(run / "junit.xml"), "--max-repeats", "2")
+               "--junitxml", str(run / "junit.xml"), "--max-repeats", "2",
+               *(f"--deselect=testsuites/test_lmbench.py::{t}" for t in LMBENCH_SLOW))
     return r, run
+
+
+# lmbench's path to a verdict is one: install check, the quick timing loops, a server where
+# the program needs one, the parser, the gate (boardlab.measure.sample). Its latencies
+# group walks all of it (ten programs, two servers), in 42 s of the board; the other three
+# groups, 150 s more, are the same path with other programs, each parsed in unit tests
+# from the board's captured output (tests/test_parsers.py): their run on the board is slow.
+LMBENCH_SLOW = ("test_file_create_delete", "test_context_switch", "test_bandwidth")
 
 
 def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
@@ -65,6 +74,7 @@ def test_every_suite_records_every_metric_judged_where_it_can_be(armmp_run):
             assert m["verdict"] in (vd.SAME, vd.IMPROVED, vd.UNKNOWN), Metric(**m).describe()
             assert m["comparison"]["why"]
     assert {m["suite"] for m in metrics if m["clock"] == clocks.NO_CLOCK} == {"memory"}
+    assert {"lmbench.lat_tcp_us", "lmbench.lat_connect_us"} <= {f"{m['suite']}.{m['name']}" for m in metrics}
     assert (run / "junit.xml").exists()
     assert list((run / "console").glob("boot-qemu-arm-armmp-*.log"))
     assert (run / "jitter-armmp-over-time.png").stat().st_size > 1000
@@ -104,6 +114,21 @@ def test_rt_jitter_beside_armmp_in_the_report(armmp_run, tmp_path):
     assert cells[3] != "-" and cells[4] != "-", line      # both kernels have a value
     page = report.html_page(str(armmp), str(rt), tmp_path / "report.html").read_text()
     assert page.count("<img") == 4                        # both kernels' two plots
+
+
+@pytest.mark.slow
+def test_lmbench_whole_on_the_board_is_judged(vlab, tmp_path):
+    """Every lmbench group on the board (the quick run above takes its latencies alone):
+    each figure a baseline holds, recorded on the deterministic clock, never regressed."""
+    run = tmp_path / "run"
+    r = suites("testsuites/test_lmbench.py", "--quick", "--run-dir", str(run), "--max-repeats", "2")
+    assert r.returncode == 0, r.stdout[-4000:]
+    metrics = [m for m in json.loads((run / "results.json").read_text())["metrics"] if m["suite"] == "lmbench"]
+    names = {m["name"] for m in metrics}
+    assert {"lat_fs_create_0k_per_s", "lat_ctx_16k_16p_us", "bw_tcp_mb_s", "bw_file_reread_mb_s"} <= names
+    for m in metrics:
+        assert m["baseline"] is not None and m["clock"] == clocks.GUEST_DETERMINISTIC, m
+        assert m["verdict"] in (vd.SAME, vd.IMPROVED, vd.UNKNOWN), Metric(**m).describe()
 
 
 def test_memory_is_measured_on_a_boot_no_workload_ran_on(vlab, tmp_path):
