@@ -1,8 +1,9 @@
 """The measurement suites end to end on the virtual board: the quick run of every suite
-records every metric with its unit and clock and is judged where a judgment means
-something (sizes and memory on any host, host-bound timings only against a baseline of
-this host), the rt kernel's jitter sits beside armmp's in the report, and a real
-slowdown is caught by the boot-time gate against a baseline measured here."""
+(lmbench's latencies group; its other groups in a slow test of their own) records every
+metric with its unit and clock and is judged where a judgment means something (sizes
+and memory on any host, host-bound timings only against a baseline of this host), the
+rt kernel's jitter sits beside armmp's in the report, and a real slowdown is caught by
+the boot-time gate against a baseline measured here."""
 import json
 import shutil
 import subprocess
