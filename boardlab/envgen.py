@@ -6,6 +6,7 @@ places/<host>/: the labgrid exporter config, the coordinator places with tags, a
 types and device dictionaries under jobs/ (boardlab.lava)."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -81,6 +82,23 @@ def labgrid_env(board: Board, remote: bool = False) -> dict:
 
 def _yaml(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=100)
+
+
+def unreachable_coordinator(env_file: str | None, coordinator: str | None) -> str | None:
+    """Why an environment through the coordinator (RemotePlace, lab/remote/) cannot run:
+    its coordinator does not answer (one line), else None."""
+    from boardlab.net import tcp_open
+    if not env_file or not Path(env_file).exists():
+        return None
+    targets = (yaml.safe_load(Path(env_file).read_text()) or {}).get("targets") or {}
+    places = [t["resources"]["RemotePlace"]["name"] for t in targets.values()
+              if isinstance(t, dict) and "RemotePlace" in (t.get("resources") or {})]
+    coordinator = coordinator or os.environ.get("LG_COORDINATOR") or "127.0.0.1:20408"
+    host, _, port = coordinator.rpartition(":")
+    if not places or tcp_open(int(port), host or "127.0.0.1", timeout=2.0):
+        return None
+    return (f"{env_file}: the labgrid coordinator {coordinator} (place {places[0]}) is not "
+            f"reachable: is it running? (--lg-coordinator or LG_COORDINATOR)")
 
 
 def render_env(board: Board, remote: bool = False) -> str:

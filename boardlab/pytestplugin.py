@@ -56,23 +56,11 @@ def pytest_addoption(parser):
 def pytest_sessionstart(session):
     """An environment through the coordinator (lab/remote/): a coordinator that does not
     answer is one line and exit 2 before anything runs, not a traceback per test."""
-    import os
-    import yaml
-    from boardlab.net import tcp_open
-    env = session.config.getoption("lg_env", default=None)
-    if not env or not Path(env).exists():
-        return
-    targets = (yaml.safe_load(Path(env).read_text()) or {}).get("targets") or {}
-    places = [t["resources"]["RemotePlace"]["name"] for t in targets.values()
-              if isinstance(t, dict) and "RemotePlace" in (t.get("resources") or {})]
-    if not places:
-        return
-    coordinator = (session.config.getoption("lg_coordinator", default=None)
-                   or os.environ.get("LG_COORDINATOR") or "127.0.0.1:20408")
-    host, _, port = coordinator.rpartition(":")
-    if not tcp_open(int(port), host or "127.0.0.1", timeout=2.0):
-        pytest.exit(f"{env}: the labgrid coordinator {coordinator} (place {places[0]}) is not "
-                    f"reachable: is it running? (--lg-coordinator or LG_COORDINATOR)", returncode=2)
+    from boardlab.envgen import unreachable_coordinator
+    why = unreachable_coordinator(session.config.getoption("lg_env", default=None),
+                                  session.config.getoption("lg_coordinator", default=None))
+    if why:
+        pytest.exit(why, returncode=2)
 
 
 @pytest.fixture(scope="session")
@@ -258,6 +246,17 @@ def offline_gate(results, unpowered_strategy, request):
     """A gate for figures measured without the board (the kernel build): the board's
     console and power switch are never touched, so it runs on any host."""
     return SuiteGate(results, unpowered_strategy, request.node.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Where a run of the suites left its results, their verdicts' counts, and where the
+    boot time went (--phases): what `pytest --lg-env ... testsuites/` ends with."""
+    res = getattr(config, "boardlab_results", None)
+    if res is not None and res.metrics:
+        from boardlab.pages.report import run_ending
+        terminalreporter.write_sep("-", "boardlab")
+        for line in run_ending(res.run_dir):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

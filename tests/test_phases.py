@@ -96,3 +96,23 @@ def test_modules_loaded_from_user_space_are_shown_but_not_added_twice():
     assert by_key["initcall.crypto_algapi_init"].dur_s > 15      # where armmp's boot goes
     assert all(s.start_s < by_key["phase.to_init"].start_s + by_key["phase.to_init"].dur_s
                for s in spans if s.kind == "initcall")
+
+
+def test_a_suites_run_ends_with_its_results_and_where_the_boot_time_went(tmp_path):
+    """What `pytest --lg-env ... testsuites/test_boot_time.py --phases` prints last
+    (boardlab.pages.report.run_ending): the run's directory and its verdicts' counts, the
+    report's command, and the longest spans of its phase-log boot (the real armmp boot
+    above), so a newcomer's first try answers without a search for files."""
+    import json
+    from boardlab.judge.results import RunResults
+    from boardlab.pages.report import run_ending
+    run = tmp_path / "run"
+    RunResults(run, baselines_root=tmp_path / "k").record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, "kB")
+    spans = phases.from_kernel_log((DATA / "phases" / "qemu-arm-armmp-nfs.kmsg").read_text().splitlines())
+    head = run_ending(run)
+    assert head == [f"{run}: 1 new | of 1 metrics; the report: boardlab report {run}"]
+    (run / "boot-phases.json").write_text(json.dumps({"spans": [s.to_dict() for s in spans]}))
+    where = run_ending(run)[1]
+    assert where.startswith(f"where the boot time went ({run}/boot-phases.md), longest of "
+                            f"{sum(s.leaf for s in spans)} spans: initcall.crypto_algapi_init 15"), where
+    assert where.count(" ms") == 3

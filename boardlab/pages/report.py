@@ -8,6 +8,7 @@ A, B and the delta; where both sides have samples, the verdict of B against A
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,6 +190,21 @@ def summary_text(rows: list[Row]) -> str:
     out += [f"regressed: {m} {d}" for m, d in s["regressed"]]
     out += [f"not judged: {m}: {why if why.startswith(v) else f'{v} ({why})' if why else v}" for m, v, why in s["unjudged"]]
     return "\n".join(out) + "\n\n"
+
+
+def run_ending(run_dir: Path) -> list[str]:
+    """A suites run's last lines in the terminal (pytest's summary): where its results
+    are, the verdicts' counts, and, with a phase-log boot, where the boot time went."""
+    _, rows, _ = table(str(run_dir))
+    out = [f"{run_dir}: " + " | ".join(f"{n} {v}" for v, n in summary(rows)["counts"].items())
+           + f" | of {len(rows)} metrics; the report: boardlab report {run_dir}"]
+    phases = Path(run_dir) / "boot-phases.json"
+    if phases.exists():
+        spans = [s for s in json.loads(phases.read_text())["spans"] if s.get("leaf")]
+        longest = sorted(spans, key=lambda s: -s["dur_s"])[:3]
+        out.append(f"where the boot time went ({phases.with_suffix('.md')}), longest of {len(spans)} "
+                   "spans: " + ", ".join(f"{s['key']} {s['dur_s'] * 1000:.1f} ms" for s in longest))
+    return out
 
 
 def delta_svg(r: Row, width: int = 160, height: int = 14) -> str:
