@@ -60,6 +60,7 @@ def cmd_gen(args):
 def cmd_boot(args):
     """Boot a board to a shell once, print its milestones (a smoke test by hand)."""
     from boardlab.boot.session import open_env
+    from boardlab.boot.bootlog import milestone_lines
     from boardlab.boot.strategy import BootError
     from boardlab.vlab.host import prepare_if_virtual
     env = open_env(args.env or env_path(default_board()))
@@ -70,8 +71,7 @@ def cmd_boot(args):
     try:
         strategy.transition("shell")
         rec = strategy.last_boot
-        for name, t in rec.milestones.items():
-            print(f"{name:16s} {t:8.3f} s")
+        print("\n".join(milestone_lines(strategy.board, rec)))
         print(f"console log: {rec.log_path}")
         print("\n".join(target.get_driver("ShellDriver").run_check("uname -a")))
         if args.phases:

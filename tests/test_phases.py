@@ -116,3 +116,19 @@ def test_a_suites_run_ends_with_its_results_and_where_the_boot_time_went(tmp_pat
     assert where.startswith(f"where the boot time went ({run}/boot-phases.md), longest of "
                             f"{sum(s.leaf for s in spans)} spans: initcall.crypto_algapi_init 15"), where
     assert where.count(" ms") == 3
+
+
+def test_a_boot_by_hand_prints_each_milestone_under_its_clock():
+    """`boardlab boot`: the host's arrival times and the board's own printk times are two
+    clocks from two origins; each list says which (a real board's clock is its hardware's)."""
+    from boardlab.boot.bootlog import BootRecord, milestone_lines
+    from boardlab.measure import clocks
+    rec = BootRecord("qemu-arm", None, "ramdisk", milestones={"login": 7.555, "shell": 7.616},
+                     guest_milestones={"login": 21.616}, qemu_clock="deterministic")
+    lines = milestone_lines(load_board("qemu-arm"), rec)
+    assert lines == [f"milestones, host clock (seconds from the load command; host {clocks.this_host()['id']}):",
+                     "  login               7.555 s", "  shell               7.616 s",
+                     "milestones, the board's clock (guest-deterministic; seconds from the kernel's start):",
+                     "  login              21.616 s"]
+    old = BootRecord("tqm860l", None, "nfs", milestones={"login": 40.1})   # Linux 2.4 stamps nothing
+    assert len(milestone_lines(load_board("tqm860l"), old)) == 2

@@ -11,7 +11,7 @@ from pathlib import Path
 from boardlab.boot.bootplan import KernelUnderTest
 from boardlab.errors import BoardlabError
 from boardlab.files import atomic_write
-from boardlab.measure import console as con
+from boardlab.measure import clocks, console as con
 
 
 @dataclass
@@ -96,3 +96,15 @@ def wiring(power, console, board) -> str:
         switch = f"the power switch ({type(power).__name__})"
     return (f"{switch} and the serial wiring ({console_where(console)}, board console "
             f"{board.console.device} at {board.console.baud} baud)")
+
+
+def milestone_lines(board, rec) -> list[str]:
+    """A boot's milestones, each clock by itself: the host's arrival of each console line
+    (from U-Boot's load command) and the board's own printk time (from the kernel's start)."""
+    out = [f"milestones, host clock (seconds from the load command; host {clocks.this_host()['id']}):"]
+    out += [f"  {name:16s} {t:8.3f} s" for name, t in rec.milestones.items()]
+    if rec.guest_milestones:
+        out.append(f"milestones, the board's clock ({clocks.guest_clock(board, rec.qemu_clock)}; "
+                   "seconds from the kernel's start):")
+        out += [f"  {name:16s} {t:8.3f} s" for name, t in rec.guest_milestones.items()]
+    return out
