@@ -29,6 +29,8 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
     listed = md.split("largest first")[1].split("Left unknown")[0]
     assert [ln.split(" | ")[0][2:] for ln in listed.splitlines() if ln.startswith("| ") and "---" not in ln][1:] \
         == [r.spec.key for r in changed]
+    # the floor beside the interval in the same terms: its unit, and its share of A in %
+    assert "| build.uimage_data_bytes | 5.0769e+05 bytes (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | 2538 bytes (+-0.5 %) | regressed |" in listed
     unknowns = md.split("Left unknown")[1].split("Every metric:")[0]
     assert "- boot_time.login:" in unknowns and "stored figures, no boots" in unknowns
     assert "completions drawn from the spread seen" in unknowns

@@ -52,6 +52,11 @@ def _interval(c: vd.Verdict) -> str:
     return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
 
 
+def _floor(c: vd.Verdict, unit: str) -> str:
+    """The floor in the metric's unit, and as a share of A beside the interval's %."""
+    return f"{c.floor:.4g} {unit}" + (f" (+-{100 * c.floor / abs(c.a):.3g} %)" if c.a else "")
+
+
 def answer(a, b, rows) -> str:
     """The answer a maintainer acts on: the counts, every change beyond its floor, largest
     first (none picked out), and every metric left unknown with why."""
@@ -68,7 +73,7 @@ def answer(a, b, rows) -> str:
     for r in changed:
         c = r.cmp
         out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
-                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.floor:.4g} {r.spec.unit} | {c.outcome} |")
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {_floor(c, r.spec.unit)} | {c.outcome} |")
     unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
     if unknown_rows:
         out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
