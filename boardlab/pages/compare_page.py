@@ -25,7 +25,7 @@ def _plots(path: Path, a, b, rows) -> list[dict]:
     if judged:
         made.append(("every metric: B against A", plots.deltas_with_intervals(
             [(r.spec.key, r.cmp.delta_pct, r.cmp.ci_pct,
-              100 * r.cmp.floor / abs(r.cmp.a) if r.cmp.a else 0) for r in judged],
+              _floor_pct(r.cmp) or 0) for r in judged],
             path.with_name("compare-deltas.png"), f"{b.label} against {a.label}")))
     if a.boots or b.boots:
         made.append(("boot milestones of every boot", plots.milestones_per_boot(
@@ -52,9 +52,14 @@ def _interval(c: vd.Verdict) -> str:
     return f"{c.ci_pct[0]:+.2f} .. {c.ci_pct[1]:+.2f} %" if c.method != "exact" else "exact"
 
 
+def _floor_pct(c: vd.Verdict) -> float | None:
+    """The floor as a share of A, in % (the terms of delta_pct and ci_pct)."""
+    return 100 * c.floor / abs(c.a) if c.floor is not None and c.a else None
+
+
 def _floor(c: vd.Verdict, unit: str) -> str:
     """The floor in the metric's unit, and as a share of A beside the interval's %."""
-    return f"{c.floor:.4g} {unit}" + (f" (+-{100 * c.floor / abs(c.a):.3g} %)" if c.a else "")
+    return f"{c.floor:.4g} {unit}" + (f" (+-{_floor_pct(c):.3g} %)" if c.a else "")
 
 
 def answer(a, b, rows) -> str:

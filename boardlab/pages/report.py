@@ -196,8 +196,7 @@ def run_ending(run_dir: Path) -> list[str]:
     """A suites run's last lines in the terminal (pytest's summary): where its results
     are, the verdicts' counts, and, with a phase-log boot, where the boot time went."""
     _, rows, _ = table(str(run_dir))
-    out = [f"{run_dir}: " + " | ".join(f"{n} {v}" for v, n in summary(rows)["counts"].items())
-           + f" | of {len(rows)} metrics; the report: boardlab report {run_dir}"]
+    out = [f"{run_dir}: {summary_text(rows).splitlines()[0]}; the report: boardlab report {run_dir}"]
     phases = Path(run_dir) / "boot-phases.json"
     if phases.exists():
         spans = [s for s in json.loads(phases.read_text())["spans"] if s.get("leaf")]
