@@ -82,6 +82,12 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
 
 
+@pytest.hookimpl(tryfirst=True)   # before -m deselects: the marker follows the fixture
+def pytest_itemcollected(item):
+    if on_the_ppc_board(item):
+        item.add_marker("ppc_board")
+
+
 @pytest.hookimpl(trylast=True)   # after -m/-k have deselected
 def pytest_collection_modifyitems(config, items):
     share = config.option.on_default_board
