@@ -148,24 +148,29 @@ def test_the_architecture_page_names_every_module():
     assert not missing, f"docs/architecture.md does not name, in its room: {missing}"
 
 
-
-
-RECORD_MARKS = """
+# prints each collected test as "ITEM <uses the ppc_board fixture> <nodeid>", under argv's -m
+COLLECT_UNDER_M = """
 import sys, pytest
 class Record:
     def pytest_collection_finish(self, session):
         for i in session.items:
-            print("ITEM", "ppc_board" in i.fixturenames, i.get_closest_marker("ppc_board") is not None, i.nodeid)
-sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[Record()]))
+            print("ITEM", "ppc_board" in i.fixturenames, i.nodeid)
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-m", sys.argv[1]], plugins=[Record()]))
 """
 
 
+def collected_under(marks: str) -> list[tuple[bool, str]]:
+    r = subprocess.run([sys.executable, "-c", COLLECT_UNDER_M, marks], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:]
+    return [(uses == "True", nodeid) for _, uses, nodeid in
+            (ln.split(" ", 2) for ln in r.stdout.splitlines() if ln.startswith("ITEM "))]
+
+
 def test_the_ppc_board_marker_is_exactly_the_tests_on_that_board():
-    """-m "not ppc_board" leaves out every test that needs the PowerPC board's images (a
-    clean kernel build of their own on a host's first run) and no other: the marker
-    follows the fixture, used directly or through another (tests/conftest.py)."""
-    r = subprocess.run([sys.executable, "-c", RECORD_MARKS], cwd=ROOT, capture_output=True, text=True)
-    items = [ln.split(" ", 3)[1:] for ln in r.stdout.splitlines() if ln.startswith("ITEM ")]
-    assert r.returncode == 0 and len(items) > 400, r.stdout[-2000:]
-    assert [nodeid for uses, marked, nodeid in items if uses != marked] == []
-    assert sum(uses == "True" for uses, _, _ in items) >= 13
+    """-m "not slow and not ppc_board" leaves out every test that needs the PowerPC
+    board's images (a clean kernel build of their own on a host's first run) and no
+    other: the marker follows the fixture, used directly or through another, and is set
+    before -m deselects (tests/conftest.py)."""
+    rest, on_ppc = collected_under("not slow and not ppc_board"), collected_under("not slow and ppc_board")
+    assert len(rest) > 400 and not [nodeid for uses, nodeid in rest if uses]
+    assert len(on_ppc) >= 13 and all(uses for uses, _ in on_ppc)

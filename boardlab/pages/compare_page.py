@@ -59,7 +59,8 @@ def _floor_pct(c: vd.Verdict) -> float | None:
 
 def _floor(c: vd.Verdict, unit: str) -> str:
     """The floor in the metric's unit, and as a share of A beside the interval's %."""
-    return f"{c.floor:.4g} {unit}" + (f" (+-{_floor_pct(c):.3g} %)" if c.a else "")
+    pct = _floor_pct(c)
+    return f"{c.floor:.4g} {unit}" + (f" (+-{pct:.3g} %)" if pct is not None else "")
 
 
 def answer(a, b, rows) -> str:
