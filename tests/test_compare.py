@@ -22,7 +22,10 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
     # one number a side cannot decide a noisy figure: the study's boot times
     assert by_key["boot_time.login"].cmp.outcome == vd.UNKNOWN
     md = files["markdown"].read_text()
-    assert "| build.uimage_data_bytes | bytes | 5.0769e+05 (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | regressed |" in md
+    assert "| build.uimage_data_bytes | bytes | none | 5.0769e+05 (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | regressed |" in md
+    # every figure says its clock: a size has none, the study did not keep its boot times'
+    assert "Clocks: none, sizes (14), not recorded (6)\n" in md
+    assert "| boot_time.login | s | not recorded | 49.7 (n=1) |" in md
     # the answer first: every change beyond its floor, largest first, and every unknown with why
     changed = sorted((r for r in rows if r.cmp and r.cmp.outcome in (vd.REGRESSED, vd.IMPROVED)),
                      key=lambda r: -abs(r.cmp.delta_pct))
@@ -30,7 +33,7 @@ def test_the_study_kernels_compared_from_their_stored_numbers(tmp_path):
     assert [ln.split(" | ")[0][2:] for ln in listed.splitlines() if ln.startswith("| ") and "---" not in ln][1:] \
         == [r.spec.key for r in changed]
     # the floor beside the interval in the same terms: its unit, and its share of A in %
-    assert "| build.uimage_data_bytes | 5.0769e+05 bytes (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | 2538 bytes (+-0.5 %) | regressed |" in listed
+    assert "| build.uimage_data_bytes | 5.0769e+05 bytes (n=1) | 7.2372e+05 (n=1) | +42.55 % | exact | 2538 bytes (+-0.5 %) | regressed | none |" in listed
     unknowns = md.split("Left unknown")[1].split("Every metric:")[0]
     assert "- boot_time.login:" in unknowns and "stored figures, no boots" in unknowns
     assert "completions drawn from the spread seen" in unknowns
@@ -142,3 +145,18 @@ def test_a_stored_side_is_judged_with_the_baseline_of_the_other_sides_run_length
         assert rows[key].cmp is not None and rows[key].cmp.outcome == vd.SAME, (key, rows[key])
     run.settings = {k: {"run_s": 30} for k in run.settings}    # no 30 s baselines: not judged
     assert all(r.cmp is None for r in compare.judge(run, stored, "this-host") if r.spec.key in run.samples)
+
+
+def test_the_answer_says_each_figures_clock_and_the_host_of_the_host_clock_ones():
+    from boardlab.pages.compare_page import answer, markdown
+    clocks = {"jitter.avg_us": "guest-deterministic", "boot_time.login": "host"}
+    a = compare.Side("a", samples={"jitter.avg_us": [88.0, 88.1, 88.05], "boot_time.login": [5.0, 5.1, 5.05]},
+                     clocks=clocks, host="vm-0123456789abcdef", settings={"jitter.avg_us": {"run_s": 10}})
+    b = compare.Side("b", samples={"jitter.avg_us": [88.0, 88.2, 88.1], "boot_time.login": [5.1, 5.0, 5.05]},
+                     clocks=clocks, host="vm-0123456789abcdef", settings={"jitter.avg_us": {"run_s": 10}})
+    rows = compare.judge(a, b, "vm-0123456789abcdef")
+    text = answer(a, b, rows)
+    assert text.splitlines()[1] == ("Clocks: guest-deterministic (1), host (1); "
+                                    "host-clock figures from vm-0123456789abcdef")
+    every = markdown(a, b, rows).split("Every metric:")[1]
+    assert "| boot_time.login | s | host |" in every and "| jitter.avg_us | us | guest-deterministic |" in every

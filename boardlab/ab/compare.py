@@ -143,7 +143,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                                                            board, side.clock)
                     side.settings[key] = {"run_s": jitter_s} if suite == "jitter" else None
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
-                         f"{extras['boot'].milestones.get('login', 0):.2f} s")
+                         f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 
         def decided():
             open_keys = unknown(judge(sides[0], sides[1], this_host, board))

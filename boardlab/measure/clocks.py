@@ -75,10 +75,15 @@ def switch_clock(board: Board, timeout: float = 2.0) -> str | None:
 GUEST_PREFIX = "guest_"   # boot_time.guest_*: a milestone in the board's own time
 
 
+def is_size(unit: str) -> bool:
+    """A size is the same figure on any clock."""
+    return unit in _SIZE_UNITS
+
+
 def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str | None = None) -> str:
     """The clock a metric of a suite was measured on, on this board (qemu_clock: as in
     guest_clock)."""
-    if unit in _SIZE_UNITS:
+    if is_size(unit):
         return NO_CLOCK
     clock = "guest" if name.startswith(GUEST_PREFIX) else _SUITE_CLOCK.get(suite, HOST)
     return guest_clock(board, qemu_clock) if clock == "guest" else clock

@@ -12,7 +12,7 @@ import jinja2
 
 from boardlab.judge import bootspans
 from boardlab.judge import verdict as vd
-from boardlab.measure import kernelid
+from boardlab.measure import clocks, kernelid
 from boardlab.pages import timeline
 from boardlab.pages import plots
 
@@ -44,6 +44,7 @@ def html_page(path: Path, a, b, rows, meta: dict, where_went=None) -> Path:
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     path.write_text(env.get_template("compare.html.j2").render(
         a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows), where=where_went,
+        clock_of=lambda spec: _clock(a, spec),
         timeline=timeline.svg(a, b, where_went) if where_went and not where_went.not_compared else None))
     return path
 
@@ -63,6 +64,27 @@ def _floor(c: vd.Verdict, unit: str) -> str:
     return f"{c.floor:.4g} {unit}" + (f" (+-{pct:.3g} %)" if pct is not None else "")
 
 
+def _clock(side, spec) -> str:
+    """The clock of side A's figure: a size has none; a stored figure that did not keep
+    its clock (the study's) says so."""
+    clock = (getattr(side, "clocks", None) or {}).get(spec.key)
+    return clock or (clocks.NO_CLOCK if clocks.is_size(spec.unit) else "not recorded")
+
+
+def _clocks_line(a, b, rows) -> list[str]:
+    """Which clocks the judged figures are on, and the host of the host-clock ones."""
+    seen: dict[str, int] = {}
+    for r in rows:
+        if r.cmp is not None:
+            seen[_clock(a, r.spec)] = seen.get(_clock(a, r.spec), 0) + 1
+    if not seen:
+        return []
+    hosts = sorted({h for h in (getattr(a, "host", None), getattr(b, "host", None)) if h})
+    on_host = f"; host-clock figures from {' and '.join(hosts)}" if "host" in seen and hosts else ""
+    named = {clocks.NO_CLOCK: "none, sizes"}
+    return ["Clocks: " + ", ".join(f"{named.get(c, c)} ({n})" for c, n in sorted(seen.items())) + on_host]
+
+
 def answer(a, b, rows) -> str:
     """The answer a maintainer acts on: the counts, every change beyond its floor, largest
     first (none picked out), and every metric left unknown with why."""
@@ -73,13 +95,15 @@ def answer(a, b, rows) -> str:
     out = [f"{b.label} against {a.label}: {len(judged)} metrics judged: "
            + ", ".join(f"{count[o]} {o}" for o in (vd.REGRESSED, vd.IMPROVED, vd.SAME, vd.UNKNOWN))
            + (f"; {aside} not judged (information only, or another clock or host)" if aside else ""),
+           *_clocks_line(a, b, rows),
            "", f"Every change beyond its floor, largest first ({len(changed)}):", "",
-           f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict |",
-           "|---|---:|---:|---:|---|---:|---|"]
+           f"| metric | {a.label} | {b.label} | delta | 95 % interval | floor | verdict | clock |",
+           "|---|---:|---:|---:|---|---:|---|---|"]
     for r in changed:
         c = r.cmp
         out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
-                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {_floor(c, r.spec.unit)} | {c.outcome} |")
+                   f"{c.delta_pct:+.2f} % | {_interval(c)} | {_floor(c, r.spec.unit)} | {c.outcome} | "
+                   f"{_clock(a, r.spec)} |")
     unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
     if unknown_rows:
         out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
@@ -90,14 +114,15 @@ def answer(a, b, rows) -> str:
 
 def markdown(a, b, rows, where_went=None) -> str:
     out = [answer(a, b, rows), "Every metric:", "",
-           f"| metric | unit | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
-           "|---|---|---:|---:|---:|---|---|---|"]
+           f"| metric | unit | clock | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
+           "|---|---|---|---:|---:|---:|---|---|---|"]
     for r in rows:
+        clock = _clock(a, r.spec)
         if r.cmp is None:
-            out.append(f"| {r.spec.key} | {r.spec.unit} | | | | | {r.note} | |")
+            out.append(f"| {r.spec.key} | {r.spec.unit} | {clock} | | | | | {r.note} | |")
             continue
         c = r.cmp
-        out.append(f"| {r.spec.key} | {r.spec.unit} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
+        out.append(f"| {r.spec.key} | {r.spec.unit} | {clock} | {c.a:.5g} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
                    f"{c.delta_pct:+.2f} % | {_interval(c)} | {c.outcome} | {c.why} |")
     kernels = [f"{side.label}: {kernelid.describe(side.identity)}" for side in (a, b) if side.identity]
     return ("\n".join(out) + "\n" + ("\nkernels: " + "; ".join(kernels) + "\n" if kernels else "")
