@@ -14,7 +14,7 @@ from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
 from boardlab.lab import cli as lab_cli
 from boardlab.lava import cli as lava_cli
-from boardlab.measure import workloads
+from boardlab.measure import clocks, workloads
 
 
 def cmd_vlab(args):
@@ -76,7 +76,7 @@ def cmd_boot(args):
         print("\n".join(target.get_driver("ShellDriver").run_check("uname -a")))
         if args.phases:
             from boardlab.judge.bootspans import format_boot
-            print(format_boot(rec))
+            print(format_boot(rec, clocks.guest_clock(strategy.board, rec.qemu_clock)))
     except BootError as e:
         print(f"boot failed: {e}", file=sys.stderr)
         return 1

@@ -104,6 +104,7 @@ def test_a_suites_run_ends_with_its_results_and_where_the_boot_time_went(tmp_pat
     report's command, and the longest spans of its phase-log boot (the real armmp boot
     above), so a newcomer's first try answers without a search for files."""
     import json
+    from boardlab.judge import bootspans
     from boardlab.judge.results import RunResults
     from boardlab.pages.report import run_ending
     run = tmp_path / "run"
@@ -111,10 +112,14 @@ def test_a_suites_run_ends_with_its_results_and_where_the_boot_time_went(tmp_pat
     spans = phases.from_kernel_log((DATA / "phases" / "qemu-arm-armmp-nfs.kmsg").read_text().splitlines())
     head = run_ending(run)
     assert head == [f"{run}: 1 new | of 1 metrics; the report: boardlab report {run}"]
-    (run / "boot-phases.json").write_text(json.dumps({"spans": [s.to_dict() for s in spans]}))
+    clocks_line = bootspans.spans_clocks(spans, "guest-deterministic")
+    assert clocks_line == "clocks: initcall_debug and printk spans on the board's clock (guest-deterministic)"
+    (run / "boot-phases.json").write_text(json.dumps({"clocks": clocks_line,
+                                                      "spans": [s.to_dict() for s in spans]}))
     where = run_ending(run)[1]
     assert where.startswith(f"where the boot time went ({run}/boot-phases.md), longest of "
-                            f"{sum(s.leaf for s in spans)} spans: initcall.crypto_algapi_init 15"), where
+                            f"{sum(s.leaf for s in spans)} spans ({clocks_line}): "
+                            "initcall.crypto_algapi_init 15"), where
     assert where.count(" ms") == 3
 
 

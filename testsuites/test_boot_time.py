@@ -24,9 +24,11 @@ def test_boot_milestones(board_strategy, gate, request, run_dir):
     gate.sample("boot_time", one_boot, at_least=request.config.getoption("--boot-repeats"))
     if request.config.getoption("--phases"):   # after the milestone boots, which stay without it
         from boardlab.judge.bootspans import write_boot
+        from boardlab.measure.clocks import guest_clock
         board_strategy.select(phase_log=True)
         try:
-            write_boot(board_strategy.reboot(), run_dir)
+            rec = board_strategy.reboot()
+            write_boot(rec, run_dir, guest_clock(board_strategy.board, rec.qemu_clock))
         finally:
             board_strategy.select(phase_log=False)   # the next suite boots as the study did
     gate.check()

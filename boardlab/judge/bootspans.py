@@ -196,27 +196,38 @@ def leading_change(w: SpanComparison) -> str:
             + (f", {100 * frac:.0f} % of the {_ms(w.total_delta_s)} change" if frac is not None else ""))
 
 
-def write_boot(rec, out_dir) -> str:
+def write_boot(rec, out_dir, board_clock: str) -> str:
     """One phase-log boot's spans beside a run's results: boot-phases.md (what
-    format_boot prints) and boot-phases.json (every span)."""
+    format_boot prints) and boot-phases.json (every span). board_clock: the clock of the
+    board's printk stamps (measure.clocks.guest_clock)."""
     spans = phases.of_boot(rec)
     text = (f"# Where the boot time went: {rec.board}, kernel {rec.kernel.name}, root {rec.root}\n\n"
             f"one boot with {phases.BOOT_ARGS}; kernel log {Path(rec.log_path).with_suffix('.kmsg')}\n\n"
-            + format_boot(rec) + "\n")
+            + format_boot(rec, board_clock) + "\n")
     atomic_write(Path(out_dir) / "boot-phases.md", text)
     atomic_write(Path(out_dir) / "boot-phases.json", json.dumps(
         {"board": rec.board, "kernel": rec.kernel.name, "root": rec.root, "boot_args": phases.BOOT_ARGS,
-         "spans": [s.to_dict() for s in spans]}, indent=1) + "\n")
+         "board_clock": board_clock, "clocks": spans_clocks(spans, board_clock), "spans": [s.to_dict() for s in spans]}, indent=1) + "\n")
     return text
 
 
-def format_boot(rec, top: int = 15) -> str:
-    """One boot's spans for a person: the phases and the longest leaves."""
+def spans_clocks(spans, board_clock: str) -> str:
+    """Which clock each source's spans are on (the console's: the host's)."""
+    on_board = sorted({s.source for s in spans if s.source != phases.CONSOLE})
+    out = [f"{' and '.join(on_board)} spans on the board's clock ({board_clock})"] if on_board else []
+    if any(s.source == phases.CONSOLE for s in spans):
+        out.append(f"{phases.CONSOLE} spans on the host clock (host {this_host()['id']})")
+    return "clocks: " + "; ".join(out)
+
+
+def format_boot(rec, board_clock: str, top: int = 15) -> str:
+    """One boot's spans for a person: their clocks, the phases and the longest leaves."""
     spans = phases.of_boot(rec)
     coarse = [s for s in spans if ".." in s.key]
     modules = [s for s in spans if s.kind == "module"]
     leaves = sorted((s for s in spans if is_leaf(s.key)), key=lambda s: -s.dur_s)[:top]
-    out = ["phases:"] + [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in coarse]
+    out = [spans_clocks(spans, board_clock), "phases:"]
+    out += [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in coarse]
     if modules:
         out += ["modules loaded from user space (inside init's time):"]
         out += [f"  {s.key:40s} {s.dur_s * 1000:10.3f} ms  ({s.source})" for s in modules]

@@ -199,10 +199,12 @@ def run_ending(run_dir: Path) -> list[str]:
     out = [f"{run_dir}: {summary_text(rows).splitlines()[0]}; the report: boardlab report {run_dir}"]
     phases = Path(run_dir) / "boot-phases.json"
     if phases.exists():
-        spans = [s for s in json.loads(phases.read_text())["spans"] if s.get("leaf")]
+        doc = json.loads(phases.read_text())
+        spans = [s for s in doc["spans"] if s.get("leaf")]
         longest = sorted(spans, key=lambda s: -s["dur_s"])[:3]
+        on = f" ({doc['clocks']})" if doc.get("clocks") else ""
         out.append(f"where the boot time went ({phases.with_suffix('.md')}), longest of {len(spans)} "
-                   "spans: " + ", ".join(f"{s['key']} {s['dur_s'] * 1000:.1f} ms" for s in longest))
+                   f"spans{on}: " + ", ".join(f"{s['key']} {s['dur_s'] * 1000:.1f} ms" for s in longest))
     return out
 
 
