@@ -62,6 +62,9 @@ def test_the_state_survives_the_step_processes(tmp_path):
     again = Bisect.load(tmp_path)
     assert again == b and again.good_samples() == [20.7218, 20.7228]
     assert "| 0 | aaaaaaaaaaaa (good) | good one |" in bisect_run.table(again)
+    from boardlab.measure.clocks import this_host
+    assert (f"clocks: {b.metric} guest-deterministic; build s the host clock ({this_host()['id']})"
+            in bisect_run.summary(again))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue
+from boardlab.measure import catalogue, clocks
 
 def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path:
     """The board's own kernel config: kernels/virt-nfs/<board>.config (the virtual board's),
@@ -161,5 +161,13 @@ def summary(b: Bisect) -> str:
         head = f"no first bad commit found for {b.metric} (see the skips below and bisect.log)\n"
     if b.hint:
         head += f"leading change between good and bad: {b.hint}\n"
-    return head + "\n" + table(b) + f"\nrun directory: {b.run_dir}\n"
+    return head + "\n" + table(b) + "\n" + clocks_line(b) + f"\nrun directory: {b.run_dir}\n"
+
+
+def clocks_line(b: Bisect) -> str:
+    """Which clock the table's figures are on."""
+    suite, name = b.metric.split(".", 1)
+    metric = clocks.metric_clock(suite, name, b.spec.unit, load_board(b.board))
+    metric = "none, a size" if metric == clocks.NO_CLOCK else metric
+    return f"clocks: {b.metric} {metric}; build s the host clock ({clocks.this_host()['id']})\n"
 
