@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from boardlab.measure.clocks import this_host
 from boardlab.net import free_port
 from boardlab.vlab.cable import serial_line
 
@@ -98,6 +99,7 @@ def main():
               f"p95 {p95 * 1e3:.2f} ms, max {v[-1] * 1e3:.2f} ms")
     ratio = statistics.median(late[True]) / statistics.median(late[False])
     print(f"ratio of medians on/off: {ratio:.1f}")
+    print(f"host {this_host()['id']}, {time.strftime('%F')}, host clock")
 
 
 if __name__ == "__main__":

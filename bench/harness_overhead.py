@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.facts.board import env_path, bootargs, load_board
+from boardlab.measure.clocks import this_host
 from boardlab.vlab.lab import kept_up
 
 
@@ -158,6 +159,7 @@ def main():
     print(f"median strategy {med['strategy']:.3f} s, minimal expect loop {med['minimal']:.3f} s "
           f"({args.runs} runs each, interleaved)")
     print(f"harness overhead ratio: {med['strategy'] / med['minimal']:.3f} (goal <= 1.05)")
+    print(f"host {this_host()['id']}, {time.strftime('%F')}, host clock")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab import lava
 from boardlab.facts.board import env_path, load_board
+from boardlab.measure.clocks import this_host
 from boardlab.vlab.lab import kept_up
 
 
@@ -79,6 +80,7 @@ def main():
           f"lava-run {med['lava']:.2f} s, ratio lava/strategy {med['lava'] / med['strategy']:.2f}")
     print(f"median shell milestone: strategy {statistics.median(shells['strategy']):.3f} s, "
           f"lava {statistics.median(shells['lava']):.3f} s")
+    print(f"host {this_host()['id']}, {time.strftime('%F')}, host clock")
 
 
 if __name__ == "__main__":
