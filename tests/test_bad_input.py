@@ -239,3 +239,15 @@ def test_a_broken_yaml_file_is_one_line_with_where_it_breaks(tmp_path):
         said = str(e.value)
         assert len(said.splitlines()) == 1 and ("f.yaml" in said or "pin.yaml" in said), said
         assert "line 3, column 1: expected ',' or '}'" in said, said
+
+
+@pytest.mark.parametrize("board, why", [("nosuch", "boards/nosuch.yaml: no such file"),
+                                        ("sandpoint", "board sandpoint: its lab host labhost1 is not a virtual one")])
+def test_vlab_up_with_a_board_the_virtual_lab_lacks_starts_nothing(capsys, monkeypatch, board, why):
+    from boardlab.vlab import lab
+
+    def started(*a, **k):
+        raise AssertionError("the lab started before the board's name was checked")
+    monkeypatch.setattr(lab, "management_up", started)
+    code, err = _run(capsys, ["vlab", "up", "--board", board])
+    assert code == 2 and len(err.splitlines()) == 1 and why in err, err

@@ -37,9 +37,10 @@ class VirtualLab:
         return self.hosts[lab_host]
 
     def up(self, boards=()):
+        on = {b: self.host_of(b) for b in boards}    # a name the lab lacks: before anything starts
         management_up()
-        for name, host in self.hosts.items():
-            host.up([b for b in boards if load_board(b).lab_host == name])
+        for host in self.hosts.values():
+            host.up([b for b in boards if on[b] is host])
 
     def down(self, force: bool = False, host: str | None = None):
         """Every host and the management network down (or one host: `host`); refused
