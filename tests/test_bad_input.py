@@ -251,3 +251,10 @@ def test_vlab_up_with_a_board_the_virtual_lab_lacks_starts_nothing(capsys, monke
     monkeypatch.setattr(lab, "management_up", started)
     code, err = _run(capsys, ["vlab", "up", "--board", board])
     assert code == 2 and len(err.splitlines()) == 1 and why in err, err
+
+
+def test_kernel_show_names_a_kernel_the_board_lacks(capsys):
+    code, err = _run(capsys, ["kernel", "show", "nosuch", "--board", "qemu-arm"])
+    # the facts' kernels, then those this host registered (boardlab kernel build)
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith(
+        "boardlab kernel: board qemu-arm has no kernel nosuch (its kernels: armmp, rt-armmp, virt-nfs"), err

@@ -20,10 +20,15 @@ def _image_of(board, name) -> Path | None:
     return registry.lookup(board.name, name)
 
 
-def show(board) -> list[str]:
-    """Per kernel of the board (facts and registered): pin, image, baseline identity."""
+def show(board, names=()) -> list[str]:
+    """Per kernel of the board (facts and registered; or the named ones): pin, image,
+    baseline identity."""
+    known = list(board.images.kernels) + registry.registered(board.name)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise InputError(f"board {board.name} has no kernel {', '.join(unknown)} (its kernels: {', '.join(known)})")
     lines = []
-    for name in list(board.images.kernels) + registry.registered(board.name):
+    for name in names or known:
         pin, image, base = load_pin(name), _image_of(board, name), load_identity(name, board.name)
         ident = kernelid.of_image(image)
         other = kernelid.differs(base, ident)
@@ -52,7 +57,7 @@ def _fragment(args, board) -> Path:
 def cmd_kernel(args):
     board = load_board(args.board or default_board())
     if args.action == "show":
-        print("\n".join(show(board)))
+        print("\n".join(show(board, args.words)))
         return 0
     if args.action == "build":
         from boardlab.kernel.frombuild import build_version
@@ -106,7 +111,7 @@ def add_parser(sub):
                                       "pin (move a kernel's pin and re-measure); sweep (many versions measured, resumable)")
     k.add_argument("action", choices=["show", "build", "pin", "sweep"])
     k.add_argument("words", nargs="*", metavar="ARG",
-                   help="build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1); "
+                   help="show [KERNEL...]; build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1); "
                         "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
     k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
     k.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
