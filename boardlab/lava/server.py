@@ -26,6 +26,8 @@ def lavacli(identity: str | None, *args, check=True) -> str:
 def load_schedule(path: Path = SCHEDULE) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise LavaInputError(f"{path}: no such file") from None
     except (OSError, yaml.YAMLError) as e:
         raise LavaInputError(f"{path}: {one_line(e)}") from None
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
