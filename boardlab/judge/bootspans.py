@@ -207,7 +207,8 @@ def write_boot(rec, out_dir, board_clock: str) -> str:
     atomic_write(Path(out_dir) / "boot-phases.md", text)
     atomic_write(Path(out_dir) / "boot-phases.json", json.dumps(
         {"board": rec.board, "kernel": rec.kernel.name, "root": rec.root, "boot_args": phases.BOOT_ARGS,
-         "board_clock": board_clock, "clocks": spans_clocks(spans, board_clock), "spans": [s.to_dict() for s in spans]}, indent=1) + "\n")
+         "board_clock": board_clock, "clocks": spans_clocks(spans, board_clock),
+         "spans": [s.to_dict() for s in spans]}, indent=1) + "\n")
     return text
 
 

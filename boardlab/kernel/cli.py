@@ -26,7 +26,8 @@ def show(board, names=()) -> list[str]:
     known = list(board.images.kernels) + registry.registered(board.name)
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise InputError(f"board {board.name} has no kernel {', '.join(unknown)} (its kernels: {', '.join(known)})")
+        raise InputError(f"board {board.name} has no kernel {', '.join(unknown)} "
+                         f"(its kernels: {', '.join(known)})")
     lines = []
     for name in names or known:
         pin, image, base = load_pin(name), _image_of(board, name), load_identity(name, board.name)
@@ -111,8 +112,8 @@ def add_parser(sub):
                                       "pin (move a kernel's pin and re-measure); sweep (many versions measured, resumable)")
     k.add_argument("action", choices=["show", "build", "pin", "sweep"])
     k.add_argument("words", nargs="*", metavar="ARG",
-                   help="show [KERNEL...]; build VERSION (6.12.117-1~deb12u1); pin KERNEL VERSION (a package's: 6.1.176-1); "
-                        "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
+                   help="show [KERNEL...]; build VERSION (6.12.117-1~deb12u1); "
+                        "pin KERNEL VERSION (a package's: 6.1.176-1); sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
     k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
     k.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     k.add_argument("--budget", type=int, default=10,

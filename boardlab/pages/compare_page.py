@@ -80,7 +80,7 @@ def _clocks_line(a, b, rows) -> list[str]:
     if not seen:
         return []
     hosts = sorted({h for h in (getattr(a, "host", None), getattr(b, "host", None)) if h})
-    on_host = f"; host-clock figures from {' and '.join(hosts)}" if "host" in seen and hosts else ""
+    on_host = f"; host-clock figures from {' and '.join(hosts)}" if clocks.HOST in seen and hosts else ""
     named = {clocks.NO_CLOCK: "none, sizes"}
     return ["Clocks: " + ", ".join(f"{named.get(c, c)} ({n})" for c, n in sorted(seen.items())) + on_host]
 
