@@ -113,12 +113,13 @@ def test_a_suites_run_ends_with_its_results_and_where_the_boot_time_went(tmp_pat
     head = run_ending(run)
     assert head == [f"{run}: 1 new | of 1 metrics; the report: boardlab report {run}"]
     clocks_line = bootspans.spans_clocks(spans, "guest-deterministic")
-    assert clocks_line == "clocks: initcall_debug and printk spans on the board's clock (guest-deterministic)"
+    assert clocks_line == "clocks: initcall_debug and printk spans on the board's clock, guest-deterministic"
     (run / "boot-phases.json").write_text(json.dumps({"clocks": clocks_line,
                                                       "spans": [s.to_dict() for s in spans]}))
     where = run_ending(run)[1]
     assert where.startswith(f"where the boot time went ({run}/boot-phases.md), longest of "
-                            f"{sum(s.leaf for s in spans)} spans ({clocks_line}): "
+                            f"{sum(s.leaf for s in spans)} spans (initcall_debug and printk spans on the "
+                            "board's clock, guest-deterministic): "
                             "initcall.crypto_algapi_init 15"), where
     assert where.count(" ms") == 3
 

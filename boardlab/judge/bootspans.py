@@ -215,9 +215,9 @@ def write_boot(rec, out_dir, board_clock: str) -> str:
 def spans_clocks(spans, board_clock: str) -> str:
     """Which clock each source's spans are on (the console's: the host's)."""
     on_board = sorted({s.source for s in spans if s.source != phases.CONSOLE})
-    out = [f"{' and '.join(on_board)} spans on the board's clock ({board_clock})"] if on_board else []
+    out = [f"{' and '.join(on_board)} spans on the board's clock, {board_clock}"] if on_board else []
     if any(s.source == phases.CONSOLE for s in spans):
-        out.append(f"{phases.CONSOLE} spans on the host clock (host {this_host()['id']})")
+        out.append(f"{phases.CONSOLE} spans on the host clock of {this_host()['id']}")
     return "clocks: " + "; ".join(out)
 
 

@@ -202,7 +202,7 @@ def run_ending(run_dir: Path) -> list[str]:
         doc = json.loads(phases.read_text())
         spans = [s for s in doc["spans"] if s.get("leaf")]
         longest = sorted(spans, key=lambda s: -s["dur_s"])[:3]
-        on = f" ({doc['clocks']})" if doc.get("clocks") else ""
+        on = f" ({doc['clocks'].removeprefix('clocks: ')})" if doc.get("clocks") else ""
         out.append(f"where the boot time went ({phases.with_suffix('.md')}), longest of {len(spans)} "
                    f"spans{on}: " + ", ".join(f"{s['key']} {s['dur_s'] * 1000:.1f} ms" for s in longest))
     return out
