@@ -113,7 +113,8 @@ def add_parser(sub):
     k.add_argument("action", choices=["show", "build", "pin", "sweep"])
     k.add_argument("words", nargs="*", metavar="ARG",
                    help="show [KERNEL...]; build VERSION (6.12.117-1~deb12u1); "
-                        "pin KERNEL VERSION (a package's: 6.1.176-1); sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
+                        "pin KERNEL VERSION (a package's: 6.1.176-1); "
+                        "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
     k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
     k.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     k.add_argument("--budget", type=int, default=10,

@@ -6,6 +6,7 @@ compare side's label, samples, boots, identity and histogram."""
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from pathlib import Path
 
 import jinja2
@@ -73,10 +74,7 @@ def _clock(side, spec) -> str:
 
 def _clocks_line(a, b, rows) -> list[str]:
     """Which clocks the judged figures are on, and the host of the host-clock ones."""
-    seen: dict[str, int] = {}
-    for r in rows:
-        if r.cmp is not None:
-            seen[_clock(a, r.spec)] = seen.get(_clock(a, r.spec), 0) + 1
+    seen = Counter(_clock(a, r.spec) for r in rows if r.cmp is not None)
     if not seen:
         return []
     hosts = sorted({h for h in (getattr(a, "host", None), getattr(b, "host", None)) if h})
