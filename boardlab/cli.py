@@ -129,7 +129,7 @@ def cmd_baselines(args):
         runs = [[Metric(**m) for m in d["metrics"]] for d in docs]
         if args.keep_host_bound:
             from boardlab.facts.board import load_board
-            from boardlab.measure.clocks import host_bound
+            from boardlab.judge.decide import host_bound
             runs = [[m for m in run if not host_bound(m.clock, load_board(m.board), m.key)] for run in runs]
         identities = {}
         for d in docs:   # runs pooled into one baseline must be of one kernel

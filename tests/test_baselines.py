@@ -416,3 +416,24 @@ def test_a_malformed_other_settings_entry_names_its_place(tmp_path, others, mess
         "value": 2100, "unit": "us", "source": {"settings": {"run_s": 10}}, "other_settings": others}})
     with pytest.raises(bl.BaselineError, match=message):
         bl.load("armmp", "qemu-arm", tmp_path)
+
+
+def test_baselines_update_keep_host_bound_writes_only_what_any_host_can_judge(tmp_path, monkeypatch):
+    """`boardlab baselines update --keep-host-bound RUN`: a host-clock figure is left out,
+    a size or a guest-deterministic figure is written (the way LAVA's memory baselines and
+    the build sizes are recorded)."""
+    from dataclasses import asdict
+    from boardlab.cli import main
+    from boardlab.judge.results import Metric
+    written = {}
+    monkeypatch.setattr(bl, "write", lambda kernel, board, metrics, *a, **k: written.update(metrics))
+    run = tmp_path / "run"
+    run.mkdir()
+    metrics = [Metric("qemu-arm", "armmp", "boot_time", "login", 7.0, "s", clock="host", host="vm-a"),
+               Metric("qemu-arm", "armmp", "boot_time", "guest_login", 20.7, "s",
+                      clock="guest-deterministic", host="vm-a"),
+               Metric("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000, "kB", "higher", clock="none",
+                      host="vm-a")]
+    (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [asdict(m) for m in metrics]}))
+    assert main(["baselines", "update", "--keep-host-bound", str(run)]) == 0
+    assert set(written) == {"boot_time.guest_login", "memory.mem_eat_kb"}
