@@ -276,7 +276,7 @@ def project_copy(tmp_path, monkeypatch):
 
     from boardlab import lava
     from boardlab.facts import board as facts
-    from boardlab.lava import devices
+    from boardlab.lava import devices, health
     for d in ("boards", "lab", "places", "jobs"):
         shutil.copytree(ROOT / d, tmp_path / d)
     for mod in (facts, envgen, lava):
@@ -286,6 +286,7 @@ def project_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(devices, "BOARDS_DIR", tmp_path / "boards")
     monkeypatch.setattr(devices, "DEVICE_TYPES_DIR", tmp_path / "jobs/device-types")
     monkeypatch.setattr(devices, "DEVICES_DIR", tmp_path / "jobs/devices")
+    monkeypatch.setattr(health, "HEALTH_CHECKS_DIR", tmp_path / "jobs/health-checks")
     return tmp_path
 
 
