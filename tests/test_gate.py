@@ -64,7 +64,7 @@ def test_a_regression_names_both_sides(tmp_path):
 
 
 def test_a_run_of_a_second_value_is_not_a_change(tmp_path):
-    """qemu-ppc's mem_eat against its baseline (26 boots at 117568 kB, 4 at 117312): every
+    """qemu-ppc's mem_eat against its baseline of 2026-11-24 (26 boots at 117568 kB, 4 at 117312): every
     run of up to five boots through the gate, weighed by how often the second value comes
     (q), as bench/gate_false_alarms.py prints it. Three in a row were called regressed
     (q^3: 1 in 125-450 runs at q 13-20 %); a change is now called when seen twice. A kernel
