@@ -560,6 +560,15 @@ def test_lava_lmbench_reports_every_metric_of_the_pytest_suite(vlab, tmp_path):
 
 # ---- the full loop through a LAVA server ---------------------------------------------------
 
+def health_checks_done(identity: str, boards, timeout: float = 900):
+    """Until none of these boards' health is Unknown (LAVA runs its health check first)."""
+    deadline = time.monotonic() + timeout
+    while any(d.get("health") == "Unknown" and d.get("hostname") in boards
+              for d in yaml.safe_load(lava.lavacli(identity, "devices", "list", "--yaml")) or []):
+        assert time.monotonic() < deadline, f"health checks still running after {timeout:.0f} s"
+        time.sleep(2)
+
+
 @pytest.mark.vlab
 @pytest.mark.lava_server
 @pytest.mark.slow
@@ -575,7 +584,11 @@ def test_server_loop_submit_wait_results(ppc_board, tmp_path, capsys):
     from boardlab.lava.localserver import LocalLavaServer, worker_name
     with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
         srv.up()
+        # a board whose health is Unknown (new, or its last job failed: a test before this
+        # one) runs its health check first; the other board's short jobs could then end
+        # before this one's start, and "at the same time" would not be shown
         jobs = {"qemu-arm": "qemu-arm-armmp-nightly", "qemu-ppc": "qemu-ppc-virt-nfs-nightly"}
+        health_checks_done(srv.identity, jobs)
         ids = []
         for n in range(2):   # the schedule's nightly job of each board, twice
             rc = cli.main(["lava", "submit", "--identity", srv.identity, "--out", str(tmp_path / f"submit-{n}"),
@@ -739,3 +752,23 @@ def test_each_lava_verb_takes_only_its_own_arguments(tmp_path, capsys):
     assert "boardlab lava render: " in capsys.readouterr().err
     assert cli.main(["lava", "submit", "--dry-run", "--out", str(tmp_path / "s"),
                      "--testdefs-url", URL]) == 0
+
+
+def test_an_earlier_databases_job_logs_are_set_aside_before_ids_repeat(tmp_path):
+    """LAVA's database made anew restarts job ids at 1 while job-output/ keeps the earlier
+    jobs' logs, and a new job 8 had its log appended to the old job 8's (another board's
+    boot): the local server moves every job directory above its database's highest id
+    aside, and keeps them."""
+    from boardlab.lava import joboutput
+    root = tmp_path / "job-output"
+    for day, ids in (("2026/11/28", (1, 2, 9)), ("2026/11/29", (3, 8, 12))):
+        for i in ids:
+            (root / day / str(i)).mkdir(parents=True)
+            (root / day / str(i) / "output.yaml").write_text(f"- job {i}\n")
+    said = []
+    aside = joboutput.set_aside(3, root, echo=said.append)
+    assert sorted(int(d.name) for d in root.glob("*/*/*/*")) == [1, 2, 3]
+    assert sorted(p.relative_to(aside).as_posix() for p in aside.glob("*/*/*/*/output.yaml")) == \
+        ["2026/11/28/9/output.yaml", "2026/11/29/12/output.yaml", "2026/11/29/8/output.yaml"]
+    assert "3 job(s) of an earlier database" in said[0] and str(aside) in said[0]
+    assert joboutput.set_aside(3, root, echo=said.append) is None and len(said) == 1   # nothing left

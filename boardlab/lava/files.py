@@ -12,6 +12,7 @@ DEVICES_DIR = JOBS_DIR / "devices"
 TESTDEFS_DIR = JOBS_DIR / "testdefs"
 SCHEDULE = JOBS_DIR / "schedule.yaml"
 LAVA_DEVICE_TYPES = Path("/usr/share/lava-server/device-types")
+JOB_OUTPUT = Path("/var/lib/lava-server/default/media/job-output")   # LAVA's job logs
 SYSTEM_PYTHON = "/usr/bin/python3"    # LAVA's own modules live in Debian's python3
 GENERATED = "{{# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file. #}}\n"
 

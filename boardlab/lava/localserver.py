@@ -3,17 +3,13 @@ boards: the full loop a lab runs (submit -> scheduler -> worker -> lava-run -> r
 The server (this machine's root namespace, the management host) listens on 127.0.0.1
 and on the lab's management address; each worker runs in its lab host's namespace and
 reaches the server over the management network, with its own name, token and work
-directory, and each board is the device of its own host's worker.
-
-No systemd here, so the services the Debian packages describe as units are started
-by hand, each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`),
-PostgreSQL with pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
+directory, and each board is the device of its own host's worker. No systemd here: the
+services the Debian packages describe as units are started by hand, each by PID
+(gunicorn, `lava-server manage lava-scheduler`, `lava-worker`), PostgreSQL with
+pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
 registrations live in LAVA's database and files and are reused: `up` is idempotent.
-
-Verified facts this relies on: lava-server installs only with PostgreSQL running;
-power commands run under a pseudo-terminal (ours are curl calls to the power switch,
-which starts QEMU in its own session); the worker's dispatcher config comes from
-/etc/lava-server/dispatcher.d/<worker>/dispatcher.yaml on the server."""
+Relied on, verified: lava-server installs only with PostgreSQL running; power commands
+run under a pseudo-terminal; a worker's dispatcher config is /etc/lava-server/dispatcher.d/."""
 from __future__ import annotations
 
 import os
@@ -32,7 +28,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
-from boardlab.lava import devices, health
+from boardlab.lava import devices, health, joboutput
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
 from boardlab.procs import running
@@ -135,7 +131,11 @@ class LocalLavaServer:
 
     def _end_leftover_jobs(self):
         """Jobs an earlier run of this server left unfinished (its workers are gone, the
-        database stays): Incomplete, with the reason, before they hold the boards."""
+        database stays): Incomplete, with the reason, before they hold the boards; the
+        logs of an earlier database's jobs set aside (lava.joboutput)."""
+        highest = _django("max(TestJob.objects.values_list('id', flat=True), default=0)")
+        if highest.isdigit():
+            joboutput.set_aside(int(highest), echo=self.echo)
         r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
                     "for j in TestJob.objects.exclude(state=TestJob.STATE_FINISHED):\n"
                     "    j.go_state_finished(TestJob.HEALTH_INCOMPLETE, True)\n"
