@@ -133,7 +133,7 @@ class LocalLavaServer:
         """Jobs an earlier run of this server left unfinished (its workers are gone, the
         database stays): Incomplete, with the reason, before they hold the boards; the
         logs of an earlier database's jobs set aside (lava.joboutput)."""
-        highest = _django("max(TestJob.objects.values_list('id', flat=True), default=0)")
+        highest = _django("TestJob.objects.order_by('-id').values_list('id', flat=True).first() or 0")
         if highest.isdigit():
             joboutput.set_aside(int(highest), echo=self.echo)
         r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
