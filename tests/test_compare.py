@@ -116,6 +116,8 @@ def test_two_kernels_booted_in_turn_on_the_virtual_board(vlab, tmp_path):
 
 
 @pytest.mark.vlab
+@pytest.mark.slow   # a variant: CI boots with the phase log in test_suites_e2e's slowdown test, and
+# judges where the time went, page and timelines, in tests/test_where.py; this is compare's --phases on the board
 def test_where_the_time_went_of_a_kernel_against_itself(vlab, tmp_path):
     """armmp against armmp, one boot each with the kernel's phase log: every initcall and
     span judged from one boot a side on the deterministic clock, none flagged; those

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from boardlab.services import postgres
+from boardlab.build.buildenv import CACHE_DIR
 from boardlab.errors import BoardlabError, InputError
 from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT
@@ -34,6 +35,8 @@ DEFAULT_PORT = 8300
 DATA_ROOT = Path(os.environ.get("BOARDLAB_HISTORY_DIR", "/var/lib/boardlab/history"))
 VENV = PROJECT_ROOT / ".venv-squad"
 LOCK = PROJECT_ROOT / "history" / "requirements.lock"   # its digest names the SQLite template
+# a cache, not a lab's data: one migrated database per SQUAD version for every data directory
+TEMPLATES_DIR = CACHE_DIR / "squad-templates"
 SETUP = PROJECT_ROOT / "history" / "squad_setup.py"     # run by SQUAD's venv
 DATABASES = ("sqlite", "postgresql")
 
@@ -105,7 +108,7 @@ class HistoryServer:
         template = ""
         if self.db == "sqlite":
             lock = hashlib.sha256(LOCK.read_bytes()).hexdigest()[:16]
-            template = str(DATA_ROOT / ".templates" / f"squad-{lock}.sqlite3")
+            template = str(TEMPLATES_DIR / f"squad-{lock}.sqlite3")
             db = self.data / "db.sqlite3"
             if not db.exists() and os.path.exists(template):
                 shutil.copyfile(template, db)
