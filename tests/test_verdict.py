@@ -18,7 +18,7 @@ def test_exact_metrics_compare_medians_against_the_floor():
     assert verdict.compare(a, [x * 1.005 for x in a], login).outcome == verdict.SAME
     c = verdict.compare(a, [x * 1.03 for x in a], login)
     assert c.outcome == verdict.REGRESSED and c.method == "exact" and "beyond the floor" in c.why
-    free = catalogue.spec("memory.free_free_kb")   # higher is better, floor one page
+    free = catalogue.spec("memory.kernel_available_kb")   # higher is better, floor one page
     assert verdict.compare([100000], [99990], free).outcome == verdict.REGRESSED
     assert verdict.compare([100000], [99997], free).outcome == verdict.SAME
     assert verdict.compare([100000], [100100], free).outcome == verdict.IMPROVED
@@ -125,7 +125,7 @@ def test_same_needs_the_interval_within_the_floor():
 
 
 def test_exact_samples_whose_differences_reach_across_the_floor_are_not_same():
-    free = catalogue.spec("memory.free_free_kb")     # floor 4 kB, spread allowed 1 kB
+    free = catalogue.spec("memory.kernel_available_kb")     # floor 4 kB, spread allowed 1 kB
     c = verdict.compare([100000, 100000.5], [100003.5, 100004.5], free)   # +3..+4.5 kB
     assert c.method == "rank test" and "reach across the floor" in c.why
     assert c.outcome == verdict.UNKNOWN
