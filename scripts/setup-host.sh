@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything boardlab needs on a Debian bookworm host, as root; with --main-job
 # only what the main job uses (the tests install the rest), with --builds what building
-# every virtual board's images uses (scripts/test.sh starts the PowerPC board's build
-# there, beside the rest of the set-up). Idempotent: a second run only checks. Host
+# the PowerPC board's images uses (scripts/test.sh starts that build there, beside the
+# rest of the set-up). Idempotent: a second run only checks. Host
 # packages with apt (adding Debian's contrib and non-free components, source packages and
 # the armhf architecture); Python packages into .venv (and the history's into .venv-squad).
 set -euo pipefail
@@ -23,7 +23,7 @@ MAIN_JOB_PACKAGES=(
   linux-source-6.1 make gcc libc6-dev flex bison bc
   python3-venv
 )
-# What the tests build beside it (`--builds`: these and the main job's)
+# What the tests build beside it
 TEST_BUILD_PACKAGES=(
   # the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler; the
   # virtual PowerPC board's user land cross-built from Debian's source packages
@@ -46,12 +46,19 @@ TEST_SERVICE_PACKAGES=(
   # the report and history pages are looked at by a test in a real headless browser
   chromium
 )
+# What building the PowerPC board's images uses, of the two lists above (`--builds`): its
+# kernel and user land are the longest step of a host's first run, so scripts/test.sh
+# installs these first and starts that build while apt fetches and unpacks the rest
+BOARD_BUILD_PACKAGES=(
+  linux-source-6.1 make gcc libc6-dev flex bison bc u-boot-tools cpio xz-utils file python3-venv
+  gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu libc6-dev-powerpc-cross dpkg-dev
+)
 FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}" "${TEST_BUILD_PACKAGES[@]}")
 LAST_PACKAGES=("${TEST_SERVICE_PACKAGES[@]}")
 mode=all
 case "${1:-}" in
   --main-job) mode=main-job; FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}"); LAST_PACKAGES=() ;;
-  --builds) mode=builds; LAST_PACKAGES=() ;;
+  --builds) mode=builds; FIRST_PACKAGES=("${BOARD_BUILD_PACKAGES[@]}"); LAST_PACKAGES=() ;;
   "") ;;
   *) printf 'setup: unknown option %s (--main-job, --builds or none)\n' "$1" >&2; exit 2 ;;
 esac
@@ -229,7 +236,7 @@ main_venv
 case $mode in
   main-job) log "host ready for the main job (${#MAIN_JOB_PACKAGES[@]} packages; scripts/test.sh installs the tests' $((${#TEST_BUILD_PACKAGES[@]} + ${#TEST_SERVICE_PACKAGES[@]})) more and the history's venv)"
             exit 0 ;;
-  builds) log "host ready for the boards' builds"; exit 0 ;;
+  builds) log "host ready for the PowerPC board's build"; exit 0 ;;
 esac
 # the history's venv beside the last packages (uv waits on downloads, apt on downloads and dpkg)
 squad_venv & squad_pid=$!
