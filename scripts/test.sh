@@ -12,33 +12,22 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-# The boards' images are built beside the set-up when the whole run (no arguments) runs:
-# the PowerPC board's, a clean kernel build of its own and the longest step of a host's
-# first run, as soon as its tools are in; then the default board's (Debian's armhf
-# packages fetched and unpacked), once the main job's packages are in, while apt fetches
-# the servers'. The sessions' own builds (tests/conftest.py) then wait on each board's
-# image lock and find them built; where an early one failed, they build them and say why.
-early_pids=()
-early_logs=()
-build_early() {   # board
-  local log
-  log=$(mktemp --tmpdir "boardlab-tests-$1-images-early-XXXXXX.log")
-  setsid nice -n 19 ionice -c 3 .venv/bin/boardlab vlab build --board "$1" > "$log" 2>&1 &
-  early_pids+=("$!")
-  early_logs+=("$log")
-  echo "$1's images build beside the set-up (pid $!, log $log)"
-}
-stop_early() {
-  local pid
-  for pid in "${early_pids[@]}"; do { kill -TERM -- -"$pid" 2>/dev/null; wait "$pid" 2>/dev/null; } || true; done
-}
-trap stop_early INT TERM EXIT
+# The PowerPC board's images are a clean kernel build of their own, and the longest step
+# of a host's first run: the whole run (no arguments) starts it as soon as its tools are
+# in, beside the rest of the set-up (apt's downloads leave the CPU mostly idle). The
+# sessions' own build (tests/conftest.py) then waits on the board's image lock and finds
+# them built; if this one fails, that one builds them and says why.
 bash scripts/setup-host.sh --builds
-boards=()   # the default board and the PowerPC board (tests/paths.py)
-if [ $# = 0 ]; then read -r -a boards < <(.venv/bin/python tests/paths.py); fi
-[ ${#boards[@]} = 2 ] && build_early "${boards[1]}"   # the PowerPC board
-bash scripts/setup-host.sh --main-job
-[ ${#boards[@]} = 2 ] && build_early "${boards[0]}"   # the default board
+early=
+if [ $# = 0 ]; then
+  early_log=$(mktemp --tmpdir boardlab-tests-ppc-images-early-XXXXXX.log)
+  setsid nice -n 19 ionice -c 3 .venv/bin/boardlab vlab build --board "$(.venv/bin/python tests/paths.py)" \
+    > "$early_log" 2>&1 &
+  early=$!
+  echo "the PowerPC board's images build beside the set-up (pid $early, log $early_log)"
+fi
+stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
+trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
 beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
 # In a session of its own, SIGINT as a foreground pytest has it (a background job's is
@@ -54,10 +43,9 @@ lab_rc=0
 beside_rc=0
 wait "$beside" || beside_rc=$?
 trap - INT TERM EXIT
-for i in "${!early_pids[@]}"; do   # long done: the sessions waited on them
-  if wait "${early_pids[$i]}"; then rm -f "${early_logs[$i]}"
-  else echo "images beside the set-up failed (log ${early_logs[$i]}): the tests built them"; fi
-done
+if [ -n "$early" ]; then   # long done: the sessions waited on it
+  if wait "$early"; then rm -f "$early_log"; else echo "the PowerPC board's images beside the set-up failed (log $early_log): the tests built them"; fi
+fi
 echo
 echo "==================== the tests beside (log $beside_log) ===================="
 cat "$beside_log"

@@ -1,6 +1,6 @@
 """Where the tests find the project and their captured data, and the two boards they test
 (a module of its own: tests import it, not conftest, which pytest loads as a plugin;
-scripts/test.sh runs it to learn which boards' images it builds beside the set-up)."""
+scripts/test.sh runs it to learn which board it builds beside the set-up)."""
 from boardlab.facts.board import PROJECT_ROOT as ROOT
 from boardlab.facts.labfacts import default_board
 
@@ -10,5 +10,5 @@ DEFAULT_BOARD = default_board()   # the lab's (places/lab.yaml): the session the
 # set-up and the default board's tests (scripts/test.sh, conftest.py)
 BUILT_BESIDE = "qemu-ppc"
 
-if __name__ == "__main__":   # scripts/test.sh: the boards whose images it builds beside the set-up
-    print(DEFAULT_BOARD, BUILT_BESIDE)
+if __name__ == "__main__":
+    print(BUILT_BESIDE)
