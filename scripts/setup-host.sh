@@ -55,6 +55,10 @@ BOARD_BUILD_PACKAGES=(
 )
 FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}" "${TEST_BUILD_PACKAGES[@]}")
 LAST_PACKAGES=("${TEST_SERVICE_PACKAGES[@]}")
+for p in "${BOARD_BUILD_PACKAGES[@]}"; do   # a subset: the whole set-up installs each of them too
+  case " ${FIRST_PACKAGES[*]} " in *" $p "*) ;;
+    *) printf 'setup: BOARD_BUILD_PACKAGES lists %s, which neither list above has\n' "$p" >&2; exit 2 ;; esac
+done
 mode=all
 case "${1:-}" in
   --main-job) mode=main-job; FIRST_PACKAGES=("${MAIN_JOB_PACKAGES[@]}"); LAST_PACKAGES=() ;;
