@@ -85,14 +85,21 @@ def test_a_run_of_a_board_the_study_never_measured_is_a_clear_error(tmp_path):
         study_table.study_table(str(tmp_path / "run"))
 
 
+@pytest.fixture(scope="module")
+def powerpc_config_dir(tmp_path_factory):
+    """One build directory for both boards: kconfig's own programs are compiled once
+    (each `make <base>_defconfig` writes its .config anew)."""
+    return tmp_path_factory.mktemp("powerpc-config")
+
+
 @pytest.mark.parametrize("board, option", [("tqm860l", "CONFIG_TQM8XX=y"),
                                            ("sandpoint", "CONFIG_LINKSTATION=y")])
-def test_the_powerpc_configs_resolve_with_the_cross_compiler(tmp_path, board, option):
+def test_the_powerpc_configs_resolve_with_the_cross_compiler(powerpc_config_dir, board, option):
     """Configure only (seconds): the base defconfig exists in Debian's 6.1 source and
     every option the fragment asks for survives; the build itself is the suite's."""
     from boardlab.facts.board import load_board
     xa = kbuild._arch(load_board(board))
-    kbuild._configure(kbuild.source_tree(), tmp_path, xa, ROOT / f"kernels/6.1/{board}.config",
-                      tmp_path / "log")
-    config = (tmp_path / ".config").read_text().splitlines()
+    out = powerpc_config_dir
+    kbuild._configure(kbuild.source_tree(), out, xa, ROOT / f"kernels/6.1/{board}.config", out / f"{board}.log")
+    config = (out / ".config").read_text().splitlines()
     assert option in config and "CONFIG_PPC32=y" in config
