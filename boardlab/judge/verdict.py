@@ -88,20 +88,20 @@ def _ranks(values):
 
 
 def rank_test(a, b) -> float:
-    """Two-sided p of the rank sum of b among a + b, by permutation (ties allowed): of all
-    ways to choose len(b) of the pooled ranks, the share whose sum is at least as far from
-    its expectation as b's. Counted by sum, not enumerated (ranks are halves: doubled to
-    whole numbers), so it is exact for any sample sizes, in milliseconds."""
+    """Two-sided p of the rank sum of b among a + b, by permutation (ties allowed): the share
+    of all ways to choose as many of the pooled ranks whose sum is as far from its mean.
+    Counted by sum (ranks are halves: doubled to whole numbers), not enumerated: exact."""
     ranks = _ranks(list(a) + list(b))
-    n, m = len(a), len(b)
-    twice = [round(2 * r) for r in ranks]
-    far = abs(sum(twice[n:]) - m * (n + m + 1))            # doubled: whole numbers
-    ways = numpy.zeros((m + 1, sum(twice) + 1))             # ways[k, s]: k ranks, doubled sum s
+    side = ranks[len(a):] if len(b) <= len(a) else ranks[:len(a)]   # the smaller: the same p
+    twice, k = [round(2 * r) for r in ranks], len(side)
+    mean = k * (len(ranks) + 1)                              # doubled, as every sum below
+    far = abs(round(2 * sum(side)) - mean)
+    ways = numpy.zeros((k + 1, sum(twice) + 1))             # ways[j, s]: j ranks, sum s
     ways[0, 0] = 1.0
     for r in twice:
         ways[1:, r:] += ways[:-1, :ways.shape[1] - r].copy()
     sums = numpy.arange(ways.shape[1])
-    return float(ways[m][numpy.abs(sums - m * (n + m + 1)) >= far].sum() / ways[m].sum())
+    return float(ways[k][numpy.abs(sums - mean) >= far].sum() / ways[k].sum())
 
 
 def smallest_p(n: int, m: int) -> float:
