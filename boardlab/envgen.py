@@ -17,6 +17,7 @@ from boardlab.facts.board import BOARDS_DIR, LAB_ENV_DIR, PLACES_DIR, Board, loa
 from boardlab.facts.labhosts import LabHost, lab_host_of, lab_hosts
 from boardlab.facts.labfacts import check_listed, lab_boards
 from boardlab.lava import devices as lava_devices, health as lava_health
+from boardlab import yamltext
 
 LAB_DIR = LAB_ENV_DIR
 GENERATED = "# Generated from boards/{name}.yaml by `boardlab gen`: edit the facts, not this file.\n"
@@ -90,7 +91,7 @@ def unreachable_coordinator(env_file: str | None, coordinator: str | None) -> st
     from boardlab.net import tcp_open
     if not env_file or not Path(env_file).exists():
         return None
-    targets = (yaml.safe_load(Path(env_file).read_text()) or {}).get("targets") or {}
+    targets = (yamltext.load(Path(env_file).read_text()) or {}).get("targets") or {}
     places = [t["resources"]["RemotePlace"]["name"] for t in targets.values()
               if isinstance(t, dict) and "RemotePlace" in (t.get("resources") or {})]
     coordinator = coordinator or os.environ.get("LG_COORDINATOR") or "127.0.0.1:20408"

@@ -69,7 +69,7 @@ def test_no_import_circle():
 
 # the package's rooms, lowest first: a module imports its own room's and lower rooms' only
 LAYERS = [
-    ("errors", "files", "log", "procs", "net"),  # the ground floor: no facts, no boards
+    ("errors", "files", "log", "procs", "net", "yamltext"),  # the ground floor: no facts, no boards
     ("services",),   # host services this project runs, by PID: daemons, PostgreSQL
     ("facts",),      # what a board and a lab host are
     ("measure",),    # what a figure is, what runs on the board for it, parsers

@@ -10,13 +10,14 @@ import yaml
 
 from boardlab.boot.bootwatch import MILESTONES, Expected
 from boardlab.facts.board import PROJECT_ROOT
+from boardlab import yamltext
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 
 
 def _times(board: str, kernel: str, root: Path) -> dict:
     try:
-        metrics = (yaml.safe_load((Path(root) / kernel / f"{board}.yaml").read_text()) or {}).get("metrics") or {}
+        metrics = (yamltext.load((Path(root) / kernel / f"{board}.yaml").read_text()) or {}).get("metrics") or {}
     except (OSError, yaml.YAMLError, AttributeError):
         return {}
     return {n: float(metrics[f"boot_time.{n}"]["value"]) for n in MILESTONES

@@ -13,6 +13,7 @@ import yaml
 from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.files import atomic_write
+from boardlab import yamltext
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 HEADER = ("# The package the baselines of this kernel were measured with: the lab builds the kernel\n"
@@ -50,7 +51,7 @@ def load_pin(kernel: str, root: Path = KERNELS_DIR) -> Pin | None:
     if not path.exists():
         return None
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yamltext.load(path.read_text())
     except yaml.YAMLError as e:
         raise PinError(f"{path}: not valid YAML: {one_line(e)}") from None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) and data[k] for k in ("package", "version")):

@@ -8,11 +8,11 @@ import shutil
 import subprocess
 import sys
 
-import yaml
 
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import PLACES_DIR, FactsError
 from boardlab.facts.labhosts import load_lab_host
+from boardlab import yamltext
 
 
 class PlacesError(BoardlabError):
@@ -42,7 +42,7 @@ def sync(lab_name: str, coordinator: str) -> list[str]:
     path = PLACES_DIR / lab.name / "places.yaml"
     if not path.exists():
         raise FactsError(f"{path}: missing; run `boardlab gen`")
-    wanted = yaml.safe_load(path.read_text()) or {}
+    wanted = yamltext.load(path.read_text()) or {}
     existing = set(client(coordinator, "places").stdout.split())
     done = []
     for name, spec in wanted.items():

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.errors import InputError, one_line
+from boardlab import yamltext
 
 
 class FactsError(InputError):
@@ -129,7 +130,7 @@ def build(cls, data, source, prefix=""):
 def load_yaml(path: Path):
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+            return yamltext.load(f)
     except FileNotFoundError:
         raise FactsError(f"{path}: no such file") from None
     except IsADirectoryError:

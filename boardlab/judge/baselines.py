@@ -20,6 +20,7 @@ from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import clocks, kernelid
 from boardlab.measure.catalogue import METRICS, for_harness
+from boardlab import yamltext
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
@@ -155,7 +156,7 @@ def _parse_metric(name, m, path, where) -> Baseline:
 
 def _read(path: Path):
     try:
-        return yaml.safe_load(path.read_text())
+        return yamltext.load(path.read_text())
     except yaml.YAMLError as e:
         raise BaselineError(f"{path}: not valid YAML: {one_line(e)}") from None
 

@@ -12,6 +12,7 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge import baselines as bl
 from boardlab.measure import catalogue
 from boardlab.measure.parsers import parse_kernel_memory
+from boardlab import yamltext
 
 REFERENCE = PROJECT_ROOT.parent / "shared" / "reference" / "linux-2.4-vs-2.6.yaml"
 SOURCE = {"kind": "study", "title": "Comparing Linux 2.4 and Linux 2.6 Kernels (DENX, 2005)",
@@ -50,7 +51,7 @@ def study_metrics(result: dict) -> dict:
 def _load_reference(reference: Path) -> dict:
     """The study's file, or one line why not (InputError) before anything is written."""
     try:
-        data = yaml.safe_load(Path(reference).read_text())
+        data = yamltext.load(Path(reference).read_text())
     except FileNotFoundError:
         raise InputError(f"{reference}: not there (the study's numbers, in ../shared/reference "
                          f"beside this checkout)") from None

@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from boardlab.facts.places import client
 from boardlab.files import atomic_write
 from boardlab.lab.glance import parse_place_show
 from boardlab.lava.errors import LavaError
 from boardlab.lava.server import lavacli
+from boardlab import yamltext
 
 LAVA_USER = "lava"
 POLL_S = 1.0
@@ -131,7 +131,7 @@ class Arbiter:
         return client(self.coordinator, *args, place=place, check=False, env=self.OWNER)
 
     def _device(self, board: str) -> dict:
-        return yaml.safe_load(lavacli(self.identity, "devices", "show", board, "--yaml")) or {}
+        return yamltext.load(lavacli(self.identity, "devices", "show", board, "--yaml")) or {}
 
     def seen(self, board: str, reservations: list[dict]) -> Seen:
         place = parse_place_show(self._client("show", place=board).stdout)
@@ -184,7 +184,7 @@ class Arbiter:
 def place_tags(board: str) -> dict:
     """The place's tags, as the coordinator has them (places/<host>/places.yaml)."""
     from boardlab.facts.board import PLACES_DIR, load_board
-    places = yaml.safe_load((PLACES_DIR / load_board(board).lab_host / "places.yaml").read_text()) or {}
+    places = yamltext.load((PLACES_DIR / load_board(board).lab_host / "places.yaml").read_text()) or {}
     return places[board]["tags"]
 
 

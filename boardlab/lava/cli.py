@@ -17,6 +17,7 @@ from boardlab.history.submit import land
 from boardlab.judge.verdict import MISSING, OTHER_HOST, REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock, this_host
 from boardlab.vlab.host import prepare_if_virtual
+from boardlab import yamltext
 
 
 def _testdefs_url(args, work) -> str:
@@ -122,7 +123,7 @@ def _job_of_dir(src: Path) -> dict:
             raise lava.LavaInputError(f"{src / name}: not there (a lava-run directory holds "
                                       f"job.yaml and job.log)")
     try:
-        job = yaml.safe_load((src / "job.yaml").read_text())
+        job = yamltext.load((src / "job.yaml").read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise lava.LavaInputError(f"{src / 'job.yaml'}: not YAML ({one_line(e)})") from None
     if not isinstance(job, dict):
@@ -146,10 +147,10 @@ def cmd_results(args):
         raise lava.LavaInputError(f"{args.job}: neither a lava-run directory nor a LAVA job id")
     out = Path(args.run_dir or f"results/lava-job-{args.job}")
     out.mkdir(parents=True, exist_ok=True)
-    info = yaml.safe_load(lava.lavacli(args.identity, "jobs", "show", args.job, "--yaml")) or {}
+    info = yamltext.load(lava.lavacli(args.identity, "jobs", "show", args.job, "--yaml")) or {}
     if info.get("state") != "Finished":
         print(f"job {args.job} is {info.get('state')}: these are the results so far", file=sys.stderr)
-    job = yaml.safe_load(lava.lavacli(args.identity, "jobs", "definition", args.job))
+    job = yamltext.load(lava.lavacli(args.identity, "jobs", "definition", args.job))
     (out / "job.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
     (out / "job.log").write_text(lava.lavacli(args.identity, "jobs", "logs", "--raw", args.job))
     board, kernel = lava.board_of_job(job)

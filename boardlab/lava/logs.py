@@ -16,6 +16,7 @@ from boardlab.judge import baselines as bl
 from boardlab.judge.results import RunResults
 from boardlab.lava.suites import HARNESS
 from boardlab.measure import console
+from boardlab import yamltext
 
 def read_log(text: str) -> list[dict]:
     """LAVA's job log, one entry a line: `{"dt": ..., "lvl": ..., "msg": ...}` as lava-run
@@ -26,7 +27,7 @@ def read_log(text: str) -> list[dict]:
         if not line.startswith("{"):
             continue
         try:
-            item = yaml.safe_load(line)
+            item = yamltext.load(line)
         except yaml.YAMLError:
             continue   # a half-written last line of a running job
         if isinstance(item, dict) and "lvl" in item:

@@ -15,7 +15,7 @@ from lava_common.schemas.device import validate as validate_device
 errors = {}
 for kind, path in json.loads(sys.argv[1]):
     try:
-        data = yaml.safe_load(open(path))
+        data = yaml.load(open(path), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))   # libyaml: a tenth of the CPU
         (validate_device if kind == "device" else validate_job)(data)
     except Exception as exc:
         errors[path] = f"{type(exc).__name__}: {exc}"

@@ -13,6 +13,7 @@ from boardlab.errors import one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import SCHEDULE
+from boardlab import yamltext
 
 def lavacli(identity: str | None, *args, check=True) -> str:
     cmd = ["lavacli"] + (["-i", identity] if identity else []) + list(args)
@@ -25,7 +26,7 @@ def lavacli(identity: str | None, *args, check=True) -> str:
 
 def load_schedule(path: Path = SCHEDULE) -> dict:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yamltext.load(path.read_text())
     except FileNotFoundError:
         raise LavaInputError(f"{path}: no such file") from None
     except (OSError, yaml.YAMLError) as e:
@@ -122,7 +123,7 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
     while True:
         if check:
             check()
-        info = yaml.safe_load(lavacli(identity, "jobs", "show", str(job_id), "--yaml"))
+        info = yamltext.load(lavacli(identity, "jobs", "show", str(job_id), "--yaml"))
         state, health = info.get("state"), info.get("health")
         if (state, health) != last:
             echo(f"job {job_id}: {state} ({health})")
@@ -147,14 +148,14 @@ def check_after_failure(identity: str | None, device: str | None, job_id, echo=p
 
 
 def device_health(identity: str | None, device: str) -> str:
-    return (yaml.safe_load(lavacli(identity, "devices", "show", device, "--yaml")) or {}).get("health", "")
+    return (yamltext.load(lavacli(identity, "devices", "show", device, "--yaml")) or {}).get("health", "")
 
 
 def recheck(identity: str | None, echo=print) -> list[str]:
     """Each Bad board checked again (Unknown: LAVA runs its health check before any job):
     a repaired board comes back by itself, a broken one goes Bad again with the check's
     log. Hourly from the schedule (AFTER_THE_JOBS)."""
-    bad = [d["hostname"] for d in yaml.safe_load(lavacli(identity, "devices", "list", "--yaml")) or []
+    bad = [d["hostname"] for d in yamltext.load(lavacli(identity, "devices", "list", "--yaml")) or []
            if d.get("health") == "Bad"]
     for device in bad:
         lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
