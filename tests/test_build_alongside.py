@@ -42,3 +42,53 @@ def test_a_board_the_build_suite_cannot_build_for_is_said_why():
     assert alongside.not_buildable(board) is None
     assert alongside.not_buildable(dataclasses.replace(board, arch="m68k")) == "no cross compiler set up for arch m68k"
     assert "no kernel config for board nosuch" in alongside.not_buildable(dataclasses.replace(board, name="nosuch"))
+
+
+SESSION_KILLED_OUTRIGHT = """
+import multiprocessing, os, subprocess, sys, time
+from boardlab.build import alongside
+def build(parent, out):   # as alongside._build starts: a group of its own, ended with its parent
+    os.setpgrp()
+    alongside._end_with_parent(parent)
+    compiler = subprocess.Popen(["sleep", "300"])
+    open(out, "w").write(str(compiler.pid))
+    compiler.wait()
+if __name__ == "__main__":
+    multiprocessing.get_context("spawn").Process(target=build, args=(os.getpid(), sys.argv[1])).start()
+    time.sleep(300)
+"""
+
+
+def test_the_build_ends_with_a_session_killed_outright(tmp_path):
+    """SIGKILL (subprocess.run's answer to an interrupt) leaves the session no stop() to
+    run: the build's process group, its make and compilers, ends with the session anyway."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    pid_file = tmp_path / "compiler.pid"
+    script = tmp_path / "session.py"   # a file: spawn imports the child's function from it
+    script.write_text(SESSION_KILLED_OUTRIGHT)
+    session = subprocess.Popen([sys.executable, str(script), str(pid_file)])
+    compiler = None
+    try:
+        for _ in range(100):
+            if pid_file.exists() and pid_file.read_text():
+                compiler = int(pid_file.read_text())
+                break
+            time.sleep(0.1)
+        assert compiler, "the build never started its compiler"
+        session.kill()
+        session.wait()
+        for _ in range(50):
+            if not os.path.exists(f"/proc/{compiler}") or " Z " in open(f"/proc/{compiler}/stat").read():
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the build's compiler outlived the session")
+        compiler = None
+    finally:
+        session.kill()
+        if compiler:
+            os.kill(compiler, signal.SIGKILL)

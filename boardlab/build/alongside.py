@@ -12,6 +12,7 @@ host-clock boot times beside the build. A baseline taken alone does not judge th
 (other-settings), nor they it."""
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -26,6 +27,7 @@ from boardlab.log import progress
 
 BESIDE_BUILD = {"host_shared_with": "kernel build"}       # the board's host-clock figures
 BESIDE_SUITES = {"host_shared_with": "board suites"}      # the build's times
+PR_SET_PDEATHSIG = 1   # prctl(2)
 
 
 def configs_of(board_name: str, root: Path = KERNELS_DIR) -> list[Path]:
@@ -47,10 +49,25 @@ def build_all(board: Board, configs: list[Path]) -> dict[str, kbuild.BuildResult
     return {cfg.parent.name: kbuild.build(board, cfg.parent.name, cfg) for cfg in configs}
 
 
-def _build(send, board: Board, configs: list[Path], log: Path) -> None:
+def _end_with_parent(parent: int) -> None:
+    """The build's process group ends when the session's process does, killed outright
+    too (subprocess.run answers an interrupt with SIGKILL, which leaves no stop() to run):
+    the kernel sends SIGTERM when the parent dies, and the group, make and compilers, goes."""
+    def end(*_):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.killpg(0, signal.SIGTERM)
+    signal.signal(signal.SIGTERM, end)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:   # it died before that
+        end()
+
+
+def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> None:
     """In the build's own process: its own process group (stopped as one, make and
-    compilers too), its progress in log, the results or the error sent back."""
+    compilers too, also when the session dies), its progress in log, the results or the
+    error sent back."""
     os.setpgrp()
+    _end_with_parent(parent)
     os.nice(19)   # the board's suites first (their compilers inherit it)
     t0 = time.monotonic()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -71,7 +88,7 @@ class BuildAlongside:
         ctx = multiprocessing.get_context("spawn")   # not a fork of a process with threads
         self._recv, send = ctx.Pipe(duplex=False)
         self.log, self.seconds = log, None
-        self._proc = ctx.Process(target=_build, args=(send, board, configs, log), name="kernel-build")
+        self._proc = ctx.Process(target=_build, args=(send, board, configs, log, os.getpid()), name="kernel-build")
         self._proc.start()
         send.close()
         progress(f"building {', '.join(c.parent.name for c in configs)} for {board.name} beside the "
