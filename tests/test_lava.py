@@ -656,6 +656,7 @@ def test_a_worker_lost_mid_job_ends_its_job_and_not_the_other_hosts(ppc_board, t
 # ---- the real boards' device types, on a scripted console --------------------------------
 
 SCRIPTED = [("tqm860l", "2.4.25", 0.25, 5310), ("sandpoint", "2.6.11.7", 0.1, 5311)]
+MILESTONE_READ_S = 0.25   # under half the smallest gap between two milestones (tqm860l's, 0.45 s)
 
 
 @pytest.mark.vlab   # ser2net, a scripted console and lava-run of its own
@@ -721,15 +722,19 @@ def test_lava_boots_a_real_boards_device_type_on_its_scripted_console(name, kern
     replayed = con.find_milestones(con.parse_log(boot_log.read_text()), patterns)
     emitted = con.find_milestones(con.parse_log(emitted_log.read_text()), patterns)
     # LAVA's origin is the load command's echo as it arrived back, the console's when it
-    # had the newline: a milestone reads the line's way to LAVA less the echo's, a few ms
-    # either side (-0.8 ms once in CI), printed here; LAVA's own stamps: bench/lava_vs_strategy.py
+    # had the newline: a milestone reads the line's way to LAVA less the echo's. Judged
+    # against when the console wrote the line (the replay's own timing is the fixture's,
+    # tests/test_scripted_boards.py): never before it (but for the echo's few ms), and
+    # within MILESTONE_READ_S. How late is the host's load, a host clock's figure (a few ms
+    # on an idle host, 68 ms once with both cores busy on a host's first run), printed
+    # here and measured by bench/lava_vs_strategy.py; a milestone read off another line is
+    # off by a milestone's gap, 0.45 s or more at these scales.
     for milestone in ("linux_version", "freeing_init", "login"):
-        expected = replayed[milestone] * scale
         late = measured[milestone] - emitted[milestone]
         print(f"{name} {milestone}: LAVA's log {measured[milestone]:.4f} s, written at "
-              f"{emitted[milestone]:.4f} s ({late * 1000:+.1f} ms), replayed {expected:.4f} s")
-        assert measured[milestone] == pytest.approx(expected, rel=0.02, abs=0.02), \
-            f"{name} {milestone}: LAVA's log {measured[milestone]:.4f} s, replayed {expected:.4f} s"
+              f"{emitted[milestone]:.4f} s ({late * 1000:+.1f} ms), replayed {replayed[milestone] * scale:.4f} s")
+        assert -0.02 <= late < MILESTONE_READ_S, \
+            f"{name} {milestone}: LAVA's log {measured[milestone]:.4f} s, written at {emitted[milestone]:.4f} s"
 
 
 def test_each_lava_verb_takes_only_its_own_arguments(tmp_path, capsys):
