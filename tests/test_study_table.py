@@ -95,11 +95,14 @@ def powerpc_config_dir(tmp_path_factory):
 @pytest.mark.parametrize("board, option", [("tqm860l", "CONFIG_TQM8XX=y"),
                                            ("sandpoint", "CONFIG_LINKSTATION=y")])
 def test_the_powerpc_configs_resolve_with_the_cross_compiler(powerpc_config_dir, board, option):
-    """Configure only (seconds): the base defconfig exists in Debian's 6.1 source and
-    every option the fragment asks for survives; the build itself is the suite's."""
+    """Configure only (seconds): the base defconfig exists in the 6.1 source the kernel is
+    pinned to (the virtual boards' too: one unpacked tree) and every option the fragment
+    asks for survives; the build itself is the suite's."""
+    from boardlab.build import sources
     from boardlab.facts.board import load_board
     xa = kbuild._arch(load_board(board))
     out = powerpc_config_dir
-    kbuild._configure(kbuild.source_tree(), out, xa, ROOT / f"kernels/6.1/{board}.config", out / f"{board}.log")
+    kbuild._configure(kbuild.source_tree(sources.of_kernel("6.1")), out, xa, ROOT / f"kernels/6.1/{board}.config",
+                      out / f"{board}.log")
     config = (out / ".config").read_text().splitlines()
     assert option in config and "CONFIG_PPC32=y" in config
