@@ -19,8 +19,9 @@ MAIN_JOB_PACKAGES=(
   # building the board's images: cross compiler for target/ programs, cpio, xz
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross binutils-arm-linux-gnueabihf
   cpio xz-utils file curl
-  # the build-size suite: Debian's kernel source and what building it needs
-  linux-source-6.1 make gcc libc6-dev flex bison bc
+  # the build-size suite: what building a kernel needs (its source is the kernel's pinned
+  # linux-source version, fetched by version: kernels/virt-nfs/pin.yaml)
+  make gcc libc6-dev flex bison bc
   python3-venv
 )
 # What the tests build beside it
@@ -28,8 +29,10 @@ TEST_BUILD_PACKAGES=(
   # the study's PowerPC boards (TQM860L, Sandpoint): the powerpc cross compiler; the
   # virtual PowerPC board's user land cross-built from Debian's source packages
   gcc-powerpc-linux-gnu binutils-powerpc-linux-gnu libc6-dev-powerpc-cross dpkg-dev
-  # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`
-  ccache git
+  # boardlab bisect: incremental kernel builds through ccache, git for `git bisect run`;
+  # the installed linux-source-6.1, the bisects' test tree (tests/kerneltree.py) and what
+  # a kernel without a pin is built from
+  ccache git linux-source-6.1
 )
 # The servers and tools the tests use beside them (installed last, while the history's
 # venv is filled and, under scripts/test.sh, the PowerPC board's images build)
