@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 
-
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import PLACES_DIR, FactsError
 from boardlab.facts.labhosts import load_lab_host

@@ -30,7 +30,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from boardlab.facts.places import client
 from boardlab.files import atomic_write
 from boardlab.lab.glance import parse_place_show
