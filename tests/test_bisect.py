@@ -20,19 +20,42 @@ from boardlab.boot.staging import StagingError
 from boardlab.cli import main as boardlab_main
 
 
-def _bisect(tmp_path, metric="boot_time.guest_login", good=(20.7218, 20.7228)) -> Bisect:
+def _bisect(tmp_path, metric="boot_time.guest_login", good=(20.7218, 20.7228, 20.7222)) -> Bisect:
     b = Bisect("/tree", "g", "b", metric, "qemu-arm", "/env", "/cfg", str(tmp_path))
     b.steps.append(Step("a" * 40, "good one", "good", "good", samples=list(good)))
     return b
 
 
-def test_an_exact_metric_needs_one_boot_a_step_and_two_for_the_good_revision(tmp_path):
+def test_an_exact_metric_needs_one_boot_a_step_once_the_good_revision_shows_it(tmp_path):
+    """The good revision boots until three samples show the figure repeats; then a step
+    is decided by one boot when that boot decides."""
     b = _bisect(tmp_path)
     good = Step("g" * 40, "", "good", samples=[20.7218])
     assert not _enough(b, good, None)
     good.samples.append(20.7228)
+    assert not _enough(b, good, None)      # two samples do not show exactness
+    good.samples.append(20.7222)
     assert _enough(b, good, None)
     assert _enough(b, Step("s" * 40, "", "step", samples=[21.02]), b.good_samples())
+
+
+def test_a_step_near_the_floor_takes_more_boots_and_is_decided_not_skipped(tmp_path):
+    """Exact samples whose differences reach across the floor (+0.98..+1.03 %): one boot
+    is not enough, and the step is not skipped: more boots, up to --max-repeats, until
+    the rank test names it (the culprit found instead of skipped)."""
+    good = [20.0000, 20.0020, 20.0040, 20.0010, 20.0030]
+    b = _bisect(tmp_path, good=good)
+    near = Step("s" * 40, "", "step", samples=[20.2040])      # +1.0 %: the floor is 0.2 m
+    assert not _enough(b, near, b.good_samples())
+    near.samples += [20.2060, 20.2080, 20.2050, 20.2070]
+    assert _enough(b, near, b.good_samples())
+    assert judge(b, near) == BAD and near.verdict == "regressed"
+
+
+def test_a_skipped_step_says_what_would_decide_it(tmp_path):
+    n = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
+    wide = Step("s" * 40, "", "step", samples=[90, 140, 100, 125, 105])
+    assert judge(n, wide) == SKIP and "skipped: " in wide.why and "would" in wide.why
 
 
 def test_a_noisy_metric_takes_repeats_then_more_while_unknown(tmp_path):
@@ -40,9 +63,13 @@ def test_a_noisy_metric_takes_repeats_then_more_while_unknown(tmp_path):
     step = Step("s" * 40, "", "step", samples=[100, 120, 95, 130])
     assert not _enough(b, step, b.good_samples())           # fewer than --repeats
     step.samples.append(99)
-    assert not _enough(b, step, b.good_samples())           # unknown: more
-    step.samples += [97] * 5
-    assert _enough(b, step, b.good_samples())               # --max-repeats reached
+    # unknown, and no 10 samples drawn from this spread would decide: stop, say why
+    assert _enough(b, step, b.good_samples())
+    near = Step("s" * 40, "", "step", samples=[101, 103, 99, 104, 100])
+    near.samples[1:1] = [140]                               # one wild boot: in reach, more boots
+    assert _enough(b, near, b.good_samples()) is not None
+    near.samples += [97] * 4
+    assert _enough(b, near, b.good_samples())               # --max-repeats reached
 
 
 def test_regressed_is_bad_same_is_good_unknown_is_skip(tmp_path):
@@ -60,7 +87,7 @@ def test_the_state_survives_the_step_processes(tmp_path):
     b = _bisect(tmp_path)
     b.save()
     again = Bisect.load(tmp_path)
-    assert again == b and again.good_samples() == [20.7218, 20.7228]
+    assert again == b and again.good_samples() == [20.7218, 20.7228, 20.7222]
     assert "| 0 | aaaaaaaaaaaa (good) | good one |" in bisect_run.table(again)
     from boardlab.measure.clocks import this_host
     assert (f"clocks: {b.metric} guest-deterministic; build s the host clock ({this_host()['id']})"

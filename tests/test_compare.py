@@ -62,7 +62,8 @@ def test_compare_refuses_guest_realtime_against_guest_deterministic(tmp_path):
         res = RunResults(tmp_path / qemu_clock, baselines_root=tmp_path / "none")
         res.record("qemu-arm", "armmp", "lmbench", "lat_pipe_us", pipe, samples=[pipe] * 3,
                    qemu_clock=qemu_clock)
-        res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, qemu_clock=qemu_clock)
+        res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, samples=[88832] * 3,
+                   qemu_clock=qemu_clock)
         runs.append(str(tmp_path / qemu_clock))
     _, rows, files = compare.compare("lab/qemu-arm.yaml", runs, out_dir=tmp_path / "out")
     by_key = {r.spec.key: r for r in rows}

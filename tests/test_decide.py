@@ -5,6 +5,7 @@ import pytest
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
+from boardlab.measure import catalogue
 
 ARM = load_board("qemu-arm")
 HERE = "vm-0123456789abcdef"
@@ -45,7 +46,7 @@ def test_a_host_bound_change_against_another_session_is_drift_until_interleaved(
     assert stored.outcome == vd.UNKNOWN and "drifts between sessions" in stored.why
     assert decide("boot_time.login", a, b, ARM, interleaved=True).outcome == vd.REGRESSED
     # the board's own clock does not drift with the host
-    guest = decide("boot_time.guest_login", Figures([20.72], "guest-deterministic", "vm-a"),
+    guest = decide("boot_time.guest_login", Figures([20.72] * 3, "guest-deterministic", "vm-a"),
                    Figures([22.0], "guest-deterministic", "vm-b"), ARM)
     assert guest.outcome == vd.REGRESSED
 
@@ -58,7 +59,7 @@ def test_figures_measured_otherwise_are_not_judged_where_both_say_how():
 
 
 def test_the_harness_floor_is_the_judges_to_apply():
-    a, b = Figures([88544.0], "none"), Figures([88400.0], "none")     # -144 kB
+    a, b = Figures([88544.0] * 3, "none"), Figures([88400.0], "none")     # -144 kB
     assert decide("memory.free_total_kb", a, b, ARM).outcome == vd.REGRESSED
     assert decide("memory.free_total_kb", a, b, ARM, harness="lava").outcome == vd.SAME
 
@@ -70,3 +71,41 @@ def test_every_outcome_is_one_type():
     assert all(isinstance(v, vd.Verdict) for v in (
         decide("jitter.min_us", Figures([1.0]), Figures([1.0]), ARM),
         decide("memory.free_total_kb", Figures([1.0]), Figures([1.0]), ARM)))
+
+
+def test_exactness_is_shown_by_the_stored_samples_not_declared():
+    """An exact metric is compared pair by pair only on a deterministic clock and where
+    the stored side shows it repeats (3 samples within a quarter of the floor): one
+    stored run, or a realtime board, or a real one, gets no verdict from one run."""
+    pipe = "lmbench.lat_pipe_us"    # exact in the catalogue, floor 3 %
+    one, three = Figures([300.0], "guest-deterministic"), Figures([300.0, 300.1, 299.9], "guest-deterministic")
+    slower = Figures([330.0], "guest-deterministic")
+    shown = decide(pipe, three, slower, ARM)
+    assert (shown.outcome, shown.method, shown.exact) == (vd.REGRESSED, "exact", True)
+    single = decide(pipe, one, slower, ARM)
+    assert single.outcome == vd.UNKNOWN and not single.exact
+    assert "the stored side has 1 sample(s)" in single.why
+    wide = decide(pipe, Figures([300.0, 303.0, 297.0], "guest-deterministic"), slower, ARM)
+    assert wide.outcome == vd.UNKNOWN and "spread over more than a quarter of the floor" in wide.why
+    realtime = decide(pipe, Figures([300.0] * 3, "guest-realtime", "vm-a"),
+                      Figures([330.0], "guest-realtime", "vm-a"), load_board("tqm860l"))
+    assert realtime.outcome == vd.UNKNOWN and "the guest-realtime clock" in realtime.why
+    # memory has no clock of its own: the board's clock decides (a real board's varies)
+    mem = "memory.mem_eat_kb"
+    real = decide(mem, Figures([9024.0] * 3, "none"), Figures([8500.0], "none"), load_board("tqm860l"))
+    assert real.outcome == vd.UNKNOWN and "a board without a deterministic clock" in real.why
+    assert decide(mem, Figures([9024.0] * 3, "none"), Figures([8500.0], "none"), ARM).outcome == vd.REGRESSED
+
+
+def test_no_single_run_verdict_where_exactness_is_not_shown():
+    """Every exact metric of the catalogue, one run a side, on a board or stored side that
+    does not show exactness: never a verdict (same, regressed or improved)."""
+    tqm = load_board("tqm860l")
+    for key, spec in catalogue.METRICS.items():
+        if not spec.exact or spec.not_judged or (spec.suite == "build" and spec.timed_by == catalogue.NONE):
+            continue
+        clock = "guest-deterministic" if spec.timed_by == catalogue.GUEST else (
+            "none" if spec.timed_by == catalogue.NONE else "host")
+        for a, board in ((Figures([100.0], clock, HERE), ARM), (Figures([100.0] * 3, "guest-realtime", HERE), tqm)):
+            b = Figures([150.0], a.clock, HERE)
+            assert decide(key, a, b, board, interleaved=True).outcome == vd.UNKNOWN, (key, a, board.name)

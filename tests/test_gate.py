@@ -55,7 +55,7 @@ def test_a_noisy_metric_is_sampled_until_decided(tmp_path):
 
 def test_a_regression_names_both_sides(tmp_path):
     write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
-        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher"}})
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832] * 3}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     gate = Gate(res, _strategy(), "t::y")
     gate.record("memory", "mem_eat_kb", 80000)

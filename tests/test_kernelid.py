@@ -62,7 +62,7 @@ def _baseline(root, identity, metrics):
 def test_a_moved_package_is_another_kernel_not_a_verdict(tmp_path):
     pinned = {"release": "6.1.0-50-armmp", "package": "linux-image-6.1.0-50-armmp", "package_version": "6.1.176-1"}
     _baseline(tmp_path / "k", pinned, {"memory.mem_eat_kb": {
-        "value": 88832, "unit": "kB", "direction": "higher", "samples": [88832], "source": HERE}})
+        "value": 88832, "unit": "kB", "direction": "higher", "samples": [88832] * 3, "source": HERE}})
     same = RunResults(tmp_path / "same", baselines_root=tmp_path / "k")
     assert same.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832, identity=pinned).verdict == "same"
     moved = RunResults(tmp_path / "moved", baselines_root=tmp_path / "k")
@@ -92,9 +92,9 @@ def test_baselines_record_the_kernel_they_were_measured_with(tmp_path):
 
 def test_a_metric_the_run_did_not_produce_is_missing_and_counted(tmp_path):
     _baseline(tmp_path / "k", {}, {
-        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832], "source": HERE},
-        "memory.free_total_kb": {"value": 112196, "unit": "kB", "samples": [112196], "source": HERE},
-        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "samples": [300], "source": HERE}})
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832] * 3, "source": HERE},
+        "memory.free_total_kb": {"value": 112196, "unit": "kB", "samples": [112196] * 3, "source": HERE},
+        "lmbench.lat_pipe_us": {"value": 300, "unit": "us", "samples": [300] * 3, "source": HERE}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 88832)
     missing = res.mark_missing("qemu-arm", "armmp", {"memory"})     # lmbench did not run: not missing
@@ -211,7 +211,7 @@ def test_neighbours_are_decided_by_booting_only_what_one_boot_left_unknown(tmp_p
     runs = {}
     for name, free, avg in (("k1", 100000, 86.0), ("k2", 99000, 90.0), ("k3", 99000, 90.0)):
         res = RunResults(tmp_path / name)
-        res.record(board, name, "memory", "free_free_kb", free)
+        res.record(board, name, "memory", "free_free_kb", free, samples=[free] * 3)   # shown to repeat
         if name != "k3":
             res.record(board, name, "jitter", "avg_us", avg)
         runs[name] = str(tmp_path / name)
@@ -225,7 +225,8 @@ def test_neighbours_are_decided_by_booting_only_what_one_boot_left_unknown(tmp_p
     monkeypatch.setattr(compare, "compare", fake_compare)
     pairs = neighbours.decide_all(board, [("k1", runs["k1"]), ("k2", runs["k2"]), ("k3", runs["k3"])],
                                   tmp_path, budget=7)
-    # k1..k2: memory decided from one boot each, jitter unknown: booted; k2..k3 only memory
+    # k1..k2: memory decided from three boots each that repeat, jitter unknown: booted;
+    # k2..k3 only memory
     assert booted == [(("k1", "k2"), ("jitter",), 7)]
     assert pairs[("k2", "k3")].status == "decided" and pairs[("k2", "k3")].counts[vd.SAME] == 1
     assert pairs[("k1", "k2")].status == "decided"

@@ -146,8 +146,10 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                          f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 
         def decided():
-            open_keys = unknown(judge(sides[0], sides[1], this_host, board))
-            reachable = [k for k in open_keys if not out_of_reach(sides, k, max_repeats)]
+            rows = judge(sides[0], sides[1], this_host, board)
+            exact = {r.spec.key: r.cmp.exact for r in rows if r.cmp is not None}
+            open_keys = unknown(rows)
+            reachable = [k for k in open_keys if not out_of_reach(sides, k, max_repeats, exact[k])]
             if open_keys and not reachable:
                 progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}: out of reach "
                          f"within --max-repeats {max_repeats}, stopped")
@@ -159,10 +161,11 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
         return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
 
 
-def out_of_reach(sides, key: str, max_repeats: int) -> str | None:
-    """Why more rounds up to max_repeats would leave the metric unknown, or None."""
+def out_of_reach(sides, key: str, max_repeats: int, exact: bool) -> str | None:
+    """Why more rounds up to max_repeats would leave the metric unknown, or None (exact:
+    the judge found exactness shown for the pair)."""
     a, b = sides[0].samples[key], sides[1].samples[key]
-    return vd.out_of_reach(a, b, catalogue.spec(key), max_repeats, both=bool(sides[0].kernel))
+    return vd.out_of_reach(a, b, catalogue.spec(key), max_repeats, both=bool(sides[0].kernel), exact=exact)
 
 
 def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> None:
@@ -172,12 +175,12 @@ def explain_unknown(rows, a: Side, b: Side, rounds: int, max_repeats: int) -> No
             continue
         key = r.spec.key
         stop = vd.out_of_reach(a.samples[key], b.samples[key], r.spec, max_repeats,
-                               both=bool(a.kernel)) if rounds else None
+                               both=bool(a.kernel), exact=r.cmp.exact) if rounds else None
         r.cmp.why += (f"; left unknown after {rounds} round(s): "
                       + (stop if stop else f"the budget (--max-repeats {max_repeats}) was spent" if rounds
                          else "stored figures, no boots")
                       + "; " + vd.boots_to_decide(a.samples[key], b.samples[key], r.spec, max(rounds, 1),
-                                                  both=bool(a.kernel)))
+                                                  both=bool(a.kernel), exact=r.cmp.exact))
 
 
 def write(out_dir: Path, a: Side, b: Side, rows, meta: dict, where_went=None) -> dict[str, Path]:

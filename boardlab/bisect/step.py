@@ -16,12 +16,12 @@ from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
-from boardlab.judge.decide import Figures, decide
+from boardlab.judge.decide import EXACT_SHOWN, Figures, decide, exactness
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
 from boardlab.measure import sample
-from boardlab.measure.clocks import this_host
+from boardlab.measure.clocks import metric_clock, this_host
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step):
     """One boot of the selected kernel: the metric's family measured on it."""
@@ -37,26 +37,31 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step):
     return figures
 
 
-def _repeatable(spec, samples) -> bool:
-    """Samples that agree to a quarter of the floor: an exact comparison can judge them."""
-    return max(samples) - min(samples) <= spec.floor(statistics.median(samples)) / 4
+def _figures(b: Bisect, samples: list) -> Figures:
+    """A revision's samples as the judge takes them: this host, the metric's clock on the
+    bisect's board (one board, one session)."""
+    board = load_board(b.board)
+    return Figures(samples, metric_clock(b.spec.suite, b.spec.name, b.spec.unit, board), this_host()["id"])
 
 
 def _enough(b: Bisect, step: Step, against: list | None) -> bool:
-    """Whether the samples so far decide. An exact metric: one boot a step, two for the
-    good revision (to see that they really repeat). A noisy one, or an exact one that
-    does not repeat on this kernel: --repeats, then more while the verdict is unknown,
-    up to --max-repeats."""
-    spec, samples = b.spec, step.samples
+    """Whether the samples so far decide. The good revision: EXACT_SHOWN boots where they
+    show the figure exact (decide.exactness: a deterministic clock, samples that agree),
+    else --repeats. A step: as soon as the judge decides (one boot where exactness is
+    shown), else more boots while a verdict is within reach, up to --max-repeats."""
+    samples = step.samples
     if not samples:
         return False
-    if spec.exact and _repeatable(spec, against or samples) and _repeatable(spec, samples):
-        return len(samples) >= (2 if against is None else 1)
-    if len(samples) < b.repeats:
-        return False
-    if against is None or len(samples) >= b.max_repeats:
+    if against is None:
+        shown = len(samples) >= EXACT_SHOWN and exactness(
+            b.spec, _figures(b, samples), _figures(b, samples), load_board(b.board),
+            b.spec.floor(statistics.median(samples))) is None
+        return shown or len(samples) >= b.repeats
+    v = _verdict(b, against, samples)
+    if v.outcome != vd.UNKNOWN or len(samples) >= b.max_repeats:
         return True
-    return _verdict(b, against, samples).outcome != vd.UNKNOWN
+    return len(samples) >= min(b.repeats, b.max_repeats) and bool(
+        vd.out_of_reach(against, samples, b.spec, b.max_repeats, exact=v.exact))
 
 
 def measure_revision(b: Bisect, step: Step, against: list | None):
@@ -92,19 +97,21 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
 def _verdict(b: Bisect, good: list, samples: list) -> vd.Verdict:
     """The judge's verdict on a revision's samples against the good revision's: one board,
     this host, one bisect session (the good revision measured first: no drift rule)."""
-    host = this_host()["id"]
-    return decide(b.spec, Figures(good, host=host), Figures(samples, host=host), load_board(b.board),
-                  interleaved=True)
+    return decide(b.spec, _figures(b, good), _figures(b, samples), load_board(b.board), interleaved=True)
 
 
 def judge(b: Bisect, step: Step) -> int:
     """good, bad or skip for a measured step, against the good revision's samples."""
-    cmp = _verdict(b, b.good_samples(), step.samples)
+    good = b.good_samples()
+    cmp = _verdict(b, good, step.samples)
     step.verdict, step.why = cmp.outcome, cmp.why
     if cmp.outcome == vd.REGRESSED:
         return BAD
     if cmp.outcome in (vd.SAME, vd.IMPROVED):
         return GOOD
+    # skipped after --max-repeats (or out of reach): say what would decide it
+    step.why += "; skipped: " + vd.boots_to_decide(good, step.samples, b.spec, b.max_repeats,
+                                                     both=False, exact=cmp.exact)
     return SKIP
 
 

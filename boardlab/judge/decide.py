@@ -11,13 +11,16 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
    60 s run is not one of a 10 s run): `other-settings`;
 5. a host-bound figure (another machine of the same kind would measure another value)
    against one of another machine, or of an unknown one: `other-host`;
-6. the comparison of the samples (verdict.compare) with the harness's floor;
+6. the comparison of the samples (verdict.compare) with the harness's floor, exact only
+   where `exactness` finds it shown (a deterministic clock and a stored side of at
+   least EXACT_SHOWN samples that agree), else as noisy samples (sampled until decided);
 7. drift: a host-bound figure judged against one stored in another session cannot tell
    the host's drift from a change, so a change there is `unknown` (only boots
    interleaved, `boardlab compare`, can say).
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -26,7 +29,8 @@ from boardlab.judge import verdict as vd
 from boardlab.judge.verdict import Verdict
 from boardlab.measure import catalogue, kernelid
 from boardlab.measure.catalogue import MetricSpec
-from boardlab.measure.clocks import GUEST_DETERMINISTIC, GUEST_REALTIME, HOST, NO_CLOCK, known_host
+from boardlab.measure.clocks import (GUEST_DETERMINISTIC, GUEST_REALTIME, HOST, NO_CLOCK, guest_clock,
+                                     known_host)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,43 @@ def why_not(spec: MetricSpec | str, a: Figures, b: Figures, board: Board | None)
     return None
 
 
+EXACT_SHOWN = 3   # samples of the stored side that show a figure repeats
+
+
+def deterministic_board(board: Board | None) -> bool:
+    """A board whose own clock is QEMU's icount (a figure no clock times, such as memory,
+    still depends on what raced on a realtime one). A real board never is."""
+    return board is not None and board.virtual and guest_clock(board) == GUEST_DETERMINISTIC
+
+
+def exactness(spec: MetricSpec, a: Figures, b: Figures, board: Board | None, floor: float) -> str | None:
+    """The one rule of exactness: None when the pair may be compared exactly (every pair of
+    samples against the floor, one run of B enough), else why it is compared as noisy
+    samples. The catalogue's `exact` says a figure can repeat; this pair must show it:
+    a deterministic clock, and a stored side of EXACT_SHOWN samples or more that agree
+    to a quarter of the floor. Two kinds are exact by what they are: a build's sizes
+    (bytes of one source and config: counted, not timed; a rebuild gives the same bytes,
+    kernels/6.1/pin.yaml) and figures whose clock neither side says: the study's published
+    numbers, compared as values the way the study did, and a health check's band around
+    one stored value (LAVA's limit); every measured figure says its clock."""
+    if not spec.exact:
+        return "the catalogue keeps it noisy"
+    if a.clock is None and b.clock is None:
+        return None
+    clock = _clock(spec, a, b)
+    if clock == NO_CLOCK and spec.suite in HOST_WORK_SUITES:
+        return None
+    if not (clock == GUEST_DETERMINISTIC or (clock == NO_CLOCK and deterministic_board(board))):
+        where = "a board without a deterministic clock" if clock == NO_CLOCK else f"the {clock} clock"
+        return f"exactness not shown: measured on {where}"
+    if len(a.samples) < EXACT_SHOWN:
+        return (f"exactness not shown: the stored side has {len(a.samples)} sample(s), "
+                f"{EXACT_SHOWN} that agree would show it repeats")
+    if not vd.agree([float(x) for x in a.samples], floor):
+        return "exactness not shown: the stored side's samples spread over more than a quarter of the floor"
+    return None
+
+
 def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: Board | None = None, *,
            harness: str | None = None, interleaved: bool = False, effort: float = 1.0) -> Verdict:
     """The verdict on B against A (A: the baseline, kernel A or the good revision).
@@ -109,7 +150,12 @@ def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: 
     apart = why_not(spec, a, b, board)
     if apart is not None:
         return apart
-    v = vd.compare(a.samples, b.samples, catalogue.for_harness(spec, harness), effort=effort)
+    judged_as = catalogue.for_harness(spec, harness)
+    not_exact = exactness(judged_as, a, b, board, judged_as.floor(statistics.median(a.samples)))
+    v = vd.compare(a.samples, b.samples, judged_as, effort=effort, exact=not_exact is None)
+    v.exact = not_exact is None
+    if not_exact and spec.exact and v.outcome == vd.UNKNOWN:
+        v.why += f" ({not_exact})"
     if not interleaved and v.outcome in (vd.REGRESSED, vd.IMPROVED) and host_bound(_clock(spec, a, b), board,
                                                                                     spec.key):
         # the host's speed drifts between sessions (+8 % seen): a stored side cannot tell it from a change

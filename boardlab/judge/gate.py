@@ -59,7 +59,8 @@ class Gate:
         none would), beside why it stopped."""
         for m in unknown:
             base, spec = self._baseline_side(m)
-            m.comparison["why"] += "; " + verdict.boots_to_decide(base, m.samples, spec, at_most, both=False)
+            m.comparison["why"] += "; " + verdict.boots_to_decide(base, m.samples, spec, at_most, both=False,
+                                                                  exact=m.comparison.get("exact", False))
         if unknown:
             self.results.save()
 
@@ -75,7 +76,8 @@ class Gate:
         reasons = {}
         for m in unknown:
             base, spec = self._baseline_side(m)
-            reasons[m.key] = verdict.out_of_reach(base, m.samples, spec, at_most)
+            reasons[m.key] = verdict.out_of_reach(base, m.samples, spec, at_most,
+                                                  exact=m.comparison.get("exact", False))
         if not all(reasons.values()):
             return False
         for m in unknown:

@@ -18,7 +18,6 @@ from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue
-from boardlab.measure.clocks import NO_CLOCK
 
 METRIC = "memory.free_total_kb"
 
@@ -37,7 +36,9 @@ class HealthFigure:
         floor: an exact figure), else why not (one line)."""
         if self.expected is None:
             return None
-        v = decide(self.key, Figures([self.expected], NO_CLOCK), Figures([value], NO_CLOCK))
+        # a band around one stored value, the way LAVA's own limit checks it: the two are
+        # compared as values (no clock said), not as samples of a noisy figure
+        v = decide(self.key, Figures([self.expected]), Figures([value]))
         if v.outcome == vd.SAME:
             return None
         return (f"{self.key} = {value:g} kB ({v.outcome}), the baseline of {self.kernel} on {self.board} is "

@@ -1,9 +1,12 @@
 """The verdict on a metric from two sets of samples (A: the baseline or kernel A, B: this
 run or kernel B), with known error rates, as pure code.
 
-- exact metrics (boardlab.measure.catalogue: repeatable to well under their floor on the
-  deterministic clock) compare every pair of samples against the floor, provided both sides' samples
-  really are that repeatable (else they are treated as noisy, and the verdict says so);
+- exact comparisons, where the judge has found exactness shown (boardlab.judge.decide.
+  exactness: a deterministic clock, and a stored side of repeated samples that agree),
+  compare every pair of samples against the floor, provided the samples at hand agree
+  too (else they are treated as noisy, and the verdict says so);
+- a tail figure (a worst case: catalogue `tail`) is a regression when one run lies far
+  beyond the baseline's worst (`tail_spike`: more than twice it), whatever the medians say;
 - noisy ones get a rank test (a permutation test of the Mann-Whitney rank sum, exact:
   every arrangement counted by its rank sum, two-sided, alpha 0.01) with the floor: a difference
   must be real (p < alpha) and worth reporting with confidence (the bootstrap 95 %
@@ -22,6 +25,7 @@ import random
 import statistics
 from dataclasses import dataclass
 
+from boardlab.judge.stats import BOOTSTRAP, bootstrap_ci, rank_test, smallest_p
 from boardlab.measure.catalogue import MetricSpec
 
 ALPHA = 0.01
@@ -39,7 +43,6 @@ NOT_COMPARED = (NEW, MISSING, INFO, OTHER_HOST, OTHER_CLOCK, OTHER_KERNEL, OTHER
 WORDS = {OTHER_HOST: "other host, not judged", OTHER_CLOCK: "other clock, not judged",   # as a table reads
          OTHER_KERNEL: "other kernel, not judged", OTHER_SETTINGS: "other settings, not judged",
          INFO: "information only"}
-BOOTSTRAP = 2_000
 
 
 @dataclass
@@ -54,8 +57,9 @@ class Verdict:
     ci_pct: tuple | None = None       # 95 % interval of delta_pct
     p: float | None = None            # the rank test's p (noisy metrics)
     floor: float | None = None        # the smallest change worth reporting, in the metric's unit
-    method: str = ""                  # "exact" or "rank test"; "" when not compared
+    method: str = ""                  # "exact", "rank test" or "tail"; "" when not compared
     n: tuple = (0, 0)                 # samples of A and B
+    exact: bool = False               # exactness was shown for this pair (decide.exactness)
 
     @property
     def compared(self) -> bool:
@@ -70,60 +74,6 @@ class Verdict:
         return d
 
 
-def _ranks(values):
-    """Average ranks (1-based), ties sharing theirs."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def rank_test(a, b) -> float:
-    """Two-sided p of the rank sum of b among a + b, by permutation (ties allowed): the share
-    of all ways to choose as many of the pooled ranks whose sum is as far from its mean.
-    Counted by sum (ranks are halves: doubled to whole numbers), not enumerated: exact."""
-    import numpy   # here: 0.2 s to import, and most processes never compare noisy figures
-    ranks = _ranks(list(a) + list(b))
-    side = ranks[len(a):] if len(b) <= len(a) else ranks[:len(a)]   # the smaller: the same p
-    twice, k = [round(2 * r) for r in ranks], len(side)
-    mean = k * (len(ranks) + 1)                              # doubled, as every sum below
-    far = abs(round(2 * sum(side)) - mean)
-    ways = numpy.zeros((k + 1, sum(twice) + 1))             # ways[j, s]: j ranks, sum s
-    ways[0, 0] = 1.0
-    for r in twice:
-        ways[1:, r:] += ways[:-1, :ways.shape[1] - r].copy()
-    sums = numpy.arange(ways.shape[1])
-    return float(ways[k][numpy.abs(sums - mean) >= far].sum() / ways[k].sum())
-
-
-def smallest_p(n: int, m: int) -> float:
-    """The smallest two-sided p a rank test of n and m samples can reach."""
-    return 2 / math.comb(n + m, m) if n and m else 1.0
-
-
-def bootstrap_ci(a, b, seed: int = 1, level: float = 0.95,
-                 resamples: int = BOOTSTRAP) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(b) - median(a). Each resample draws as
-    random.Random(seed).choices(b), then choices(a), would (numpy's Mersenne Twister seeded
-    the same way gives the same numbers), all resamples at once."""
-    import numpy
-    a, b = numpy.asarray(a, dtype=float), numpy.asarray(b, dtype=float)
-    u = numpy.random.RandomState([seed]).random_sample((resamples, len(b) + len(a)))
-    of_b = b[(u[:, :len(b)] * len(b)).astype(int)]
-    of_a = a[(u[:, len(b):] * len(a)).astype(int)]
-    diffs = numpy.sort(numpy.median(of_b, axis=1) - numpy.median(of_a, axis=1))
-    lo = diffs[int((1 - level) / 2 * resamples)]
-    hi = diffs[min(resamples - 1, int((1 + level) / 2 * resamples))]
-    return float(lo), float(hi)
-
-
 def _pct(x: float, base: float) -> float:
     return 100.0 * x / base if base else (0.0 if x == 0 else math.copysign(math.inf, x))
 
@@ -133,11 +83,16 @@ def _direction(spec: MetricSpec, delta: float) -> str:
     return REGRESSED if worse else IMPROVED
 
 
+def agree(samples, floor: float) -> bool:
+    """Samples that agree to a quarter of the floor: what an exact comparison needs."""
+    return max(samples) - min(samples) <= floor / 4
+
+
 def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Verdict | None:
     """The exact comparison, or None when the samples are not repeatable enough for it.
     Its interval is every difference the samples allow (min(b) - max(a) .. max(b) - min(a)):
     same when that lies within the floor, a change when it lies wholly beyond it."""
-    if not spec.exact or max(max(a) - min(a), max(b) - min(b)) > floor / 4:
+    if not (agree(a, floor) and agree(b, floor)):
         return None
     delta, unit = mb - ma, spec.unit
     lo, hi = min(b) - max(a), max(b) - min(a)
@@ -155,22 +110,56 @@ def _exact(a, b, spec: MetricSpec, ma: float, mb: float, floor: float) -> Verdic
         why += ("; A is a single value (a stored number without samples, like the study's): "
                 "compared as a value, with no spread to check it by")
     return Verdict(outcome, why, ma, mb, _pct(delta, ma), (_pct(lo, ma), _pct(hi, ma)), None,
-                   floor, "exact", (len(a), len(b)))
+                   floor, "exact", (len(a), len(b)), exact=True)
 
 
-def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0) -> Verdict:
+TAIL_FACTOR = 2.0   # "far beyond": more than twice the worst A has shown
+
+
+def tail_spike(a, b, spec: MetricSpec) -> str | None:
+    """A worst-case figure's regression that a median would average away: a run of B
+    more than TAIL_FACTOR times the worst A has shown (a 10 x spike in 1 of 10 runs).
+    Maxima have heavy right tails, so a margin from A's spread cries wolf (6 % of A/A
+    pairs of 10 runs at the measured CV 9 %, tests/test_verdict.py); twice the worst
+    of SPREAD_SEEN runs or more is passed by runs of A's own kind well under 1 % of the
+    time. Why, or None. Only worse: one good run says nothing of a tail; a smaller,
+    steady shift of the tail is the rank test's."""
+    if not spec.tail or len(a) < SPREAD_SEEN:
+        return None
+    lower = spec.direction == "lower"
+    worst_a = max(a) if lower else min(a)
+    bound = worst_a * TAIL_FACTOR if lower else worst_a / TAIL_FACTOR
+    beyond = [x for x in b if (x > bound if lower else x < bound)]
+    if not beyond:
+        return None
+    far = max(beyond) if lower else min(beyond)
+    return (f"tail: {len(beyond)} of {len(b)} runs of B reach {far:g} {spec.unit}, more than "
+            f"{TAIL_FACTOR:g} x A's worst {worst_a:g} {spec.unit} (of {len(a)} runs): for a worst "
+            f"case one such run is the answer")
+
+
+def compare(a, b, spec: MetricSpec, alpha: float = ALPHA, effort: float = 1.0, exact: bool = False) -> Verdict:
     """The one verdict rule. `same` only when the samples show it (an equivalence test: the
     interval of the difference lies within the floor); a change only when it is real
     (p < alpha) and its interval lies wholly beyond the floor, and, by the rank test,
     seen twice (_seen_twice); anything else is `unknown` (more samples), also a real
-    difference whose interval reaches past the floor.
+    difference whose interval reaches past the floor. A tail figure is also regressed by
+    one run far beyond A's worst (tail_spike).
+    exact: the judge found exactness shown for the pair (boardlab.judge.decide.exactness);
+    otherwise the samples are compared as noisy, however alike they look.
     effort < 1: fewer bootstrap resamples (out_of_reach asks many times)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
-    v = _compare(a, b, spec, alpha, effort)
-    return _seen_twice(a, b, spec, alpha, effort, v) if v.method == "rank test" else v
+    v = _compare(a, b, spec, alpha, effort, exact)
+    if v.method == "rank test":
+        v = _seen_twice(a, b, spec, alpha, effort, v, exact)
+    spike = tail_spike(a, b, spec) if v.outcome != REGRESSED else None
+    if spike:
+        v.outcome, v.method = REGRESSED, "tail"
+        v.why = f"{spike}; the medians alone: {v.why}"
+    return v
 
 
-def _seen_twice(a, b, spec: MetricSpec, alpha: float, effort: float, v: Verdict) -> Verdict:
+def _seen_twice(a, b, spec: MetricSpec, alpha: float, effort: float, v: Verdict, exact: bool) -> Verdict:
     """A change the rank test calls stands only when B's first half (in the order taken)
     shows it too, wherever that half alone could: against many stored samples a few fresh
     ones reach p < alpha on a run of luck (qemu-ppc's mem_eat: a second value on 13-20 %
@@ -180,7 +169,7 @@ def _seen_twice(a, b, spec: MetricSpec, alpha: float, effort: float, v: Verdict)
     half = (len(b) + 1) // 2
     if half == len(b) or smallest_p(len(a), half) >= alpha:
         return v
-    first = _compare(a, b[:half], spec, alpha, effort)
+    first = _compare(a, b[:half], spec, alpha, effort, exact)
     if first.outcome == v.outcome:
         v.why += f"; seen on the first {half} samples too"
         return v
@@ -190,19 +179,18 @@ def _seen_twice(a, b, spec: MetricSpec, alpha: float, effort: float, v: Verdict)
     return v
 
 
-def _compare(a, b, spec: MetricSpec, alpha: float, effort: float) -> Verdict:
+def _compare(a, b, spec: MetricSpec, alpha: float, effort: float, exact: bool) -> Verdict:
     if not a or not b:
         raise ValueError(f"{spec.key}: nothing to compare (A has {len(a)}, B {len(b)} samples)")
     ma, mb = statistics.median(a), statistics.median(b)
     delta = mb - ma
     floor = spec.floor(ma)
     unit = spec.unit
-    exact = _exact(a, b, spec, ma, mb, floor)
-    if exact is not None:
-        return exact
-    note = "" if not spec.exact else (
-        " (spread too wide for an exact comparison)"
-        if max(max(a) - min(a), max(b) - min(b)) > floor / 4 else
+    judged = _exact(a, b, spec, ma, mb, floor) if exact else None
+    if judged is not None:
+        return judged
+    note = "" if not exact else (
+        " (spread too wide for an exact comparison)" if not (agree(a, floor) and agree(b, floor)) else
         " (exact samples, but their differences reach across the floor)")
     p = rank_test(a, b)
     lo, hi = bootstrap_ci(a, b, resamples=max(200, int(BOOTSTRAP * effort)))
@@ -235,7 +223,7 @@ COMPLETION_EFFORT = 0.05   # each completion's test: 1 000 draws, 200 resamples
 
 
 def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
-                 seed: int = 1, both: bool = False) -> str | None:
+                 seed: int = 1, both: bool = False, exact: bool = False) -> str | None:
     """Why samples of B up to at_most in all would still leave the verdict unknown, or
     None when one is within reach. B is completed COMPLETIONS times with samples drawn
     from what B has shown (with one sample: A's spread around it), and compare() asked;
@@ -245,7 +233,8 @@ def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
     if not a or not b or len(b) >= at_most:
         return None
     pool = b if len(b) >= 2 else [x - statistics.median(a) + b[0] for x in a]
-    decided = _decided_completions(a, b, at_most, spec, alpha, random.Random(seed), COMPLETIONS, both, pool)
+    decided = _decided_completions(a, b, at_most, spec, alpha, random.Random(seed), COMPLETIONS, both, pool,
+                                   exact)
     if decided >= FUTILE * COMPLETIONS:
         return None
     return (f"out of reach: {decided} of {COMPLETIONS} completions to {at_most} samples "
@@ -257,16 +246,16 @@ def _completed(values, n, rng, pool=None):
     return values + rng.choices(pool or values, k=n - len(values)) if len(values) < n else values
 
 
-def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None) -> int:
+def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None, exact=False) -> int:
     """How many of `trials` completions of B to n samples (from b_pool, else B's own
     spread; A too when both) compare() decides: the one simulation out_of_reach and
     boots_to_decide share."""
     return sum(compare(_completed(a, n, rng) if both else a, _completed(b, n, rng, b_pool), spec, alpha,
-                       COMPLETION_EFFORT).outcome != UNKNOWN for _ in range(trials))
+                       COMPLETION_EFFORT, exact).outcome != UNKNOWN for _ in range(trials))
 
 
 def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha: float = ALPHA,
-                    seed: int = 1, both: bool = True) -> str:
+                    seed: int = 1, both: bool = True, exact: bool = False) -> str:
     """What would decide an unknown metric: the fewest samples a side (budget x 2, x 4 ...
     up to limit) at which most of COMPLETIONS / 2 completions, drawn from the spread each
     side has shown, are decided; or why no such number would. both: A grows too (False:
@@ -277,7 +266,7 @@ def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha:
     while n < limit:
         n = min(limit, n * 2)
         trials = COMPLETIONS // 2
-        decided = _decided_completions(a, b, n, spec, alpha, rng, trials, both)
+        decided = _decided_completions(a, b, n, spec, alpha, rng, trials, both, exact=exact)
         if decided * 2 > trials:
             return (f"about {n} samples {'a side' if both else 'of this side'} would decide it "
                     f"({decided} of {trials} completions drawn from the spread seen)")

@@ -1,6 +1,7 @@
 """The sweep's answers between neighbouring versions, decided. The sweep boots each
-version once (its figures for the series); one boot a side decides every exact figure but
-leaves the noisy ones unknown. For each pair of neighbours (and any pair asked for, e.g.
+version once (its figures for the series); one boot a side decides only what the judge
+finds shown to repeat (decide.exactness: three samples that agree), and leaves the rest
+unknown. For each pair of neighbours (and any pair asked for, e.g.
 the two ends of the series) the families whose figures one boot left unknown are then
 measured again by `boardlab compare`: both kernels booted in turn, A, B, A, B, so host
 drift hits both, until every metric is decided or the budget (boots a side) is spent.
@@ -18,6 +19,7 @@ from pathlib import Path
 from boardlab.errors import BoardlabError
 from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd
+from boardlab.judge.decide import EXACT_SHOWN
 from boardlab.log import progress
 from boardlab.measure import clocks, sample, workloads
 
@@ -35,12 +37,13 @@ class Pair:
     why: str = ""
 
 
-def one_boot_answer(run_a: str, run_b: str):
-    """The pair judged from the sweep's own runs (one boot each): rows, and the families
-    whose metrics it left unknown."""
+def one_boot_answer(board, run_a: str, run_b: str):
+    """The pair judged from the sweep's own runs on the board (their boots): rows, and the
+    families whose metrics it left unknown (one boot each decides only where the judge
+    finds exactness shown)."""
     from boardlab.ab import compare
     a, b = compare.stored_side(run_a), compare.stored_side(run_b)
-    rows = compare.judge(a, b, clocks.this_host()["id"])
+    rows = compare.judge(a, b, clocks.this_host()["id"], board)
     open_families = sorted({r.spec.suite for r in rows if r.cmp and r.cmp.outcome == vd.UNKNOWN}
                            & set(sample.FAMILIES))
     return rows, tuple(open_families)
@@ -75,7 +78,7 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
     the families they leave unknown otherwise."""
     from boardlab.ab import compare
     from boardlab.vlab.host import prepare_if_virtual
-    rows, open_families = one_boot_answer(run_a, run_b)
+    rows, open_families = one_boot_answer(board, run_a, run_b)
     pair.open_families, pair.counts = open_families, _counts(rows)
     if not open_families:
         pair.status, pair.dir = "decided", str(out / "pairs" / f"{pair.a}..{pair.b}")
@@ -86,12 +89,12 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
              f"booted in turn until decided, at most {budget} a side")
     try:
         _, rows, files = compare.compare(str(board_env(board)), [pair.a, pair.b], families=open_families,
-                                         repeats=2, max_repeats=budget, jitter_s=jitter_s,
+                                         repeats=EXACT_SHOWN, max_repeats=max(budget, EXACT_SHOWN), jitter_s=jitter_s,
                                          out_dir=Path(pair.dir), prepare_board=prepare_if_virtual)
     except BoardlabError as e:
         pair.status, pair.why = "failed", str(e).splitlines()[0]
         return pair
-    rows = combined(one_boot_answer(run_a, run_b)[0], rows)
+    rows = combined(one_boot_answer(board, run_a, run_b)[0], rows)
     write_answer(Path(pair.dir), run_a, run_b, rows)
     pair.counts = _counts(rows)
     pair.status = "decided" if not pair.counts[vd.UNKNOWN] else "unknown at the budget"

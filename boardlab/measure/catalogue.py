@@ -42,7 +42,10 @@ class MetricSpec:
     timed_by: str             # host, guest (the board's clock), none (a size or amount)
     floor_rel: float          # the smallest change worth reporting, relative ...
     floor_abs: float = 0.0    # ... or absolute (in unit), whichever is larger
-    exact: bool = True        # repeatable to well under the floor on the deterministic clock
+    exact: bool = True        # may repeat to well under the floor (on a deterministic clock);
+    #                           whether a pair of figures is judged so, the samples must show
+    #                           (boardlab.judge.decide.exactness)
+    tail: bool = False        # a worst case: one run far beyond the baseline's worst is the answer
     lava: bool = True         # LAVA's test definitions (or its log) report it too
     what: str = ""
     not_judged: str = ""      # why the figure is information only (recorded, never judged)
@@ -130,7 +133,7 @@ MIN_NOT_JUDGED = ("information only: the single shortest wake-up comes and goes 
 def _jitter():
     what = {"min_us": "minimum", "p0_1_us": "0.1th percentile", "avg_us": "average",
             "max_us": "maximum", "p99_us": "99th percentile"}
-    return [MetricSpec(f"jitter.{n}", "us", "lower", GUEST, floor, exact=False,
+    return [MetricSpec(f"jitter.{n}", "us", "lower", GUEST, floor, exact=False, tail=n == "max_us",
                        what=f"cyclictest under load: {what[n]} latency",
                        not_judged=MIN_NOT_JUDGED if n == "min_us" else "")
             for n, floor in (("min_us", 0.05), ("p0_1_us", 0.05), ("avg_us", 0.10), ("max_us", 0.10),
