@@ -226,14 +226,56 @@ def test_a_board_bisects_with_its_own_kernel_config_by_default(tmp_path):
         default_config("smdk24a0")
 
 
-def test_a_second_bisect_of_the_same_tree_is_refused(small_repo, tmp_path, capsys):
+def test_a_second_bisect_of_the_same_tree_waits_its_turn_up_to_a_bound(small_repo, tmp_path, capsys,
+                                                                       monkeypatch):
     """Two bisects on one tree would reset each other's `git bisect` (seen when two test
-    runs shared the kernel tree in /var/cache/boardlab): the second is refused."""
+    runs shared the kernel tree in /var/cache/boardlab): the second waits, and past its
+    bound is refused naming the holder, before anything is written."""
+    import boardlab.bisect as bisect_pkg
     from boardlab.bisect import tree_lock
-    with tree_lock(small_repo):
+    monkeypatch.setattr(bisect_pkg, "TREE_WAIT_S", 0.3)
+    monkeypatch.setattr(bisect_pkg, "TREE_POLL_S", 0.05)
+    with tree_lock(small_repo, "bisect of x"):
         code = boardlab_main(["bisect", "--tree", str(small_repo), "--good", "HEAD~2", "--bad",
                               "HEAD", "--metric", "build.vmlinux_dec_bytes", "--config",
                               str(small_repo / "f"), "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
-    assert code == 2 and f"another bisect is running there (pid {os.getpid()})" in err, err
+    assert code == 2 and f"still held after 0 s by pid {os.getpid()}, bisect of x since" in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_nightly_during_a_bisect_waits_then_runs(small_repo, monkeypatch):
+    """A bisect still running at the night's hour: the nightly says who holds the tree,
+    waits, and takes it once the bisect lets go."""
+    import threading
+
+    import boardlab.bisect as bisect_pkg
+    from boardlab.bisect import tree_lock
+    monkeypatch.setattr(bisect_pkg, "TREE_POLL_S", 0.05)
+    held, release = threading.Event(), threading.Event()
+
+    def bisect():
+        with tree_lock(small_repo, "bisect of build.bss_bytes a..b"):
+            held.set()
+            release.wait(5)
+    t = threading.Thread(target=bisect)
+    t.start()
+    held.wait(5)
+    said = []
+    threading.Timer(0.3, release.set).start()
+    with tree_lock(small_repo, "nightly of main", wait_s=10, say=said.append):
+        assert release.is_set()                       # it waited for the bisect
+        holder = (small_repo / ".git" / "boardlab-bisect.lock").read_text()
+        assert holder.startswith(f"pid {os.getpid()}, nightly of main since")
+    t.join()
+    assert len(said) == 1 and "held by pid" in said[0] and "bisect of build.bss_bytes a..b" in said[0]
+
+
+def test_a_nightly_of_no_branch_says_so_in_one_line_and_leaves_nothing(small_repo, tmp_path, capsys):
+    before = sorted(p.name for p in (small_repo / ".git").iterdir())
+    code = boardlab_main(["nightly", "--tree", str(small_repo), "--branch", "nope", "--families", "",
+                          "--config", str(small_repo / "f"), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "no branch or revision 'nope'" in err, err
+    assert sorted(p.name for p in (small_repo / ".git").iterdir()) == before
     assert not (tmp_path / "run").exists()

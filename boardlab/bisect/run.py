@@ -60,7 +60,7 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
     env = Path(env or env_path(board)).resolve()
     if not env.exists():
         raise BisectInputError(f"labgrid environment {env} not found (--env)")
-    with tree_lock(tree):   # one bisect per tree: two would move each other's checkout
+    with tree_lock(tree, f"bisect of {metric} {good}..{bad}"):   # two would move each other's checkout
         origin, good, bad = check_tree(tree, good, bad)
         run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
         b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
