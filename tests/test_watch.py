@@ -116,3 +116,19 @@ def test_kcidb_statuses_come_from_what_happened():
     assert build == {"status": "FAIL"}                          # a failure is not undone
     kcidb._what_happened(checkout, build := {}, {"kernel/build": "pass"})
     assert build == {"status": "PASS"}
+
+
+def test_what_another_watch_wrote_meanwhile_is_kept(tmp_path, monkeypatch):
+    """watched.json is read, changed and written whole under its lock: an entry another
+    watch wrote while this one was bisecting is still there after this one writes."""
+    from boardlab.files import update_json
+    hist = FakeHistory(tmp_path, [point(+3.0)], monkeypatch)
+    path = tmp_path / "watched.json"
+
+    def bisect(tree, good, bad, metric, board):
+        update_json(path, lambda seen: seen.__setitem__("other", {"state": w.DONE}))
+        return SimpleNamespace(first_bad=None, run_dir="/r/2")
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    seen = json.loads(path.read_text())
+    assert set(seen) == {"other", f"{point(+3.0).metric}@{point(+3.0).environment}@{BAD}"}
+    assert (tmp_path / "watched.json.lock").exists()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from boardlab.bisect import BisectError, BisectInputError, LabFault, run
 from boardlab.errors import InputError
-from boardlab.files import atomic_write
+from boardlab.files import update_json
 from boardlab.history import changes
 from boardlab.history.server import HistoryError, HistoryServer
 from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
@@ -100,26 +100,36 @@ def _note(server: HistoryServer, c, entry: dict, progress) -> None:
         progress(f"watch: {c.build}: the note is kept for the next watch: {_line(e)}")
 
 
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _store(path: Path, key: str, entry: dict) -> None:
+    """One change point's entry into watched.json, read afresh and written whole under its
+    lock: what another watch wrote meanwhile is kept."""
+    update_json(path, lambda seen: seen.__setitem__(key, entry))
+
+
 def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=print,
           bisect=run.start) -> list[dict]:
     """Each change point not handled yet, decided and bisected; returns the entries of
     those handled (or tried) in this watch."""
     path = server.data / "watched.json"
-    seen = json.loads(path.read_text()) if path.exists() else {}
     done = []
     for c in changes.find(server, board=board, metric=metric):
         key = f"{c.metric}@{c.environment}@{c.build}"
-        if _due(seen.get(key)):
+        entry = _load(path).get(key)    # afresh: another watch may have handled it meanwhile
+        if _due(entry):
             if decide(c)[0]:
                 progress(f"watch: {c.line()}: bisecting {c.before}..{c.build} in {tree}")
-            seen[key] = handle(c, tree, seen.get(key), bisect)
-            atomic_write(path, json.dumps(seen, indent=1) + "\n")   # handled: never twice
-            progress(f"watch: {key}: {seen[key]['state']}: {seen[key]['result']}")
-            done.append(seen[key])
-        noted = seen[key].get("noted")
-        _note(server, c, seen[key], progress)
-        if seen[key].get("noted") != noted:      # the note's fate kept; nothing else changed
-            atomic_write(path, json.dumps(seen, indent=1) + "\n")
+            entry = handle(c, tree, entry, bisect)
+            _store(path, key, entry)    # handled: never twice
+            progress(f"watch: {key}: {entry['state']}: {entry['result']}")
+            done.append(entry)
+        noted = entry.get("noted")
+        _note(server, c, entry, progress)
+        if entry.get("noted") != noted:      # the note's fate kept; nothing else changed
+            _store(path, key, entry)
     return done
 
 
