@@ -107,31 +107,56 @@ def test_only_the_kernels_own_failure_is_a_failed_boot(small_repo, tmp_path, mon
     assert Bisect.load(tmp_path).steps[-1].answer == answer   # kept in the state
 
 
-def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, monkeypatch):
-    """git bisect run aborts on the step's exit code; the bisect names the fault, finds no
-    commit and leaves the tree as found."""
-    from boardlab.bisect import step as bisect_step
-    monkeypatch.setattr(bisect_run, "default_config", lambda board: small_repo / "f")
-    calls = []
-
-    def measure(b, step, against):
-        calls.append(step.role)
-        if step.role == "good":
-            step.samples = [1000.0]
-        elif step.role == "bad":
-            step.samples = [2000.0]
-    monkeypatch.setattr(bisect_step, "measure_revision", measure)
-    # the step processes (git bisect run's) meet a lab fault: ser2net gone
+def _every_step_raises(tmp_path, monkeypatch, imports: str, error: str):
+    """The step processes (git bisect run's) meet `error` where they build."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import boardlab.build.kbuild\n"
-        "from boardlab.boot.bootlog import BootError\n"
-        "def build_tree(*a, **k):\n"
-        "    raise BootError('the console (ser2net 127.0.0.1 port 5101) failed: EOF')\n"
+        f"import boardlab.build.kbuild\n{imports}\n"
+        f"def build_tree(*a, **k):\n    raise {error}\n"
         "boardlab.build.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
+
+
+def _endpoints_measured(monkeypatch, small_repo, calls=None):
+    """good 1000, bad 2000 (a size: the build decides), without a build."""
+    from boardlab.bisect import step as bisect_step
+    monkeypatch.setattr(bisect_run, "default_config", lambda board: small_repo / "f")
+    calls = [] if calls is None else calls
+
+    def measure(b, step, against):
+        calls.append(step.role)
+        step.samples = [1000.0 if step.role == "good" else 2000.0]
+    monkeypatch.setattr(bisect_step, "measure_revision", measure)
+
+
+def test_a_range_all_skipped_names_the_revisions_its_culprit_is_among(small_repo, tmp_path, monkeypatch):
+    """Every step's build fails: git is left with skipped revisions only. The result names
+    them, each with why it was skipped, not bisect.log alone."""
+    _endpoints_measured(monkeypatch, small_repo)
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.build.kbuild import KernelBuildError as E",
+                       "E('make: *** [vmlinux] Error 2')")
+    b = bisect_run.start(small_repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes", out=tmp_path / "run")
+    revs = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD", "HEAD~1"], capture_output=True,
+                          text=True).stdout.split()
+    assert b.first_bad is None
+    assert [(c["rev"], c["subject"]) for c in b.candidates] == [(revs[0], "c2"), (revs[1], "c1")]
+    assert b.candidates[1]["why"].startswith("build failed: make: *** [vmlinux] Error 2")
+    assert b.candidates[0]["why"] == "bad"
+    said = bisect_run.summary(b)
+    assert f"skipped revisions only; it is one of\n    {revs[0][:12]} c2 (bad)\n    {revs[1][:12]} c1 (build" in said
+    assert Bisect.load(tmp_path / "run").candidates == b.candidates
+
+
+def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, monkeypatch):
+    """git bisect run aborts on the step's exit code; the bisect names the fault, finds no
+    commit and leaves the tree as found."""
+    calls = []
+    _endpoints_measured(monkeypatch, small_repo, calls)
+    # the step processes (git bisect run's) meet a lab fault: ser2net gone
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.boot.bootlog import BootError as E",
+                       "E('the console (ser2net 127.0.0.1 port 5101) failed: EOF')")
     head = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     with pytest.raises(LabFault, match=r"stopped at [0-9a-f]{12} .*lab fault: .*ser2net"):

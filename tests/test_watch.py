@@ -58,7 +58,7 @@ def test_watch_handles_each_once_goes_on_past_failures_and_loses_no_note(tmp_pat
             raise LabFault("power switch refused")
         if metric == "boot_time.guest_freeing_init":
             raise BisectError("boot_time.guest_freeing_init did not regress between a and b")
-        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "net: sleep"}, run_dir="/r/1")
+        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "net: sleep"}, candidates=[], run_dir="/r/1")
     said = []
     done = w.watch(hist, tmp_path, progress=said.append, bisect=bisect)
     by = {d["change"]: d for d in done}
@@ -127,8 +127,19 @@ def test_what_another_watch_wrote_meanwhile_is_kept(tmp_path, monkeypatch):
 
     def bisect(tree, good, bad, metric, board):
         update_json(path, lambda seen: seen.__setitem__("other", {"state": w.DONE}))
-        return SimpleNamespace(first_bad=None, run_dir="/r/2")
+        return SimpleNamespace(first_bad=None, candidates=[], run_dir="/r/2")
     w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
     seen = json.loads(path.read_text())
     assert set(seen) == {"other", f"{point(+3.0).metric}@{point(+3.0).environment}@{BAD}"}
     assert (tmp_path / "watched.json.lock").exists()
+
+
+def test_a_range_all_skipped_is_noted_with_the_revisions_its_culprit_is_among(tmp_path, monkeypatch):
+    hist = FakeHistory(tmp_path, [point(+3.0)], monkeypatch)
+    among = [{"rev": "e" * 40, "subject": "mm: tidy", "why": "build failed: Error 2"},
+             {"rev": BAD + "0" * 28, "subject": "net: more", "why": "bad"}]
+    done, = w.watch(hist, tmp_path, progress=lambda *_: None,
+                    bisect=lambda *a, **k: SimpleNamespace(first_bad=None, candidates=among, run_dir="/r/3"))
+    assert done["result"] == ("no first bad commit: skipped revisions only, it is one of "
+                              f"{'e' * 12} 'mm: tidy' (build failed: Error 2), {BAD} 'net: more' (bad)")
+    assert done["note"].startswith(done["result"])

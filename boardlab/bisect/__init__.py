@@ -93,6 +93,7 @@ class Bisect:
     failed_boot: str = "skip"  # or bad: when a boot that fails is what is being hunted
     steps: list = field(default_factory=list)
     first_bad: dict | None = None
+    candidates: list = field(default_factory=list)   # no first bad commit: the skipped ones it is among
     hint: str = ""             # a boot metric's leading span change, good -> bad (judge.bootspans)
 
     # ---- the state file, shared by the parent and every step process -----------------

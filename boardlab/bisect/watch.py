@@ -73,10 +73,20 @@ def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.st
     except Exception as e:  # noqa: BLE001 - unattended: said, kept, tried again; the watch goes on
         return dict(entry, state=FAILED, attempts=attempt,
                     result=f"bisect failed: {type(e).__name__}: {_line(e)}")
-    result = (f"first bad commit {b.first_bad['rev'][:12]} {b.first_bad['subject']!r}"
-              if b.first_bad else "no first bad commit found")
+    result = _result(b)
     return dict(entry, state=DONE, attempts=attempt, run_dir=b.run_dir, first_bad=b.first_bad,
                 result=result, note=f"{result} (bisect {b.run_dir})")
+
+
+def _result(b) -> str:
+    """What a bisect that ended found, in a line: the culprit, or the skipped revisions it
+    is among (a range all skipped), or that none was found."""
+    if b.first_bad:
+        return f"first bad commit {b.first_bad['rev'][:12]} {b.first_bad['subject']!r}"
+    if b.candidates:
+        return ("no first bad commit: skipped revisions only, it is one of "
+                + ", ".join(f"{c['rev'][:12]} {c['subject']!r} ({c['why']})" for c in b.candidates))
+    return "no first bad commit found"
 
 
 def _line(e: Exception) -> str:
