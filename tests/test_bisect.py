@@ -134,31 +134,56 @@ def test_only_the_kernels_own_failure_is_a_failed_boot(small_repo, tmp_path, mon
     assert Bisect.load(tmp_path).steps[-1].answer == answer   # kept in the state
 
 
-def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, monkeypatch):
-    """git bisect run aborts on the step's exit code; the bisect names the fault, finds no
-    commit and leaves the tree as found."""
-    from boardlab.bisect import step as bisect_step
-    monkeypatch.setattr(bisect_run, "default_config", lambda board: small_repo / "f")
-    calls = []
-
-    def measure(b, step, against):
-        calls.append(step.role)
-        if step.role == "good":
-            step.samples = [1000.0]
-        elif step.role == "bad":
-            step.samples = [2000.0]
-    monkeypatch.setattr(bisect_step, "measure_revision", measure)
-    # the step processes (git bisect run's) meet a lab fault: ser2net gone
+def _every_step_raises(tmp_path, monkeypatch, imports: str, error: str):
+    """The step processes (git bisect run's) meet `error` where they build."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import boardlab.build.kbuild\n"
-        "from boardlab.boot.bootlog import BootError\n"
-        "def build_tree(*a, **k):\n"
-        "    raise BootError('the console (ser2net 127.0.0.1 port 5101) failed: EOF')\n"
+        f"import boardlab.build.kbuild\n{imports}\n"
+        f"def build_tree(*a, **k):\n    raise {error}\n"
         "boardlab.build.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
+
+
+def _endpoints_measured(monkeypatch, small_repo, calls=None):
+    """good 1000, bad 2000 (a size: the build decides), without a build."""
+    from boardlab.bisect import step as bisect_step
+    monkeypatch.setattr(bisect_run, "default_config", lambda board: small_repo / "f")
+    calls = [] if calls is None else calls
+
+    def measure(b, step, against):
+        calls.append(step.role)
+        step.samples = [1000.0 if step.role == "good" else 2000.0]
+    monkeypatch.setattr(bisect_step, "measure_revision", measure)
+
+
+def test_a_range_all_skipped_names_the_revisions_its_culprit_is_among(small_repo, tmp_path, monkeypatch):
+    """Every step's build fails: git is left with skipped revisions only. The result names
+    them, each with why it was skipped, not bisect.log alone."""
+    _endpoints_measured(monkeypatch, small_repo)
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.build.kbuild import KernelBuildError as E",
+                       "E('make: *** [vmlinux] Error 2')")
+    b = bisect_run.start(small_repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes", out=tmp_path / "run")
+    revs = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD", "HEAD~1"], capture_output=True,
+                          text=True).stdout.split()
+    assert b.first_bad is None
+    assert [(c["rev"], c["subject"]) for c in b.candidates] == [(revs[0], "c2"), (revs[1], "c1")]
+    assert b.candidates[1]["why"].startswith("build failed: make: *** [vmlinux] Error 2")
+    assert b.candidates[0]["why"] == "bad"
+    said = bisect_run.summary(b)
+    assert f"skipped revisions only; it is one of\n    {revs[0][:12]} c2 (bad)\n    {revs[1][:12]} c1 (build" in said
+    assert Bisect.load(tmp_path / "run").candidates == b.candidates
+
+
+def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, monkeypatch):
+    """git bisect run aborts on the step's exit code; the bisect names the fault, finds no
+    commit and leaves the tree as found."""
+    calls = []
+    _endpoints_measured(monkeypatch, small_repo, calls)
+    # the step processes (git bisect run's) meet a lab fault: ser2net gone
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.boot.bootlog import BootError as E",
+                       "E('the console (ser2net 127.0.0.1 port 5101) failed: EOF')")
     head = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     with pytest.raises(LabFault, match=r"stopped at [0-9a-f]{12} .*lab fault: .*ser2net"):
@@ -253,14 +278,56 @@ def test_a_board_bisects_with_its_own_kernel_config_by_default(tmp_path):
         default_config("smdk24a0")
 
 
-def test_a_second_bisect_of_the_same_tree_is_refused(small_repo, tmp_path, capsys):
+def test_a_second_bisect_of_the_same_tree_waits_its_turn_up_to_a_bound(small_repo, tmp_path, capsys,
+                                                                       monkeypatch):
     """Two bisects on one tree would reset each other's `git bisect` (seen when two test
-    runs shared the kernel tree in /var/cache/boardlab): the second is refused."""
+    runs shared the kernel tree in /var/cache/boardlab): the second waits, and past its
+    bound is refused naming the holder, before anything is written."""
+    import boardlab.bisect as bisect_pkg
     from boardlab.bisect import tree_lock
-    with tree_lock(small_repo):
+    monkeypatch.setattr(bisect_pkg, "TREE_WAIT_S", 0.3)
+    monkeypatch.setattr(bisect_pkg, "TREE_POLL_S", 0.05)
+    with tree_lock(small_repo, "bisect of x"):
         code = boardlab_main(["bisect", "--tree", str(small_repo), "--good", "HEAD~2", "--bad",
                               "HEAD", "--metric", "build.vmlinux_dec_bytes", "--config",
                               str(small_repo / "f"), "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
-    assert code == 2 and f"another bisect is running there (pid {os.getpid()})" in err, err
+    assert code == 2 and f"still held after 0 s by pid {os.getpid()}, bisect of x since" in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_nightly_during_a_bisect_waits_then_runs(small_repo, monkeypatch):
+    """A bisect still running at the night's hour: the nightly says who holds the tree,
+    waits, and takes it once the bisect lets go."""
+    import threading
+
+    import boardlab.bisect as bisect_pkg
+    from boardlab.bisect import tree_lock
+    monkeypatch.setattr(bisect_pkg, "TREE_POLL_S", 0.05)
+    held, release = threading.Event(), threading.Event()
+
+    def bisect():
+        with tree_lock(small_repo, "bisect of build.bss_bytes a..b"):
+            held.set()
+            release.wait(5)
+    t = threading.Thread(target=bisect)
+    t.start()
+    held.wait(5)
+    said = []
+    threading.Timer(0.3, release.set).start()
+    with tree_lock(small_repo, "nightly of main", wait_s=10, say=said.append):
+        assert release.is_set()                       # it waited for the bisect
+        holder = (small_repo / ".git" / "boardlab-bisect.lock").read_text()
+        assert holder.startswith(f"pid {os.getpid()}, nightly of main since")
+    t.join()
+    assert len(said) == 1 and "held by pid" in said[0] and "bisect of build.bss_bytes a..b" in said[0]
+
+
+def test_a_nightly_of_no_branch_says_so_in_one_line_and_leaves_nothing(small_repo, tmp_path, capsys):
+    before = sorted(p.name for p in (small_repo / ".git").iterdir())
+    code = boardlab_main(["nightly", "--tree", str(small_repo), "--branch", "nope", "--families", "",
+                          "--config", str(small_repo / "f"), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "no branch or revision 'nope'" in err, err
+    assert sorted(p.name for p in (small_repo / ".git").iterdir()) == before
     assert not (tmp_path / "run").exists()

@@ -146,12 +146,11 @@ def test_a_step_in_the_series_is_a_change_point_at_its_build(tmp_path):
         assert 0.9 < c.change_pct < 1.1 and c.interval_pct[0] > 0.5 and c.pvalue < 0.001
         assert changes.annotate(server, points) == 1
         assert changes.annotate(server, points) == 0       # noted once
-        notes = json.loads(_get(f"{server.url}/api/annotations/")[1])["results"]
-        assert any("change point: boot_time/guest_login" in a["description"] for a in notes)
-        # what the bisect found replaces the note's line (SQUAD keeps one note a build)
-        assert changes.annotate(server, points, note=f"first bad commit {'ab' * 6} 'net: sleep' (bisect x)") == 1
-        assert changes.notes(server) == {"k08": [f"change point: {c.line()}; first bad commit "
-                                                 f"{'ab' * 6} 'net: sleep' (bisect x)"]}
+        from boardlab.history import notes
+        assert changes.notes(server) == {"k08": [notes.POINTER]}   # SQUAD: a pointer to the page
+        # what the bisect found: kept whole beside watched.json, shown on the page
+        notes.keep(server.data, notes.key(c), {"change": c.line(), "state": "done",
+                                               "note": f"first bad commit {'ab' * 6} 'net: sleep' (bisect x)"})
         look_at_the_pictures(server, tmp_path)
     finally:
         server.down()

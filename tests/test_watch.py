@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from boardlab.bisect import BisectError, LabFault
 from boardlab.bisect import watch as w
-from boardlab.history import changes, kcidb, submit
+from boardlab.history import changes, kcidb, notes, submit
 from boardlab.history.server import HistoryError
 from boardlab.judge.results import RunResults
 from boardlab.facts.board import load_board
@@ -35,11 +35,11 @@ class FakeHistory:
         monkeypatch.setattr(changes, "find", lambda server, **k: list(self.points))
         monkeypatch.setattr(changes, "annotate", self.annotate)
 
-    def annotate(self, server, pts, note=""):
+    def annotate(self, server, pts):
         if self.refuse:
             self.refuse -= 1
             raise HistoryError("SQUAD at http://127.0.0.1:1 did not take the note: refused")
-        self.notes += [(c.build, note) for c in pts]
+        self.notes += [c.build for c in pts]
         return len(pts)
 
 
@@ -58,7 +58,7 @@ def test_watch_handles_each_once_goes_on_past_failures_and_loses_no_note(tmp_pat
             raise LabFault("power switch refused")
         if metric == "boot_time.guest_freeing_init":
             raise BisectError("boot_time.guest_freeing_init did not regress between a and b")
-        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "net: sleep"}, run_dir="/r/1")
+        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "net: sleep"}, candidates=[], run_dir="/r/1")
     said = []
     done = w.watch(hist, tmp_path, progress=said.append, bisect=bisect)
     by = {d["change"]: d for d in done}
@@ -79,12 +79,18 @@ def test_watch_handles_each_once_goes_on_past_failures_and_loses_no_note(tmp_pat
     assert {d["change"] for d in again} == {crash.line(), lab.line()}
     seen = json.loads((tmp_path / "watched.json").read_text())
     assert all(e.get("noted") is not False for e in seen.values())
-    assert (BAD, f"first bad commit {'d' * 12} 'net: sleep' (bisect /r/1)") in hist.notes
-    assert any(b == "c" * 12 and "improvement" in n for b, n in hist.notes)
+    assert set(hist.notes) == {BAD, "c" * 12}       # SQUAD: a pointer on each build, once refused
+    kept = notes.read(tmp_path)                      # the notes themselves: whole, on disk
+    assert kept[notes.key(regression)]["note"] == f"first bad commit {'d' * 12} 'net: sleep' (bisect /r/1)"
+    assert kept[notes.key(improvement)]["note"].startswith("an improvement (+2.00 %)")
+    assert kept[notes.key(lab)]["note"].endswith("(attempt 2 of 3: tried again on the next watch)")
     for _ in range(w.MAX_ATTEMPTS):
         w.watch(hist, tmp_path, progress=said.append, bisect=bisect)
     seen = json.loads((tmp_path / "watched.json").read_text())
-    assert seen[f"{crash.metric}@{crash.environment}@{crash.build}"]["attempts"] == w.MAX_ATTEMPTS
+    assert seen[notes.key(crash)]["attempts"] == w.MAX_ATTEMPTS and seen[notes.key(crash)]["state"] == w.GIVEN_UP
+    assert notes.read(tmp_path)[notes.key(crash)] == {   # given up: said, with why
+        "change": crash.line(), "state": "given up",
+        "note": "given up after 3 attempts: bisect failed: RuntimeError: something no one expected"}
 
 
 def test_a_bisect_step_is_a_series_of_its_own(tmp_path):
@@ -116,3 +122,91 @@ def test_kcidb_statuses_come_from_what_happened():
     assert build == {"status": "FAIL"}                          # a failure is not undone
     kcidb._what_happened(checkout, build := {}, {"kernel/build": "pass"})
     assert build == {"status": "PASS"}
+
+
+def test_what_another_watch_wrote_meanwhile_is_kept(tmp_path, monkeypatch):
+    """watched.json is read, changed and written whole under its lock: an entry another
+    watch wrote while this one was bisecting is still there after this one writes."""
+    from boardlab.files import update_json
+    hist = FakeHistory(tmp_path, [point(+3.0)], monkeypatch)
+    path = tmp_path / "watched.json"
+
+    def bisect(tree, good, bad, metric, board):
+        update_json(path, lambda seen: seen.__setitem__("other", {"state": w.DONE}))
+        return SimpleNamespace(first_bad=None, candidates=[], run_dir="/r/2")
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    seen = json.loads(path.read_text())
+    assert set(seen) == {"other", f"{point(+3.0).metric}@{point(+3.0).environment}@{BAD}"}
+    assert (tmp_path / "watched.json.lock").exists()
+
+
+def test_a_range_all_skipped_is_noted_with_the_revisions_its_culprit_is_among(tmp_path, monkeypatch):
+    hist = FakeHistory(tmp_path, [point(+3.0)], monkeypatch)
+    among = [{"rev": "e" * 40, "subject": "mm: tidy", "why": "build failed: Error 2"},
+             {"rev": BAD + "0" * 28, "subject": "net: more", "why": "bad"}]
+    done, = w.watch(hist, tmp_path, progress=lambda *_: None,
+                    bisect=lambda *a, **k: SimpleNamespace(first_bad=None, candidates=among, run_dir="/r/3"))
+    assert done["result"] == ("no first bad commit: skipped revisions only, it is one of "
+                              f"{'e' * 12} 'mm: tidy' (build failed: Error 2), {BAD} 'net: more' (bad)")
+    assert done["note"].startswith(done["result"])
+
+
+def test_five_change_points_at_one_build_keep_their_notes_whole_on_the_page(tmp_path, monkeypatch):
+    """SQUAD keeps 1024 characters a build: five notes there lost the culprit's. Now SQUAD
+    gets a short pointer, and the page shows each change point's note whole, a given-up
+    one with why."""
+    from boardlab.history import charts
+    metrics = ["build/bss_bytes", "memory/free_kb", "memory/used_kb", "boot_time/guest_login",
+               "lmbench/lat_pipe_us"]
+    points = [point(+3.0, m) for m in metrics]
+    for n, c in enumerate(points):
+        note = ("given up after 3 attempts: bisect failed: " if n == 4 else
+                f"first bad commit {'d' * 12} 'mm: a subject of some length, number {n}' ") + "x" * 300
+        notes.keep(tmp_path, notes.key(c), {"change": c.line(), "state": "done", "note": note})
+    sent = []
+    monkeypatch.setattr(changes, "api_list", lambda server, path: [] if "annotations" in path else
+                        [{"version": BAD, "id": 7, "url": "http://squad/api/builds/7/"}])
+    monkeypatch.setattr(changes, "_send", lambda server, path, method, doc: sent.append(doc))
+    assert changes.annotate(SimpleNamespace(project="vlab", url="http://squad"), points) == 1
+    assert [d["description"] for d in sent] == [notes.POINTER] and len(notes.POINTER) < 200
+    series = {(c.metric, c.environment): [(GOOD, [1.0, 1.0]), (BAD, [1.03, 1.03])] for c in points}
+    page = charts.render(tmp_path / "page", "history.html", "t", "series", series, points,
+                         notes.read(tmp_path)).read_text()
+    for c in points:
+        assert notes.read(tmp_path)[notes.key(c)]["note"].replace("'", "&#x27;") in page
+    assert "mm: a subject of some length, number 0" in page and "given up after 3 attempts" in page
+
+
+def test_a_rebased_branch_is_bisected_from_the_merge_base(tmp_path):
+    """The last good night was on the branch before it was rebased: not an ancestor of the
+    first bad one (git bisect refuses), so the range starts at their merge base; with no
+    merge base it says so."""
+    import subprocess
+    repo = tmp_path / "tree"
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,  # noqa: E731
+                                    text=True).stdout.strip()
+    repo.mkdir()
+    git("init", "-q", "-b", "main")
+
+    def commit(msg):
+        (repo / "f").write_text(msg)
+        git("add", "f")
+        git("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", msg)
+        return git("rev-parse", "HEAD")
+    base = commit("base")
+    old = commit("old branch head")          # the last good night
+    git("checkout", "-q", "--detach", base)
+    new = commit("rebased branch head")       # the first bad night
+    assert w.bisect_from(repo, base, new) == (base, "")
+    good, said = w.bisect_from(repo, old, new)
+    assert good == base and said.startswith(f"bisected from their merge base {base[:12]}: {old} is not "
+                                            f"an ancestor of {new} (the branch was rebased)")
+    git("checkout", "-q", "--orphan", "other")
+    alone = commit("unrelated")
+    assert w.bisect_from(repo, old, alone) == (None, f"not bisected: {old} is not an ancestor of {alone} "
+                                                     f"and they have no merge base")
+    calls = []
+    entry = w.handle(point(+3.0, before=old, build=new), repo, None,
+                     bisect=lambda tree, good, bad, metric, board: calls.append(good) or
+                     SimpleNamespace(first_bad=None, candidates=[], run_dir="/r/4"))
+    assert calls == [base] and entry["note"].startswith("bisected from their merge base")

@@ -28,12 +28,14 @@ import hashlib
 import json
 import os
 import subprocess
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from boardlab.build.buildenv import CACHE_DIR
 from boardlab.errors import BoardlabError, InputError
 from boardlab.files import atomic_write
+from boardlab.log import progress
 from boardlab.measure import catalogue
 
 GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
@@ -91,6 +93,7 @@ class Bisect:
     failed_boot: str = "skip"  # or bad: when a boot that fails is what is being hunted
     steps: list = field(default_factory=list)
     first_bad: dict | None = None
+    candidates: list = field(default_factory=list)   # no first bad commit: the skipped ones it is among
     hint: str = ""             # a boot metric's leading span change, good -> bad (judge.bootspans)
 
     # ---- the state file, shared by the parent and every step process -----------------
@@ -154,25 +157,51 @@ def check_tree(tree: Path, good: str, bad: str) -> tuple[str, str, str]:
     return origin, git(tree, "rev-parse", f"{good}^{{commit}}"), git(tree, "rev-parse", f"{bad}^{{commit}}")
 
 
+TREE_WAIT_S = 8 * 3600     # a bisect on a real board takes hours; a night's is over by morning
+TREE_POLL_S = 5.0
+TREE_SAY_S = 600           # a waiter says who holds the tree again every so often
+
+
+def _holder(fd: int) -> str:
+    return os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+
+
+def _wait_for(fd: int, tree: Path, wait_s: float, say):
+    """The flock on fd, waited for in turn up to wait_s (polled: flock itself has no
+    deadline), saying who holds the tree when the wait begins and now and then after."""
+    t0 = time.monotonic()
+    said = None
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        waited = time.monotonic() - t0
+        if waited >= wait_s:
+            raise BisectInputError(f"{tree}: still held after {waited:.0f} s by {_holder(fd)}; "
+                                   f"not waiting longer (bisect a copy of the tree, or run again)")
+        if said is None or waited - said >= TREE_SAY_S:
+            say(f"{tree}: held by {_holder(fd)}; waiting for it (up to {wait_s:.0f} s)")
+            said = waited
+        time.sleep(min(TREE_POLL_S, wait_s - waited))
+
+
 @contextlib.contextmanager
-def tree_lock(tree: Path):
-    """Hold the tree for one bisect (an flock on .git/boardlab-bisect.lock, gone with its
-    process): a second bisect of the same tree is refused, naming the first, instead of
-    resetting the first one's `git bisect` under it."""
+def tree_lock(tree: Path, what: str = "bisect", wait_s: float | None = None, say=None):
+    """Hold the tree for one bisect or nightly build (an flock on .git/boardlab-bisect.lock,
+    gone with its process): another one of the same tree waits its turn (up to wait_s,
+    default TREE_WAIT_S) instead of moving the checkout under the first. The file holds
+    the holder's pid and what it does, for the waiter to say."""
     path = Path(tree) / ".git" / "boardlab-bisect.lock"
     if not path.parent.is_dir():
         yield   # not a git work tree: check_tree says so
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            raise BisectInputError(f"{tree}: another bisect is running there ({holder}); "
-                                   f"wait for it or bisect a copy of the tree") from None
+        _wait_for(fd, Path(tree), TREE_WAIT_S if wait_s is None else wait_s, say or progress)
         os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}\n".encode())
+        os.write(fd, f"pid {os.getpid()}, {what} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
         yield
     finally:
         os.close(fd)

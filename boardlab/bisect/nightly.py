@@ -118,8 +118,9 @@ def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=
     tree = Path(tree).resolve()
     config = Path(config).resolve() if config else default_config(board.name)
     t0 = time.monotonic()
-    with tree_lock(tree):    # a bisect of the same tree waits its turn, and the other way round
-        rev = _check(tree, branch, families)
+    _check(tree, branch, families)   # bad input said before anything is written or waited for
+    with tree_lock(tree, f"nightly of {branch}"):   # a bisect of the tree first, then this
+        rev = _check(tree, branch, families)         # where the branch is now, after the wait
         kernel = rev[:12]
         run_dir = prepare_run_dir(out, prefix=f"nightly-{kernel}-").resolve()
         results = RunResults(run_dir)

@@ -60,7 +60,7 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
     env = Path(env or env_path(board)).resolve()
     if not env.exists():
         raise BisectInputError(f"labgrid environment {env} not found (--env)")
-    with tree_lock(tree):   # one bisect per tree: two would move each other's checkout
+    with tree_lock(tree, f"bisect of {metric} {good}..{bad}"):   # two would move each other's checkout
         origin, good, bad = check_tree(tree, good, bad)
         run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
         b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
@@ -106,9 +106,7 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
             raise LabFault(f"the bisect stopped at {stopped.rev[:12]} ({stopped.subject!r}): "
                            f"{stopped.why}. No revision was judged by it; the steps so far are "
                            f"in {run_dir}/bisect.json. Fix the lab and run again")
-        first = git(tree, "rev-parse", "-q", "--verify", "refs/bisect/bad", check=False)
-        if first and f"# first bad commit: [{first}]" in log:
-            b.first_bad = {"rev": first, "subject": git(tree, "log", "-1", "--format=%s", first)}
+        b.first_bad, b.candidates = _answer(b, tree, log)
         b.save()
         return b
     finally:
@@ -117,6 +115,25 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
         if r.returncode != 0:   # said, not raised: it must not hide why the bisect ended
             progress(f"WARNING: `git {' '.join(back)}` in {tree} failed, the tree is not as it "
                      f"was found: {(r.stderr or r.stdout).strip()}")
+
+
+def _answer(b: Bisect, tree: Path, log: str) -> tuple[dict | None, list]:
+    """(the first bad commit, None) or, when git was left with skipped revisions only,
+    (None, the revisions the first bad commit is among: git's "could be any of", which
+    only its output says), each with why it was skipped. Read before `git bisect reset`."""
+    first = git(tree, "rev-parse", "-q", "--verify", "refs/bisect/bad", check=False)
+    if not first:
+        return None, []
+    if f"# first bad commit: [{first}]" in log:
+        return {"rev": first, "subject": _subject(tree, first)}, []
+    goods = git(tree, "for-each-ref", "--format=%(objectname)", "refs/bisect/good-*").split()
+    why = {s.rev: s.why if s.answer == "skip" else s.answer for s in b.steps}
+    return None, [{"rev": r, "subject": _subject(tree, r), "why": why.get(r, "not measured")}
+                  for r in git(tree, "rev-list", first, "--not", *goods).split()]
+
+
+def _subject(tree: Path, rev: str) -> str:
+    return git(tree, "log", "-1", "--format=%s", rev)
 
 
 def _where_hint(b: Bisect):
@@ -157,8 +174,11 @@ def summary(b: Bisect) -> str:
     if b.first_bad:
         head = (f"first bad commit for {b.metric}: {b.first_bad['rev']}\n"
                 f"    {b.first_bad['subject']}\n")
+    elif b.candidates:
+        head = (f"no first bad commit found for {b.metric}: skipped revisions only; it is one of\n"
+                + "".join(f"    {c['rev'][:12]} {c['subject']} ({c['why']})\n" for c in b.candidates))
     else:
-        head = f"no first bad commit found for {b.metric} (see the skips below and bisect.log)\n"
+        head = f"no first bad commit found for {b.metric} (see the steps below and bisect.log)\n"
     if b.hint:
         head += f"leading change between good and bad: {b.hint}\n"
     return head + "\n" + table(b) + "\n" + clocks_line(b) + f"\nrun directory: {b.run_dir}\n"

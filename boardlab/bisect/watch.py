@@ -2,34 +2,37 @@
 (`boardlab nightly`; cron or a systemd timer, as `boardlab lava schedule` prints them): it
 asks the history for change points, and for each new one that is a regression between
 two builds named by revisions of the kernel tree it is given, runs `boardlab bisect`
-between them on the change point's board and metric, unattended, and notes the first bad
-commit on the build in SQUAD.
+between them on the change point's board and metric, unattended.
 
 What it decides, in one function each (`decide`, `handle`): an improvement is noted, not
 bisected; a build not named by a revision cannot be bisected; a bisect's own steps are a
-series of their own (history.submit.flavour_of), never watched. A change point is handled
-once its bisect has ended, with the culprit or the reason (it did not regress after all,
-no first bad commit); a bisect that fails (the lab, the tree busy, anything else) is said
-and tried again on the next watch, up to MAX_ATTEMPTS, and the watch goes on to the next
-one. A note SQUAD did not take is kept and written on the next watch: none is lost.
-What it has handled is remembered in <data>/watched.json."""
+series of their own (history.submit.flavour_of), never watched; a rebased branch is
+bisected from the merge base (`bisect_from`). A change point is handled once its bisect
+has ended, with the culprit or the reason (it did not regress after all, the skipped
+revisions the culprit is among); a bisect that fails (the lab, the tree busy, anything
+else) is said and tried again on the next watch, up to MAX_ATTEMPTS, then given up, said,
+and the watch goes on to the next one. What became of each change point is kept whole
+in <data>/notes.json (history.notes; the history page shows it), SQUAD's annotation of
+its build points there: a pointer SQUAD did not take is written on the next watch.
+What it has handled is remembered in <data>/watched.json, changed under its lock."""
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
-from boardlab.bisect import BisectError, BisectInputError, LabFault, run
+from boardlab.bisect import BisectError, BisectInputError, LabFault, git, run
 from boardlab.errors import InputError
-from boardlab.files import atomic_write
-from boardlab.history import changes
+from boardlab.files import update_json
+from boardlab.history import changes, notes
 from boardlab.history.server import HistoryError, HistoryServer
 from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
 from boardlab.measure import catalogue
 
 REVISION = re.compile(r"^([0-9a-f]{7,40})$")
 MAX_ATTEMPTS = 3
-DONE, FAILED = "done", "failed"
+DONE, FAILED, GIVEN_UP = "done", "failed", "given up"
 
 
 def revision(build: str) -> str | None:
@@ -54,29 +57,73 @@ def decide(c: changes.ChangePoint) -> tuple[bool, str]:
     return True, ""
 
 
+def bisect_from(tree: Path, good: str, bad: str) -> tuple[str | None, str]:
+    """(the good end to bisect from, what to say of it). A rebased branch's last good
+    build is not an ancestor of its first bad one (git bisect refuses the range): it is
+    bisected from their merge base, or said not bisectable when there is none. Revisions
+    the tree lacks are left to the bisect to refuse."""
+    r = subprocess.run(["git", "-C", str(tree), "merge-base", "--is-ancestor", good, bad],
+                       capture_output=True)
+    if r.returncode != 1:     # 0: an ancestor; 128: a revision unknown (the bisect says so)
+        return good, ""
+    base = git(tree, "merge-base", good, bad, check=False)
+    if not base:
+        return None, f"not bisected: {good} is not an ancestor of {bad} and they have no merge base"
+    return base, (f"bisected from their merge base {base[:12]}: {good} is not an ancestor of "
+                  f"{bad} (the branch was rebased)")
+
+
 def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start) -> dict:
     """The change point decided and, if it is to be, bisected: its entry in watched.json
-    (state done or failed, result, note, attempts)."""
+    (state done, failed or given up; result, note, attempts)."""
     entry = dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build))
     go, why = decide(c)
     if not go:
-        return dict(entry, state=DONE, result=why, note=why if why.startswith("an improvement") else "")
+        return dict(entry, state=DONE, result=why, note=why)
+    good, said = bisect_from(tree, entry["good"], entry["bad"])
+    if good is None:
+        return dict(entry, state=DONE, result=said, note=said)
     attempt = entry.get("attempts", 0) + 1
+    said = f"{said}; " if said else ""
     try:
-        b = bisect(tree, entry["good"], entry["bad"], c.metric.replace("/", "."),
+        b = bisect(tree, good, entry["bad"], c.metric.replace("/", "."),
                    board=c.environment.split(".")[0])
     except (LabFault, BisectInputError) as e:    # the lab or the tree, not the kernel: again later
-        return dict(entry, state=FAILED, attempts=attempt, result=f"bisect failed: {_line(e)}")
+        return _failed(entry, attempt, f"{said}bisect failed: {_line(e)}")
     except BisectError as e:                     # it ended, with a reason (did not regress, ...)
-        return dict(entry, state=DONE, attempts=attempt, result=f"not bisected: {_line(e)}",
-                    note=f"not bisected: {_line(e)}")
+        return dict(entry, state=DONE, attempts=attempt, result=f"{said}not bisected: {_line(e)}",
+                    note=f"{said}not bisected: {_line(e)}")
     except Exception as e:  # noqa: BLE001 - unattended: said, kept, tried again; the watch goes on
-        return dict(entry, state=FAILED, attempts=attempt,
-                    result=f"bisect failed: {type(e).__name__}: {_line(e)}")
-    result = (f"first bad commit {b.first_bad['rev'][:12]} {b.first_bad['subject']!r}"
-              if b.first_bad else "no first bad commit found")
+        return _failed(entry, attempt, f"{said}bisect failed: {type(e).__name__}: {_line(e)}")
+    result = said + _result(b)
     return dict(entry, state=DONE, attempts=attempt, run_dir=b.run_dir, first_bad=b.first_bad,
-                result=result, note=f"{result} (bisect {b.run_dir})")
+                candidates=b.candidates, result=result, note=f"{result} (bisect {b.run_dir})")
+
+
+def _failed(entry: dict, attempt: int, result: str) -> dict:
+    """A bisect that failed: tried again on the next watch, or given up after MAX_ATTEMPTS,
+    said (the history page shows the note), never dropped in silence."""
+    if attempt < MAX_ATTEMPTS:
+        return dict(entry, state=FAILED, attempts=attempt, result=result,
+                    note=f"{result} (attempt {attempt} of {MAX_ATTEMPTS}: tried again on the next watch)")
+    return dict(entry, state=GIVEN_UP, attempts=attempt, result=result,
+                note=f"given up after {attempt} attempts: {result}")
+
+
+def record(entry: dict) -> dict:
+    """The change point's record for the history page (history.notes), its note whole."""
+    return {"change": entry["change"], "state": entry["state"], "note": entry.get("note") or entry["result"]}
+
+
+def _result(b) -> str:
+    """What a bisect that ended found, in a line: the culprit, or the skipped revisions it
+    is among (a range all skipped), or that none was found."""
+    if b.first_bad:
+        return f"first bad commit {b.first_bad['rev'][:12]} {b.first_bad['subject']!r}"
+    if b.candidates:
+        return ("no first bad commit: skipped revisions only, it is one of "
+                + ", ".join(f"{c['rev'][:12]} {c['subject']!r} ({c['why']})" for c in b.candidates))
+    return "no first bad commit found"
 
 
 def _line(e: Exception) -> str:
@@ -87,39 +134,53 @@ def _due(entry: dict | None) -> bool:
     return entry is None or (entry.get("state") == FAILED and entry.get("attempts", 0) < MAX_ATTEMPTS)
 
 
-def _note(server: HistoryServer, c, entry: dict, progress) -> None:
-    """The entry's note on the change point's build; kept as not noted when SQUAD does not
-    take it (the next watch writes it)."""
-    if not entry.get("note") or entry.get("noted"):
+def _point(server: HistoryServer, c, entry: dict, progress) -> None:
+    """The pointer to the history page on the change point's build in SQUAD; kept as not
+    noted when SQUAD does not take it (the next watch writes it). The note itself is in
+    notes.json already."""
+    if entry.get("noted"):
         return
     try:
-        changes.annotate(server, [c], note=entry["note"])
+        changes.annotate(server, [c])
         entry["noted"] = True
     except (HistoryError, OSError) as e:
         entry["noted"] = False
         progress(f"watch: {c.build}: the note is kept for the next watch: {_line(e)}")
 
 
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _store(path: Path, key: str, entry: dict) -> None:
+    """One change point's entry into watched.json, read afresh and written whole under its
+    lock: what another watch wrote meanwhile is kept."""
+    update_json(path, lambda seen: seen.__setitem__(key, entry))
+
+
 def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=print,
           bisect=run.start) -> list[dict]:
-    """Each change point not handled yet, decided and bisected; returns the entries of
-    those handled (or tried) in this watch."""
+    """Each change point not handled yet, decided and bisected, its record kept for the
+    page; returns the entries of those handled (or tried) in this watch."""
     path = server.data / "watched.json"
-    seen = json.loads(path.read_text()) if path.exists() else {}
+    records = notes.read(server.data)
     done = []
     for c in changes.find(server, board=board, metric=metric):
-        key = f"{c.metric}@{c.environment}@{c.build}"
-        if _due(seen.get(key)):
+        key = notes.key(c)
+        entry = _load(path).get(key)    # afresh: another watch may have handled it meanwhile
+        if _due(entry):
             if decide(c)[0]:
                 progress(f"watch: {c.line()}: bisecting {c.before}..{c.build} in {tree}")
-            seen[key] = handle(c, tree, seen.get(key), bisect)
-            atomic_write(path, json.dumps(seen, indent=1) + "\n")   # handled: never twice
-            progress(f"watch: {key}: {seen[key]['state']}: {seen[key]['result']}")
-            done.append(seen[key])
-        noted = seen[key].get("noted")
-        _note(server, c, seen[key], progress)
-        if seen[key].get("noted") != noted:      # the note's fate kept; nothing else changed
-            atomic_write(path, json.dumps(seen, indent=1) + "\n")
+            entry = handle(c, tree, entry, bisect)
+            _store(path, key, entry)    # handled: never twice
+            progress(f"watch: {key}: {entry['state']}: {entry['result']}")
+            done.append(entry)
+        if records.get(key) != record(entry):
+            notes.keep(server.data, key, record(entry))
+        noted = entry.get("noted")
+        _point(server, c, entry, progress)
+        if entry.get("noted") != noted:      # the pointer's fate kept; nothing else changed
+            _store(path, key, entry)
     return done
 
 
@@ -132,6 +193,8 @@ def cmd_watch(args):
     server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
     done = watch(server, tree, board=args.board, metric=args.metric)
     failed = [d for d in done if d["state"] == FAILED]
+    given_up = [d for d in done if d["state"] == GIVEN_UP]
     print(f"history {server.lab}: {len(done)} change point(s) handled"
-          + (f", {len(failed)} failed (tried again on the next watch)" if failed else ""))
-    return 1 if failed or any(d.get("first_bad") for d in done) else 0   # a culprit named: say so
+          + (f", {len(failed)} failed (tried again on the next watch)" if failed else "")
+          + (f", {len(given_up)} given up (said on the history page)" if given_up else ""))
+    return 1 if failed or given_up or any(d.get("first_bad") for d in done) else 0   # a culprit named: say so

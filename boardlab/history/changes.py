@@ -4,8 +4,9 @@ means with a t-test, the Hunter variant) in the history's own venv. A change poi
 where a new level begins: the build, the builds before and after, its magnitude with a
 95 % interval, its p-value. The smallest step looked for depends on the clock: on the
 deterministic clock and for sizes (no clock) a 0.5 % step must be seen, so steps from
-0.25 % count; on a host-bound clock, from 2.5 %. Found change points are written back to
-SQUAD as build annotations, which its pages and charts show."""
+0.25 % count; on a host-bound clock, from 2.5 %. The builds where change points begin
+are annotated in SQUAD (its charts show it) with a pointer to the history page, where each
+is whole (history.notes)."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from boardlab.facts.board import PROJECT_ROOT
+from boardlab.history.notes import POINTER
 from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer, squad_python
 
 WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
@@ -23,7 +25,6 @@ MAX_PVALUE = 0.001
 # down) was not found at all with it, and is found with 6 (both edges); a plain step is
 # found either way (measured on the bench's own series, 2026-11-26)
 WINDOW = 6
-ANNOTATION_MAX = 1024    # SQUAD's annotation field
 MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
 
 
@@ -132,38 +133,32 @@ def _send(server: HistoryServer, path: str, method: str, doc: dict) -> None:
     urllib.request.urlopen(req, timeout=30).read()
 
 
-def annotate(server: HistoryServer, points: list[ChangePoint], note: str = "") -> int:
-    """Each change point as an annotation of the build where it begins (with a note: what
-    its bisect found); returns how many were written. SQUAD keeps one annotation per build
-    (shown on its charts): a build's change points are its lines, each written once and
-    replaced when a note comes. Raises HistoryError when SQUAD does not take one."""
+def annotate(server: HistoryServer, points: list[ChangePoint]) -> int:
+    """The builds where change points begin, annotated with notes.POINTER (SQUAD's charts
+    show it); what each change point is and what its bisect found are kept whole in
+    notes.json and shown on the history page: SQUAD's one field a build keeps 1024
+    characters, and a build's notes cut to it lost the culprit. Returns how many builds
+    were annotated; raises HistoryError when SQUAD does not take one."""
     builds = {b["version"]: b for b in api_list(server, f"/api/builds/?project__slug={server.project}")}
     done = 0
-    for c in points:
-        build = builds.get(c.build)
-        if build is None:
-            continue
-        head = "change point: " + c.line()
-        text = head + (f"; {note}" if note else "")
+    for name in sorted({c.build for c in points} & set(builds)):
+        build = builds[name]
         had = api_list(server, f"/api/annotations/?build={build['id']}")
-        lines = (had[0]["description"] or "").splitlines() if had else []
-        if text in lines or (not note and any(ln.startswith(head) for ln in lines)):
+        if had and had[0]["description"] == POINTER:
             continue
-        lines = [ln for ln in lines if not ln.startswith(head)] + [text]
-        description = "\n".join(lines)[-ANNOTATION_MAX:]
         try:
             if had:
-                _send(server, f"/api/annotations/{had[0]['id']}/", "PATCH", {"description": description})
+                _send(server, f"/api/annotations/{had[0]['id']}/", "PATCH", {"description": POINTER})
             else:
-                _send(server, "/api/annotations/", "POST", {"build": build["url"], "description": description})
-        except OSError as e:   # said, never swallowed: a lost note would be a lost culprit
-            raise HistoryError(f"SQUAD at {server.url} did not take the note on build {c.build}: {e}") from None
+                _send(server, "/api/annotations/", "POST", {"build": build["url"], "description": POINTER})
+        except OSError as e:   # said, never swallowed
+            raise HistoryError(f"SQUAD at {server.url} did not take the note on build {name}: {e}") from None
         done += 1
     return done
 
 
 def notes(server: HistoryServer) -> dict:
-    """{build: its annotation's lines}: the change points noted and what their bisects found."""
+    """{build: its annotation's lines} (the pointer, where a change point begins)."""
     builds = {b["url"]: b["version"] for b in api_list(server, f"/api/builds/?project__slug={server.project}")}
     return {builds[a["build"]]: (a["description"] or "").splitlines()
             for a in api_list(server, "/api/annotations/") if a["build"] in builds}

@@ -2,8 +2,9 @@
 the series of builds with each build's samples as an error bar (as the Phoronix study
 showed its kernels side by side), its change points marked where the new level begins,
 and, where the bisect that starts itself ran, the first bad commit named. One page,
-`history.html`, with every chart and the table of change points; SQUAD's own charts
-show the same series (min..max bands) with the same notes as build annotations."""
+`history.html`, with every chart and the table of change points, each with what became
+of it, whole (the watch's records, history.notes); SQUAD's own charts show the same
+series (min..max bands), a pointer here on each build where a change point begins."""
 from __future__ import annotations
 
 import base64
@@ -16,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from boardlab.history import changes  # noqa: E402
+from boardlab.history import changes, notes  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
 from boardlab.measure import catalogue  # noqa: E402
 
@@ -24,17 +25,20 @@ CULPRIT = re.compile(r"first bad commit [0-9a-f]+ .*?(?= \(bisect |$)")
 CHANGE_COLOUR = "#c00"
 
 
-def culprit(c: changes.ChangePoint, notes: dict) -> str:
-    """What the bisect found for this change point, as noted on its build ('' if none)."""
-    head = "change point: " + c.line()
-    for line in notes.get(c.build, []):
-        m = CULPRIT.search(line) if line.startswith(head) else None
-        if m:
-            return m.group(0)
-    return ""
+def note(c: changes.ChangePoint, records: dict) -> str:
+    """What became of this change point, whole, from the watch's records (notes.json): its
+    culprit, why it was not bisected, or why it was given up ('' if the watch has not
+    seen it)."""
+    return records.get(notes.key(c), {}).get("note", "")
 
 
-def chart(key: tuple, points: list, found: list, notes: dict, path: Path) -> Path:
+def culprit(c: changes.ChangePoint, records: dict) -> str:
+    """The first bad commit its bisect found, as the chart labels it ('' if none)."""
+    m = CULPRIT.search(note(c, records))
+    return m.group(0) if m else ""
+
+
+def chart(key: tuple, points: list, found: list, records: dict, path: Path) -> Path:
     """points: [(build, [samples])]; found: this series' change points."""
     metric, env = key
     xs = range(len(points))
@@ -50,7 +54,7 @@ def chart(key: tuple, points: list, found: list, notes: dict, path: Path) -> Pat
     for c in found:
         x = index[c.build] - 0.5
         ax.axvline(x, color=CHANGE_COLOUR, ls="--", lw=1.2)
-        who = culprit(c, notes)
+        who = culprit(c, records)
         ax.annotate(f"{c.change_pct:+.2f} % from {c.build}" + (f"\n{who[:60]}" if who else ""),
                     (x, 1.0), xycoords=("data", "axes fraction"), xytext=(4, -4),
                     textcoords="offset points", va="top", fontsize=8, color=CHANGE_COLOUR)
@@ -78,20 +82,20 @@ def page(server: HistoryServer, out_dir: Path, board=None, metric=None, since=No
     series, _ = changes.sample_series(server, board, metric, since)
     return render(out_dir, "history.html", f"boardlab history: {server.lab}",
                   f"series from {server.url}/{server.project}/", series,
-                  changes.find(server, samples=series), changes.notes(server))
+                  changes.find(server, samples=series), notes.read(server.data))
 
 
 def render(out_dir: Path, name: str, title: str, source: str, series: dict, points: list,
-           notes: dict) -> Path:
+           records: dict) -> Path:
     """The page: series {(metric, environment): [(build, [samples])]} in build order, their
-    change points (changes.ChangePoint) and the builds' notes."""
+    change points (changes.ChangePoint) and the watch's records of them (notes.json)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     found = {}
     for c in points:
         found.setdefault((c.metric, c.environment), []).append(c)
     rows, charts = [], []
     for key in sorted((k for k, v in series.items() if len(v) > 1), key=lambda k: _order(k, found)):
-        png = chart(key, series[key], found.get(key, []), notes,
+        png = chart(key, series[key], found.get(key, []), records,
                     out_dir / (re.sub(r"[^A-Za-z0-9_.-]", "_", f"{key[0]}@{key[1]}") + ".png"))
         charts.append(f'<h3>{html.escape(key[0])} on {html.escape(key[1])}</h3>\n'
                       f'<img alt="{html.escape(key[0])} on {html.escape(key[1])}" '
@@ -100,9 +104,9 @@ def render(out_dir: Path, name: str, title: str, source: str, series: dict, poin
             rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
                 c.metric, c.environment, c.build, c.before, f"{c.change_pct:+.2f} %",
                 f"{c.interval_pct[0]:+.2f}..{c.interval_pct[1]:+.2f} %", f"{c.pvalue:.2g}",
-                culprit(c, notes) or "-")) + "</tr>")
+                note(c, records) or "-")) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("metric", "environment", "from build", "after",
-                                             "change", "95 % interval", "p", "bisect"))
+                                             "change", "95 % interval", "p", "what became of it"))
     path = out_dir / name
     path.write_text(
         f"<!doctype html>\n<meta charset=utf-8>\n<title>{html.escape(title)}</title>\n"
