@@ -44,7 +44,7 @@ def test_the_lan_rule_set_opens_the_boot_services_and_drops_the_rest(name):
     assert lines.index(next(ln for ln in lines if "drop" in ln and "input" not in ln)) > max(
         i for i, ln in enumerate(lines) if "accept" in ln and "forward" not in ln)
     assert f"{lan} counter drop" in rules.split("chain forward")[1]   # nothing beyond the host
-    assert f"MNT_Port = {lanfirewall.MOUNTD_PORT}" in hostconfigs.ganesha_conf([], "0.0.0.0", "*")
+    assert f"MNT_Port = {lanfirewall.MOUNTD_PORT}" in hostconfigs.ganesha_conf([], "0.0.0.0")
 
 
 def test_nft_accepts_the_generated_rule_set(tmp_path):
@@ -53,3 +53,66 @@ def test_nft_accepts_the_generated_rule_set(tmp_path):
         f.write_text(lanfirewall.nftables_conf(lab))
         r = subprocess.run(["nft", "-c", "-f", str(f)], capture_output=True, text=True)
         assert r.returncode == 0, f"{lab.name}: {r.stderr}"
+
+
+def _exports(text):
+    """{directory: (clients, options of each)} of /etc/exports lines."""
+    out = {}
+    for ln in text.splitlines():
+        if ln and not ln.startswith("#"):
+            path, *clients = ln.split()
+            out[path] = ([c.split("(")[0] for c in clients], {c.split("(")[1].rstrip(")") for c in clients})
+    return out
+
+
+def test_each_nfs_root_goes_to_its_own_board_alone_and_is_checked_to_its_subtree():
+    """A real lab host's exports: a board's root to that board's address, LAVA's job
+    directory to each board's address (never the LAN), each request checked to lie
+    inside the export (subtree_check) unless the export is a file system of its own,
+    and the reason for each line's options written above it."""
+    lab = load_lab_host("labhost1")
+    boards = [load_board(b) for b in lab.boards]
+    text = open(lab.path.rsplit("/", 1)[0] + "/exports").read()
+    exports = _exports(text)
+    for b in boards:
+        clients, opts = exports[b.nfs.export]
+        assert clients == [b.network.ip]
+        assert opts == {"rw,no_root_squash,subtree_check,sync"}
+    clients, opts = exports[hostconfigs.LAVA_NFS_DIR]
+    assert sorted(clients) == sorted(b.network.ip for b in boards)
+    assert all("subtree_check" in o.split(",") for o in opts)
+    assert not any("/" in c or "*" in c for c, _ in exports.values() for c in c)
+    comments = [ln for ln in text.splitlines() if ln.startswith("# ")]
+    assert len(comments) == len(exports) + 1 and all("squash" in c for c in comments[1:])
+
+
+def test_a_board_fact_squashes_root_and_a_file_system_of_its_own_needs_no_subtree_check():
+    from dataclasses import replace
+    lab = load_lab_host("labhost1")
+    b = load_board("tqm860l")
+    b = replace(b, nfs=replace(b.nfs, root_squash=True, own_filesystem=True))
+    text = hostconfigs.nfs_exports(hostconfigs.nfs_export_clients(replace(lab, lava_worker=False), [b]))
+    assert _exports(text) == {b.nfs.export: ([b.network.ip], {"rw,root_squash,no_subtree_check,sync"})}
+    assert "root_squash: the board never writes its root as root" in text
+
+
+def test_a_lab_host_without_boards_exports_nothing():
+    """An exports line without clients exports to the world: none is written."""
+    assert _exports(hostconfigs.nfs_exports(hostconfigs.nfs_export_clients(load_lab_host("labhost1"), []))) == {}
+
+
+@pytest.mark.parametrize("name", ["vlab", "vlab2"])
+def test_a_virtual_lab_hosts_nfs_server_exports_each_root_to_its_boards_addresses(name):
+    """The virtual lab host's ganesha.conf (rendered at `vlab up`): no export to the
+    LAN's network, each board's root to that board alone."""
+    lab = load_lab_host(name)
+    boards = [load_board(b) for b in lab.boards]
+    conf = hostconfigs.ganesha_conf(hostconfigs.nfs_export_clients(lab, boards), lab.server_ip)
+    clients = {}
+    for block in conf.split("EXPORT {")[1:]:
+        path = block.split("Path = ")[1].split(";")[0]
+        clients[path] = block.split("Clients = ")[1].split(";")[0].split(", ")
+    for b in boards:
+        assert clients[b.nfs.export] == [b.network.ip]
+    assert sorted(clients[hostconfigs.LAVA_NFS_DIR]) == sorted(b.network.ip for b in boards)
+    assert hostconfigs.lan_network(lab) not in conf and "*" not in conf

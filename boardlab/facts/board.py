@@ -96,6 +96,15 @@ class Tftp:
 @dataclass(frozen=True)
 class Nfs:
     export: str
+    # root_squash: the board's root writes as nobody. Only for a root the board never
+    # writes as root (a read-only one); a root init writes (/etc, /var, device nodes,
+    # the suites' files) needs root's writes, so the default is no_root_squash
+    root_squash: bool = False
+    # the export is a file system of its own (its own partition, LV or loop file): a file
+    # handle cannot reach past it, so no subtree_check; else every request is checked to
+    # lie inside the export (subtree_check), or a kernel under test could forge a handle
+    # to any file of the lab host's file system
+    own_filesystem: bool = False
 
 
 @dataclass(frozen=True)
