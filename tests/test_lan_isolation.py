@@ -1,6 +1,8 @@
 """What a board may reach of its lab host, as generated from the facts: the lab's
 controls listen on the management address (or 127.0.0.1), never on the LAN, and the
 LAN's rule set lets a board reach its boot services only."""
+import ipaddress
+import re
 import subprocess
 
 import pytest
@@ -25,9 +27,12 @@ def test_the_lab_controls_listen_off_the_lan(lab):
 
 
 def test_a_real_lab_hosts_generated_consoles_and_rules():
-    d = load_lab_host("labhost1").path.rsplit("/", 1)[0]
+    lab = load_lab_host("labhost1")
+    d = lab.path.rsplit("/", 1)[0]
     assert "0.0.0.0" not in open(f"{d}/ser2net.yaml").read()
-    assert open(f"{d}/nftables.conf").read() == lanfirewall.nftables_conf(load_lab_host("labhost1"))
+    assert open(f"{d}/nftables.conf").read() == lanfirewall.nftables_conf(lab)
+    assert open(f"{d}/{lanfirewall.UNIT}").read() == lanfirewall.systemd_unit(lab)
+    assert open(f"{d}/sshd_config.d/boardlab.conf").read() == lanfirewall.sshd_dropin(lab)
 
 
 @pytest.mark.parametrize("name", ["vlab", "labhost1"])
@@ -116,3 +121,74 @@ def test_a_virtual_lab_hosts_nfs_server_exports_each_root_to_its_boards_addresse
         assert clients[b.nfs.export] == [b.network.ip]
     assert sorted(clients[hostconfigs.LAVA_NFS_DIR]) == sorted(b.network.ip for b in boards)
     assert hostconfigs.lan_network(lab) not in conf and "*" not in conf
+
+
+@pytest.mark.parametrize("name", ["vlab", "labhost1"])
+def test_the_rule_set_matches_the_lans_interface_and_drops_its_ipv6(name):
+    """inet: one table for both families. What comes in on the LAN's interface is
+    matched, whatever its source address; besides replies, only IPv4 to the host's LAN
+    address (and DHCP's IPv4 broadcast) is accepted, so every IPv6 packet from a board
+    meets the drop."""
+    lab = load_lab_host(name)
+    rules = lanfirewall.nftables_conf(lab)
+    assert f"table inet {lanfirewall.TABLE} {{" in rules
+    assert lanfirewall.lan_match(lab) == f'iifname "{lab.lan_ifname}"' and lab.lan_ifname
+    assert "saddr" not in rules
+    rule_lines = [ln.strip() for ln in rules.split("chain input")[1].split("chain forward")[0].splitlines()
+                  if ln.strip().startswith("iifname")]
+    for ln in rule_lines:
+        if ln.endswith("accept") and "ct state" not in ln:
+            assert f"ip daddr {lab.server_ip} " in ln or "meta nfproto ipv4 " in ln, ln
+    assert rule_lines[-1].startswith(f'iifname "{lab.lan_ifname}" counter drop')
+    assert "nfproto" not in rule_lines[-1] and "ip " not in rule_lines[-1]
+
+
+def test_the_real_lab_hosts_rule_set_is_loaded_at_boot_and_again_after_nftables():
+    """Debian's nftables.service loads /etc/nftables.conf, which flushes every table: the
+    unit loads boardlab's after it, before the network and the boot services, and again
+    whenever nftables.service restarts or reloads."""
+    lab = load_lab_host("labhost1")
+    unit = lanfirewall.systemd_unit(lab)
+    keys = {}
+    for ln in unit.splitlines():
+        if "=" in ln and not ln.startswith("#"):
+            k, v = ln.split("=", 1)
+            keys.setdefault(k, []).append(v)
+    assert keys["ExecStart"] == [f"/usr/sbin/nft -f {lanfirewall.INSTALLED}"]
+    assert keys["After"] == ["nftables.service"] and keys["PartOf"] == ["nftables.service"]
+    assert keys["ReloadPropagatedFrom"] == ["nftables.service"]
+    before = keys["Before"][0].split()
+    assert {"network-pre.target", "rpcbind.socket", "nfs-server.service", "tftpd-hpa.service",
+            "ssh.service"} <= set(before)
+    assert keys["WantedBy"] == ["sysinit.target"] and keys["DefaultDependencies"] == ["no"]
+    assert lanfirewall.INSTALLED in lanfirewall.nftables_conf(lab)
+
+
+def test_the_real_lab_hosts_sshd_listens_on_its_management_address_only():
+    lab = load_lab_host("labhost1")
+    dropin = lanfirewall.sshd_dropin(lab)
+    listen = [ln.split()[1] for ln in dropin.splitlines() if ln.startswith("ListenAddress")]
+    assert listen == [lab.ssh_address]
+    assert ipaddress.ip_address(lab.ssh_address) not in ipaddress.ip_interface(lab.address).network
+
+
+@pytest.mark.parametrize("change, message", [
+    (("lan_interface", None), "missing field 'lan_interface' (a real lab host has lan_interface, ssh_address)"),
+    (("ssh_address", None), "missing field 'ssh_address'"),
+    (("lan_interface", "eth1; reboot"), "field 'lan_interface' must be an interface name"),
+    (("ssh_address", "192.168.20.2"), "field 'ssh_address' is 192.168.20.2, on the lab LAN"),
+    (("ssh_address", "10.231.0.0/24"), "field 'ssh_address' must be one IPv4 address"),
+])
+def test_a_real_lab_host_names_its_lan_interface_and_sshs_address(tmp_path, change, message):
+    import yaml
+    from boardlab.facts.board import FactsError
+    data = yaml.safe_load(open(load_lab_host("labhost1").path).read())
+    key, value = change
+    if value is None:
+        del data[key]
+    else:
+        data[key] = value
+    path = tmp_path / "lab-host.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(FactsError, match=re.escape(message)):
+        load_lab_host(path)
