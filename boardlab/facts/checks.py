@@ -66,6 +66,12 @@ def check_board(board, path, root_modes=(), project_root=None):
                          f"{board.power.index}")
     check_export_path(path, "nfs.export", board.nfs.export)
     check_export_path(path, "tftp.dir", board.tftp.dir)
+    iso = net.isolation
+    if iso is not None and (iso.vlan is None) == (iso.switch_port is None):
+        raise FactsError(f"{path}: field 'network.isolation' needs one of vlan (the board's own "
+                         f"VLAN) or switch_port (its isolated switch port)")
+    if iso is not None and iso.vlan is not None and not 2 <= iso.vlan <= 4094:
+        raise FactsError(f"{path}: field 'network.isolation.vlan' must be 2..4094, got {iso.vlan}")
 
 
 def check_lab_host(lab, path, virtual_fields, real_fields=()):
