@@ -140,3 +140,36 @@ def test_no_running_process_shows_a_token_in_proc_cmdline(vlab, tmp_path):
             assert not any(s.encode() in argv for s in secrets), argv.replace(b"\0", b" ")[:300]
         assert seen > len(srv.pids)
 
+
+def test_the_historys_database_and_secrets_are_the_owners_alone(tmp_path, monkeypatch):
+    """SQUAD's data directory 0700, its SQLite database (copied from the template, or made
+    by Django under umask 077) and its journals 0600, the secret key in its environment
+    and a file of mode 0600, never in an argument."""
+    import hashlib
+    from boardlab.history import server
+    data = tmp_path / "h"
+    data.mkdir(mode=0o755)
+    monkeypatch.setattr(server, "TEMPLATES_DIR", tmp_path / "templates")
+    lock = hashlib.sha256(server.LOCK.read_bytes()).hexdigest()[:16]
+    template = tmp_path / "templates" / f"squad-{lock}.sqlite3"
+    template.parent.mkdir()
+    template.write_text("a migrated database")
+    os.chmod(template, 0o644)
+    calls = []
+
+    def squad_python(*args, **kw):
+        calls.append((args, kw))
+        (data / "db.sqlite3-journal").write_text("")
+        os.chmod(data / "db.sqlite3-journal", 0o644)   # as an earlier version left it
+        return subprocess.CompletedProcess(args, 0, "migrated\n" + "t" * 40 + "\n", "")
+    monkeypatch.setattr(server, "squad_python", squad_python)
+    srv = server.HistoryServer("vlab", port=18300, data=data)
+    srv._prepare()
+    srv._private()
+    assert _mode(data) == 0o700
+    assert _mode(data / "db.sqlite3") == 0o600 and _mode(data / "db.sqlite3-journal") == 0o600
+    assert _mode(data / "secret") == 0o600
+    (args, kw), = calls
+    assert kw["umask"] == 0o077
+    key = (data / "secret").read_text().strip()
+    assert kw["env"]["SECRET_KEY"] == key and not any(key in str(a) for a in args)
