@@ -153,6 +153,8 @@ def lab_host_files(lab: LabHost) -> dict[Path, str]:
         if lab.pdudaemon is not None:
             files[d / "pdudaemon.conf"] = pdu.pdudaemon_config(lab, boards)
         files[d / "nftables.conf"] = lanfirewall.nftables_conf(lab)
+        files[d / lanfirewall.UNIT] = lanfirewall.systemd_unit(lab)
+        files[d / "sshd_config.d" / "boardlab.conf"] = lanfirewall.sshd_dropin(lab)
     return files
 
 

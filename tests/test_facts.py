@@ -182,6 +182,15 @@ def test_real_boards_carry_the_studys_facts(board):
     assert ref["boards"][board]["cpu"].split()[0] in b.cpu
 
 
+def test_a_boards_own_l2_segment_is_a_fact_required_on_a_real_lab_host():
+    """A real board's own VLAN or isolated switch port; a virtual board's tap is its own
+    port of its host's bridge, so it needs none."""
+    real = [load_board(b) for b in ("tqm860l", "sandpoint", "smdk24a0")]
+    assert all(b.network.isolation and b.network.isolation.vlan for b in real)
+    assert len({b.network.isolation.vlan for b in real}) == len(real)
+    assert load_board("qemu-arm").network.isolation is None
+
+
 def test_a_kernel_can_name_its_console_differently():
     tqm = load_board("tqm860l")
     assert bootargs(tqm, "nfs", "2.4.25").startswith("console=ttyS0,115200 root=/dev/nfs rw ")
@@ -198,6 +207,7 @@ def test_adding_a_board_is_one_facts_file_and_one_command(project_copy):
     new["console"]["ser2net_port"] = 5009
     new["power"]["index"] = 8
     new["network"]["ip"] = "192.168.20.14"
+    new["network"]["isolation"] = {"vlan": 104}
     (tmp_path / "boards/tqm866m.yaml").write_text(yaml.safe_dump(new))
 
     written = envgen.write_all()
@@ -334,6 +344,11 @@ BAD_FACTS = [
     ("qemu-arm", _set("power.host", "http://127.0.0.1:8101/outlet/{index}/value; reboot"),
      "field 'power.host' must be an http(s) URL"),
     ("tqm860l", _set("power.host", "pdu1.lab$(reboot)"), "field 'power.host' must be a host name"),
+    ("tqm860l", _set("network.isolation", None), "field 'network.isolation' is needed: lab host labhost1 is a real one"),
+    ("tqm860l", _set("network.isolation", {"vlan": 5, "switch_port": "sw1/3"}), "field 'network.isolation' needs one of vlan"),
+    ("tqm860l", _set("network.isolation", {}), "field 'network.isolation' needs one of vlan"),
+    ("tqm860l", _set("network.isolation.vlan", 4095), "field 'network.isolation.vlan' must be 2..4094"),
+    ("sandpoint", _set("network.isolation.vlan", 101), "boards sandpoint and tqm860l of lab host labhost1 have the same VLAN"),
 ]
 
 

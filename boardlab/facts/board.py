@@ -13,7 +13,7 @@ from pathlib import Path
 from boardlab.facts.checks import check_board
 from boardlab.facts.typedyaml import FactsError, build, load_yaml, one_of, template
 
-__all__ = ["Board", "Console", "FactsError", "Images", "Kernel", "MkImage", "Network",
+__all__ = ["Board", "Console", "FactsError", "Images", "Isolation", "Kernel", "MkImage", "Network",
            "Nfs", "Power", "Qemu", "Root", "Shell", "Tftp", "Timeouts", "UBoot",
            "board_path", "bootargs", "load_board"]
 
@@ -57,11 +57,26 @@ class Power:
 
 
 @dataclass(frozen=True)
+class Isolation:
+    """How the board is kept apart from the other boards at layer 2: what one board sends
+    another on a shared segment (or to the PDU on the same switch) never reaches the lab
+    host's firewall. One of the two (docs/guides.md, "What protects the lab")."""
+    # its own 802.1Q VLAN: its switch port untagged in it; on the lab host the VLAN's
+    # interface (<uplink>.<vlan>) is an isolated port of the LAN's bridge (lan_interface)
+    vlan: int | None = None
+    # its switch port, in port isolation (a protected port, a private VLAN's isolated
+    # port): it reaches the lab host's uplink and no other port; the name as the switch knows it
+    switch_port: str | None = None
+
+
+@dataclass(frozen=True)
 class Network:
     ip: str
     netmask: str
     server_ip: str
     mac: str | None = None
+    isolation: Isolation | None = None   # required on a real lab host; a virtual board's tap
+                                         # is its own port of the virtual host's bridge
 
 
 @dataclass(frozen=True)
@@ -96,6 +111,15 @@ class Tftp:
 @dataclass(frozen=True)
 class Nfs:
     export: str
+    # root_squash: the board's root writes as nobody. Only for a root the board never
+    # writes as root (a read-only one); a root init writes (/etc, /var, device nodes,
+    # the suites' files) needs root's writes, so the default is no_root_squash
+    root_squash: bool = False
+    # the export is a file system of its own (its own partition, LV or loop file): a file
+    # handle cannot reach past it, so no subtree_check; else every request is checked to
+    # lie inside the export (subtree_check), or a kernel under test could forge a handle
+    # to any file of the lab host's file system
+    own_filesystem: bool = False
 
 
 @dataclass(frozen=True)

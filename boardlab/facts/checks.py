@@ -66,20 +66,34 @@ def check_board(board, path, root_modes=(), project_root=None):
                          f"{board.power.index}")
     check_export_path(path, "nfs.export", board.nfs.export)
     check_export_path(path, "tftp.dir", board.tftp.dir)
+    iso = net.isolation
+    if iso is not None and (iso.vlan is None) == (iso.switch_port is None):
+        raise FactsError(f"{path}: field 'network.isolation' needs one of vlan (the board's own "
+                         f"VLAN) or switch_port (its isolated switch port)")
+    if iso is not None and iso.vlan is not None and not 2 <= iso.vlan <= 4094:
+        raise FactsError(f"{path}: field 'network.isolation.vlan' must be 2..4094, got {iso.vlan}")
 
 
-def check_lab_host(lab, path, virtual_fields):
-    if lab.kind == "virtual":
-        missing = [f for f in virtual_fields if getattr(lab, f) is None]
-        if missing:
-            raise FactsError(f"{path}: missing field '{missing[0]}' (a virtual lab host has "
-                             f"{', '.join(virtual_fields)})")
+def check_lab_host(lab, path, virtual_fields, real_fields=()):
+    fields = virtual_fields if lab.kind == "virtual" else real_fields
+    missing = [f for f in fields if getattr(lab, f) is None]
+    if missing:
+        raise FactsError(f"{path}: missing field '{missing[0]}' (a {lab.kind} lab host has "
+                         f"{', '.join(fields)})")
     try:
         ipaddress.IPv4Interface(lab.address)
     except ValueError:
         raise FactsError(f"{path}: field 'address' must be an IPv4 address with its prefix "
                          f"length (like 192.168.20.1/24), got {lab.address!r}") from None
     check_export_path(path, "tftp_root", lab.tftp_root)
+    if lab.lan_interface is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,15}", lab.lan_interface):
+        raise FactsError(f"{path}: field 'lan_interface' must be an interface name (like enp2s0 "
+                         f"or br-lan), got {lab.lan_interface!r}")
+    if lab.ssh_address is not None:
+        check_address(path, "ssh_address", lab.ssh_address)
+        if ipaddress.IPv4Address(lab.ssh_address) in ipaddress.IPv4Interface(lab.address).network:
+            raise FactsError(f"{path}: field 'ssh_address' is {lab.ssh_address}, on the lab LAN "
+                             f"({lab.address}): sshd must listen where the boards are not")
     if lab.management is not None:
         try:
             ipaddress.IPv4Interface(lab.management)

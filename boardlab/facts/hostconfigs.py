@@ -4,6 +4,7 @@ at run time and for real lab hosts' files under places/."""
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 from boardlab.facts.labhosts import LabHost
 
@@ -36,11 +37,12 @@ def ser2net_yaml(lines, chardelay: bool = False) -> str:
     return "\n".join(out)
 
 
-def ganesha_conf(exports, bind_addr: str, clients: str, recovery: str | None = None) -> str:
+def ganesha_conf(exports, bind_addr: str, recovery: str | None = None) -> str:
     """nfs-ganesha (user space: for hosts whose kernel has no nfsd). NFSv3 and v4
-    over TCP, no NLM (boards mount with nolock), graceless so a restart is instant."""
+    over TCP, no NLM (boards mount with nolock), graceless so a restart is instant.
+    exports: NfsExport, each to its own clients only (nfs_export_clients)."""
     out = [
-        "# nfs-ganesha: NFS roots of the lab's boards",
+        "# nfs-ganesha: NFS roots of the lab's boards, each to its board's address only",
         "NFS_CORE_PARAM {",
         "    Protocols = 3, 4;",
         "    Enable_NLM = false;",
@@ -53,18 +55,18 @@ def ganesha_conf(exports, bind_addr: str, clients: str, recovery: str | None = N
         f"NFSV4 {{ Graceless = true; RecoveryRoot = {recovery}; }}",
         "NFS_KRB5 { Active_krb5 = false; }",
     ]
-    for export_id, path in enumerate(exports, start=1):
+    for export_id, e in enumerate(exports, start=1):
         out += [
             "EXPORT {",
             f"    Export_Id = {export_id};",
-            f"    Path = {path};",
-            f"    Pseudo = {path};",
+            f"    Path = {e.path};",
+            f"    Pseudo = {e.path};",
             "    Access_Type = None;",
             "    Protocols = 3, 4;",
             "    Transports = TCP;",
             "    SecType = sys;",
-            "    Squash = No_Root_Squash;",
-            f"    CLIENT {{ Clients = {clients}; Access_Type = RW; }}",
+            f"    Squash = {'Root_Squash' if e.root_squash else 'No_Root_Squash'};",
+            f"    CLIENT {{ Clients = {', '.join(e.clients)}; Access_Type = RW; }}",
             "    FSAL { Name = VFS; }",
             "}",
         ]
@@ -76,30 +78,51 @@ def ganesha_conf(exports, bind_addr: str, clients: str, recovery: str | None = N
 LAVA_NFS_DIR = "/var/lib/lava/dispatcher/tmp"
 
 
+@dataclass(frozen=True)
+class NfsExport:
+    """One exported directory: who may mount it, whether root's writes are squashed,
+    whether each request is checked to lie inside it (subtree_check), and why."""
+    path: str
+    clients: tuple[str, ...]    # addresses, never a network
+    root_squash: bool
+    subtree_check: bool
+    why: str
+
+
 def nfs_export_dirs(lab: LabHost, boards) -> list[str]:
     """What a lab host exports over NFS: each board's root, and LAVA's directory where
     the lab host is also the LAVA worker."""
-    dirs = [b.nfs.export for b in boards]
-    return dirs + [LAVA_NFS_DIR] if lab.lava_worker else dirs
+    return [e.path for e in nfs_export_clients(lab, boards)]
 
 
-def nfs_export_clients(lab: LabHost, boards) -> list[tuple[str, list[str]]]:
-    """(directory, the addresses that may mount it): each board's root to that board
-    alone; LAVA's job directory to the boards LAVA boots (every board of the host)."""
-    out = [(b.nfs.export, [b.network.ip]) for b in boards]
-    if lab.lava_worker:
-        out.append((LAVA_NFS_DIR, [b.network.ip for b in boards]))
+def nfs_export_clients(lab: LabHost, boards) -> list[NfsExport]:
+    """Each board's root to that board's address alone; LAVA's job directory (a job's
+    root is extracted there under a name known only when the job runs) to each of the
+    boards LAVA boots, one address each, never the LAN's network."""
+    out = []
+    for b in boards:
+        why = ("root_squash: the board never writes its root as root" if b.nfs.root_squash else
+               "no_root_squash: the board's init writes its own root as root")
+        why += ("; a file system of its own" if b.nfs.own_filesystem else
+                "; subtree_check: not a file system of its own")
+        out.append(NfsExport(b.nfs.export, (b.network.ip,), b.nfs.root_squash,
+                             not b.nfs.own_filesystem, f"{b.name}'s root, {why}"))
+    if lab.lava_worker and boards:
+        out.append(NfsExport(LAVA_NFS_DIR, tuple(b.network.ip for b in boards), False, True,
+                             "LAVA's job roots (extracted as root, written by the board's root): "
+                             "no_root_squash, subtree_check"))
     return out
 
 
 def nfs_exports(entries) -> str:
-    """/etc/exports lines for nfs-kernel-server: each root to its board's address only,
-    root may write (an NFS root needs it, hence no_root_squash - which is why no other
-    host may mount it)."""
+    """/etc/exports lines for nfs-kernel-server: each directory to its own boards'
+    addresses only, each line after a comment saying why its options are what they are.
+    An address on a LAN is no proof of identity: docs/guides.md says what else holds."""
     lines = ["# NFS roots of the lab's boards and of LAVA's jobs: each to its boards' addresses only"]
-    for path, clients in entries:
-        lines.append(f"{path} " + " ".join(f"{c}(rw,no_root_squash,no_subtree_check,sync)"
-                                           for c in clients))
+    for e in entries:
+        opts = ",".join(["rw", "root_squash" if e.root_squash else "no_root_squash",
+                         "subtree_check" if e.subtree_check else "no_subtree_check", "sync"])
+        lines += [f"# {e.why}", f"{e.path} " + " ".join(f"{c}({opts})" for c in e.clients)]
     return "\n".join(lines) + "\n"
 
 

@@ -66,12 +66,21 @@ def lab_boards(lab: LabHost) -> list[Board]:
         if lab.kind == "real" and not board.console.serial_adapter:
             raise FactsError(f"{board.path}: field 'console.serial_adapter' is needed: lab "
                              f"host {lab.name} is a real one (ser2net serves a device)")
+        if lab.kind == "real" and board.network.isolation is None:
+            raise FactsError(f"{board.path}: field 'network.isolation' is needed: lab host "
+                             f"{lab.name} is a real one (the board's own VLAN or isolated "
+                             f"switch port keeps the other boards from reaching it)")
         boards.append(board)
     for what, key in (("ser2net port (console.ser2net_port)", lambda b: b.console.ser2net_port),
                       ("power outlet (power.host, power.index)", lambda b: (b.power.host, b.power.index)),
-                      ("IP address (network.ip)", lambda b: b.network.ip)):
+                      ("IP address (network.ip)", lambda b: b.network.ip),
+                      ("VLAN (network.isolation.vlan)", lambda b: b.network.isolation and b.network.isolation.vlan),
+                      ("switch port (network.isolation.switch_port)",
+                       lambda b: b.network.isolation and b.network.isolation.switch_port)):
         seen = {}
         for b in boards:
+            if key(b) is None:
+                continue
             other = seen.setdefault(key(b), b)
             if other is not b:
                 raise FactsError(f"{b.path}: boards {other.name} and {b.name} of lab host "

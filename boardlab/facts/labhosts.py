@@ -50,6 +50,11 @@ class LabHost:
     # on the management network, with prefix length: where the lab host's exporter, ssh,
     # consoles and power switch are reached (a virtual lab host: its own namespace)
     management: str | None = None
+    # a real lab host's: the interface its boards are on (the firewall matches packets by
+    # it, IPv4 and IPv6 alike), and where its sshd listens (its office-LAN address, never
+    # the lab LAN; the virtual host's sshd listens on its management address)
+    lan_interface: str | None = None
+    ssh_address: str | None = None
     path: str = ""
 
     @property
@@ -61,6 +66,16 @@ class LabHost:
         return self.management.split("/")[0] if self.management else None
 
     @property
+    def lan_ifname(self) -> str:
+        """The lab LAN's interface on the lab host: the virtual host's bridge (its boards'
+        taps are its ports), a real host's lan_interface."""
+        return self.bridge or self.lan_interface or ""
+
+    @property
+    def sshd_address(self) -> str | None:
+        return self.ssh_address or self.management_ip
+
+    @property
     def control_address(self) -> str:
         """Where the lab's controls (consoles, power switch) listen: the management
         address, else 127.0.0.1; never the lab LAN, where the boards are."""
@@ -68,6 +83,7 @@ class LabHost:
 
 
 VIRTUAL_LAB_FIELDS = ("netns", "bridge", "run_dir", "power_switch")
+REAL_LAB_FIELDS = ("lan_interface", "ssh_address")
 
 
 def load_lab_host(name_or_path="vlab") -> LabHost:
@@ -78,7 +94,7 @@ def load_lab_host(name_or_path="vlab") -> LabHost:
         raise FactsError(f"{path}: field 'boards': a lab host's boards are those whose facts "
                          f"name it (lab_host in boards/*.yaml); remove the list")
     lab = dataclasses.replace(lab, path=str(path), boards=boards_of(lab.name))
-    check_lab_host(lab, path, VIRTUAL_LAB_FIELDS)
+    check_lab_host(lab, path, VIRTUAL_LAB_FIELDS, REAL_LAB_FIELDS)
     return lab
 
 

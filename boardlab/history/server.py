@@ -1,8 +1,9 @@
 """`boardlab history up | down | status`: the lab's results database, Linaro's SQUAD, on
 127.0.0.1, started and stopped by PID like the virtual lab's services. It runs from its
 own venv (.venv-squad, history/requirements.lock) on SQLite in a data directory that
-outlives it (default /var/lib/boardlab/history/<lab>): database, attachments, the
-secret key and the submit token. `up --db postgresql` keeps the database in the host's
+outlives it (default /var/lib/boardlab/history/<lab>, mode 0700): database (0600),
+attachments, the secret key and the submit token (0600; SECRET_KEY and the database's
+password reach SQUAD by its environment, never its argv). `up --db postgresql` keeps the database in the host's
 PostgreSQL cluster instead (the one the LAVA server uses; database and role
 `squad_<lab>`), for a lab whose history grows large or is read by many. `up` puts SQUAD's web assets in place (history.assets),
 migrates, collects static files, makes the group `boardlab`, a project per lab and a
@@ -112,12 +113,23 @@ class HistoryServer:
             db = self.data / "db.sqlite3"
             if not db.exists() and os.path.exists(template):
                 shutil.copyfile(template, db)
-        r = squad_python(SETUP, f"{GROUP}/{self.project}", template, env=self._env(), cwd=self.data)
+                os.chmod(db, 0o600)
+        # umask: what Django and SQLite create (a fresh database, static files) is the owner's alone
+        r = squad_python(SETUP, f"{GROUP}/{self.project}", template, env=self._env(), cwd=self.data,
+                         umask=0o077)
         if r.returncode != 0:
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-6:])
             raise HistoryError(f"SQUAD's set-up (migrate, collectstatic, get_token) failed "
                                f"({r.returncode}):\n{tail}")
         return r.stdout
+
+    def _private(self):
+        """The data directory the owner's alone (0700: the database, attachments and
+        secrets in it), the SQLite database and its journals 0600 (SQLite gives a
+        journal its database's mode), also those an earlier version left readable."""
+        os.chmod(self.data, 0o700)
+        for f in self.data.glob("db.sqlite3*"):
+            os.chmod(f, 0o600)
 
     def _static_dir(self) -> Path:
         found = list((VENV / "lib").glob("python3*/site-packages/squad/frontend/static"))
@@ -131,7 +143,8 @@ class HistoryServer:
         progress(f"history {self.lab}: SQUAD on {self.url}, data in {self.data}")
         static = self._static_dir()
         for d in (self.data, self.data / "pids", self.data / "logs"):
-            d.mkdir(parents=True, exist_ok=True)
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._private()
         if self.daemons.pid("squad"):
             progress(f"  squad: running (pid {self.daemons.pid('squad')})")
             return
@@ -145,6 +158,7 @@ class HistoryServer:
             postgres.ensure_database(self.pg_name, self.pg_name, self._secret("pgpassword"))
         (self.data / "server.json").write_text(json.dumps(saved) + "\n")
         token = self._prepare().strip().splitlines()[-1]
+        self._private()
         atomic_write(self.data / "token", token + "\n", mode=0o600)
         env = self._env()
         self.daemons.start("squad", [str(VENV / "bin" / "squad"), "--fast", "--bind",

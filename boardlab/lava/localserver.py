@@ -2,11 +2,12 @@
 boards: the full loop a lab runs (submit -> scheduler -> worker -> lava-run -> results).
 The server (this machine's root namespace, the management host) listens on 127.0.0.1
 and on the lab's management address; each worker runs in its lab host's namespace and
-reaches the server over the management network, with its own name, token and work
-directory, and each board is the device of its own host's worker. No systemd here: the
-services the Debian packages describe as units are started by hand, each by PID
-(gunicorn, `lava-server manage lava-scheduler`, `lava-worker`), PostgreSQL with
-pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
+reaches the server over the management network, with its own name, token (in a file
+of its own) and work directory, and each board is the device of its own host's worker.
+A token per role, in lavacli's configuration, none in any argv (lava.identities). No
+systemd here: the services the Debian packages describe as units are started by hand,
+each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`), PostgreSQL
+with pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
 registrations live in LAVA's database and files and are reused: `up` is idempotent.
 Relied on, verified: lava-server installs only with PostgreSQL running; power commands
 run under a pseudo-terminal; a worker's dispatcher config is /etc/lava-server/dispatcher.d/."""
@@ -28,14 +29,13 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
-from boardlab.lava import devices, health, joboutput
+from boardlab.lava import devices, health, identities, joboutput
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
 from boardlab.procs import running
 
 CONFIG = Path("/etc/lava-server/dispatcher-config")
 DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
-USER = "boardlab"
 PG_USER = "lava-server"   # as the shared PostgreSQL cluster's users are written down
 
 
@@ -107,15 +107,7 @@ class LocalLavaServer:
             time.sleep(0.5)
 
     # ---- registrations (idempotent) ---------------------------------------------------
-    def _ensure_user_token(self) -> str:
-        if USER not in _manage("users", "list").stdout:
-            _manage("users", "add", USER, "--superuser", "--staff", "--email", "boardlab@localhost")
-        tokens = _manage("tokens", "list", "--user", USER).stdout
-        found = re.findall(r"\b([a-z0-9]{32,})\b", tokens)
-        return found[0] if found else _manage("tokens", "add", "--user", USER, "--description",
-                                              "boardlab lava submit").stdout.strip().split()[-1]
-
-    def _ensure_worker(self, lab) -> str:
+    def _ensure_worker(self, lab) -> Path:
         worker = worker_name(lab.name)
         r = _manage("workers", "details", worker, check=False)
         if r.returncode != 0:
@@ -127,7 +119,8 @@ class LocalLavaServer:
         d = DISPATCHER_D / worker
         d.mkdir(parents=True, exist_ok=True)
         (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(lab)))
-        return token.group(1)
+        # lava-worker --token-file reads it: the token is in no process's argv
+        return identities.write_token_file(self.run_dir / f"worker-{lab.name}" / "token", token.group(1))
 
     def _end_leftover_jobs(self):
         """Jobs an earlier run of this server left unfinished (its workers are gone, the
@@ -168,10 +161,6 @@ class LocalLavaServer:
         _manage("devices", "update", board.name, "--worker", worker, *unknown, check=not unknown)
         return board.name
 
-    def _lavacli_identity(self, token: str):
-        subprocess.run(["lavacli", "identities", "add", "--uri", f"{self.url}RPC2", "--username", USER,
-                        "--token", token, self.identity], check=True, capture_output=True)
-
     # ---- up / down -----------------------------------------------------------------------
     def up(self, boards=None):
         """Server, scheduler and a worker per lab host, with their boards (all, by default)."""
@@ -180,8 +169,9 @@ class LocalLavaServer:
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
                               f"(choose another port)")
         postgres.up(PG_USER, echo=self.echo)
-        token = self._ensure_user_token()
-        worker_tokens = {lab.name: self._ensure_worker(lab) for lab in self.labs}
+        # a user and a token per role, none a superuser's (lava.identities)
+        tokens = identities.role_tokens(_manage("shell", "-c", identities.SETUP).stdout)
+        token_files = {lab.name: self._ensure_worker(lab) for lab in self.labs}
         self._end_leftover_jobs()
         for b in (boards := list(boards or [b for lab in self.labs for b in lab.boards])):
             self.register_board(b)
@@ -200,12 +190,13 @@ class LocalLavaServer:
             inside = ["ip", "netns", "exec", lab.netns] if lab.management else []
             self._spawn(f"worker-{lab.name}", inside + [
                 "lava-worker", "--name", worker_name(lab.name), "--url", self.worker_url(lab),
-                "--token", worker_tokens[lab.name], "--worker-dir", str(self.run_dir / f"worker-{lab.name}"),
+                "--token-file", str(token_files[lab.name]), "--worker-dir", str(self.run_dir / f"worker-{lab.name}"),
                 "--level", "INFO", "--log-file", "-"])
-        self._lavacli_identity(token)
+        identities.write_role_identities(self.identity, f"{self.url}RPC2", tokens)
         self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
         # LAVA holds its boards' places at the coordinator: people reserve them (boardlab.lab.arbiter)
-        self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity", self.identity, "--state",
+        self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity",
+                                identities.role_identity(self.identity, "arbiter"), "--state",
                                 str(self.run_dir / "arbiter.json"), *boards])   # the boards it registered
         return self
 

@@ -140,18 +140,17 @@ class VirtualLabHost:
             sh("ip", "link", "set", tap, "master", br, "up", netns=self.ns)
 
     def _render_configs(self):
-        clients = hostconfigs.lan_network(self.lab)
         listen = self.lab.control_address   # not the LAN: a board must not reach a console
         (self.run_dir / "ser2net.yaml").write_text(hostconfigs.ser2net_yaml(
             (b.name, b.console.ser2net_port, str(self.run_dir / f"{b.name}.tty"),
              b.console.baud, listen) for b in self.boards))
         if self.lab.management:
             (self.run_dir / "sshd_config").write_text(sshkeys.sshd_config(self.lab, self.run_dir))
-        exports = hostconfigs.nfs_export_dirs(self.lab, self.boards)
-        for d in exports:   # ganesha refuses an export whose directory is missing
-            Path(d).mkdir(parents=True, exist_ok=True)
+        exports = hostconfigs.nfs_export_clients(self.lab, self.boards)   # each to its boards only
+        for e in exports:   # ganesha refuses an export whose directory is missing
+            Path(e.path).mkdir(parents=True, exist_ok=True)
         (self.run_dir / "ganesha.conf").write_text(hostconfigs.ganesha_conf(
-            exports, self.server_ip, clients, recovery=str(self.run_dir / "ganesha-recovery")))
+            exports, self.server_ip, recovery=str(self.run_dir / "ganesha-recovery")))
 
     def board(self, name: str):
         found = [b for b in self.boards if b.name == name]
