@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from boardlab.judge import baselines
+from boardlab.judge import baselines, outcomes
 from boardlab.judge.gate import Gate
 
 
@@ -181,9 +181,10 @@ def disturbed_boots():
 
 
 @pytest.fixture
-def shell(board_strategy, target, request, disturbed_boots):
-    """The board at a shell with the selected kernel: booted once, reused after."""
-    board_strategy.transition("shell")
+def shell(board_strategy, target, request, disturbed_boots, results):
+    """The board at a shell with the selected kernel: booted once, reused after; kernel/boot said."""
+    with outcomes.boot_recorded(results, board_strategy.board.name, board_strategy.kernel_under_test.name):
+        board_strategy.transition("shell")
     yield target.get_driver("ShellDriver")
     if request.node.get_closest_marker("workload"):
         disturbed_boots.add(board_strategy.boot_count)

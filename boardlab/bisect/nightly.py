@@ -6,9 +6,9 @@ change points in and bisects. The schedule runs it once a night per tree
 What happened is said as tests beside the figures (KCIDB's statuses come from them):
 kernel/checkout, kernel/build, kernel/boot, each pass or fail with why. A build that
 fails or a kernel that does not boot is a result of the night, landed like the others;
-a lab fault (power, console, TFTP) is not the kernel's, and the night fails loudly
-instead. The build directory is the bisect's own (one per tree, board and config), so a
-bisect of a night's range starts warm."""
+a lab fault (power, console, TFTP) is not the kernel's: it lands as kernel/boot error
+(KCIDB's ERROR), and the night fails loudly. The build directory is the bisect's own
+(one per tree, board and config), so a bisect of a night's range starts warm."""
 from __future__ import annotations
 
 import contextlib
@@ -28,7 +28,7 @@ from boardlab.log import progress
 from boardlab.measure import catalogue, sample
 
 DEFAULT_FAMILIES = ("boot_time", "memory")   # exact on the deterministic clock: one boot decides
-PASS, FAIL = "pass", "fail"
+PASS, FAIL, ERROR = "pass", "fail", "error"   # error: a lab fault (judge.outcomes)
 
 
 def outcome(results: RunResults, board: str, kernel: str, test: str, result: str, why: str = ""):
@@ -96,8 +96,9 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
                     samples.setdefault(key, []).append(float(v))
                 progress(f"nightly {kernel}: boot {i + 1}/{boots} measured ({len(figures)} figures)")
         except BootError as e:
-            if not e.kernel_fault:
-                raise      # the lab's fault, not the kernel's: no result for the night
+            if not e.kernel_fault:   # the lab's fault, not the kernel's: said, and the night fails
+                outcome(results, board.name, kernel, "kernel/boot", ERROR, str(e).splitlines()[0])
+                raise
             outcome(results, board.name, kernel, "kernel/boot", FAIL, str(e).splitlines()[0])
             return
         clock = strategy.last_boot.qemu_clock if strategy.last_boot else None
@@ -125,11 +126,16 @@ def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=
         run_dir = prepare_run_dir(out, prefix=f"nightly-{kernel}-").resolve()
         results = RunResults(run_dir)
         results.meta["nightly"] = {"tree": str(tree), "branch": branch, "rev": rev,
-                                   "subject": git(tree, "log", "-1", "--format=%s", rev)}
+                                   "subject": git(tree, "log", "-1", "--format=%s", rev),
+                                   "url": git(tree, "ls-remote", "--get-url", check=False)}
         uimage = run_dir / f"{kernel}.uImage"
         built = _build(results, board, tree, rev, config, uimage)
     if built and families:   # no families: the build's sizes alone, no board taken
-        _measure(results, board, kernel, uimage, families, boots, root)
+        try:
+            _measure(results, board, kernel, uimage, families, boots, root)
+        except BootError:    # the lab's fault: landed as kernel/boot error, then the night fails
+            land(run_dir, board.lab_host, progress=progress)
+            raise
     land(run_dir, board.lab_host, progress=progress)
     said = results.meta.get("outcomes", {}).get(f"{board.name}/{kernel}", {})
     progress(f"nightly {kernel} ({branch}): " + ", ".join(f"{t} {r}" for t, r in said.items()

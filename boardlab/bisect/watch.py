@@ -28,7 +28,6 @@ from boardlab.files import update_json
 from boardlab.history import changes, notes
 from boardlab.history.server import HistoryError, HistoryServer
 from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
-from boardlab.measure import catalogue
 
 REVISION = re.compile(r"^([0-9a-f]{7,40})$")
 MAX_ATTEMPTS = 3
@@ -47,11 +46,9 @@ def decide(c: changes.ChangePoint) -> tuple[bool, str]:
         return False, "a bisect's own steps: not watched"
     if not (revision(c.before) and revision(c.build)):
         return False, "not revisions of a kernel tree: not bisected"
-    try:
-        spec = catalogue.spec(c.metric.replace("/", "."))
-    except catalogue.UnknownMetric:
+    worse = c.worse()
+    if worse is None:
         return False, "not a metric of the catalogue: not bisected"
-    worse = c.change_pct > 0 if spec.direction == "lower" else c.change_pct < 0
     if not worse:
         return False, f"an improvement ({c.change_pct:+.2f} %): not bisected"
     return True, ""
@@ -76,7 +73,8 @@ def bisect_from(tree: Path, good: str, bad: str) -> tuple[str | None, str]:
 def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start) -> dict:
     """The change point decided and, if it is to be, bisected: its entry in watched.json
     (state done, failed or given up; result, note, attempts)."""
-    entry = dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build))
+    entry = dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build),
+                 regression=bool(c.worse()))    # the KCIDB export's FAIL (history.kcidb)
     go, why = decide(c)
     if not go:
         return dict(entry, state=DONE, result=why, note=why)

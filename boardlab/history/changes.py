@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history.notes import POINTER
 from boardlab.history.server import GROUP, VENV, HistoryError, HistoryServer, squad_python
+from boardlab.measure import catalogue
 
 WORKER = PROJECT_ROOT / "history" / "otava_worker.py"   # run by SQUAD's venv
 MAX_PVALUE = 0.001
@@ -45,6 +46,15 @@ class ChangePoint:
     change_pct: float
     interval_pct: tuple
     pvalue: float
+
+    def worse(self) -> bool | None:
+        """A change for the worse, by the metric's direction; None: not a metric of the
+        catalogue."""
+        try:
+            spec = catalogue.spec(self.metric.replace("/", "."))
+        except catalogue.UnknownMetric:
+            return None
+        return self.change_pct > 0 if spec.direction == "lower" else self.change_pct < 0
 
     def line(self) -> str:
         lo, hi = self.interval_pct

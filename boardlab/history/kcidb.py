@@ -1,15 +1,22 @@
 """`boardlab history export --kcidb`: the lab's history as KCIDB JSON (the schema KernelCI's
-common database takes), for a lab that also reports to KernelCI. From SQUAD's API:
+common database takes), for a lab that also reports to KernelCI. From SQUAD's API and the
+change points the watch recorded (<data>/watched.json, bisect.watch):
 
-- a checkout per build (the kernel as the history names it), a KCIDB build per build and
-  board (its architecture from the board's facts); the checkout's validity, the build's
-  status and a `boot` test come from what happened (a nightly build's kernel/checkout,
-  kernel/build, kernel/boot tests), and are left out where nothing said (a kernel the lab
-  did not build);
+- a checkout per build (the kernel as the history names it); for a nightly build the
+  kernel tree's own: its commit (git_commit_hash), branch, repository (git_repository_url,
+  an https:// one) and name (tree_name); its validity from kernel/checkout;
+- a KCIDB build per build and board (its architecture from the board's facts), its status
+  from kernel/build; a `boot` test from kernel/boot;
 - a test per metric of each test run: path `boardlab.<suite>.<name>`, its number (the
-  mean of the samples, with its unit), status FAIL where it regressed, PASS where judged
-  same or better, DONE where it was only measured (KCIDB's status for a measurement);
-  environment = SQUAD's `<board>[.<flavour>].<clock>[.<host>]`, and every sample in `misc`.
+  mean of the samples, with its unit), every sample, its verdict, the interval of its
+  difference from the baseline (ci_pct) and the samples each side (n) in `misc`; a test
+  per other test the run said (the suites' own, pytest.<file>.<test>; lava.job);
+  environment = SQUAD's `<board>[.<flavour>].<clock>[.<host>]`.
+
+Every status comes from what happened, through one mapping (`status`): ERROR for a lab
+fault, FAIL for a failed build, boot or test and for a regression (the gate's verdict, or
+a change point for the worse the watch recorded), PASS for what passed, DONE for a figure
+only measured; nothing is claimed where nothing was said (a kernel the lab did not build).
 
 IDs are `boardlab:<lab>:...` and stable, so a second export of the same history gives the
 same objects (KCIDB merges by ID). The document is validated against kcidb-io's own schema
@@ -17,21 +24,52 @@ same objects (KCIDB merges by ID). The document is validated against kcidb-io's 
 from __future__ import annotations
 
 import json
+import re
+import urllib.request
 
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.history.changes import api_list
 from boardlab.history.server import GROUP, HistoryError, HistoryServer, squad_python
-from boardlab.history.submit import parse_environment
+from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
+from boardlab.judge import verdict as vd
 
 ORIGIN = "boardlab"
-STATUS = {"pass": "PASS", "fail": "FAIL", "skip": "DONE", "xfail": "PASS"}
 VALIDATE = ("import json, sys, jsonschema, kcidb_io\n"
             "try:\n"
             "    kcidb_io.schema.LATEST.validate(json.load(sys.stdin))\n"
             "except jsonschema.ValidationError as e:\n"
             "    sys.exit('/'.join(map(str, e.absolute_path)) + ': ' + e.message)\n"
             "print(kcidb_io.schema.LATEST)\n")
+
+# what happened to a test (a build, a checkout), and the status each makes: the first that
+# happened decides. A lab fault comes first: whatever else the test said, the lab broke under it
+LAB_FAULT, FAILED, REGRESSED, CHANGE_POINT = "lab fault", "failed", "regressed", "change point"
+PASSED, MEASURED, SKIPPED = "passed", "measured", "skipped"
+STATUSES = ((LAB_FAULT, "ERROR"), (FAILED, "FAIL"), (REGRESSED, "FAIL"), (CHANGE_POINT, "FAIL"),
+            (PASSED, "PASS"), (MEASURED, "DONE"), (SKIPPED, "SKIP"))
+PRIORITY = ("FAIL", "ERROR", "MISS", "PASS", "DONE", "SKIP")   # KCIDB's, for several answers
+
+
+def status(events) -> str | None:
+    """KCIDB's status from what happened, the one mapping. ERROR: the lab broke, not the
+    kernel (a boot the lab failed, LAVA's infrastructure, a test that errored in its
+    set-up); FAIL: the kernel failed (its build or boot, a test) or a figure regressed
+    (the gate's verdict, or a change point for the worse the watch recorded); PASS: it
+    passed; DONE: a figure measured with nothing to judge it by; SKIP: it did not run;
+    None: nothing said, so nothing claimed."""
+    return next((s for event, s in STATUSES if event in events), None)
+
+
+def events(said: str | None, result: str | None = None, verdict: str | None = None,
+           measured: bool = False, change_point: bool = False) -> set:
+    """What happened to a test, as the history holds it: SQUAD's result (pass, fail, skip,
+    xfail), the run's own (judge.outcomes: error is a lab fault), the gate's verdict, a
+    figure, a change point the watch recorded there."""
+    return {e for e, happened in (
+        (LAB_FAULT, result == "error"), (FAILED, said == "fail"), (PASSED, said in ("pass", "xfail")),
+        (SKIPPED, said == "skip"), (REGRESSED, verdict in (vd.REGRESSED, vd.MISSING)),
+        (CHANGE_POINT, change_point), (MEASURED, measured)) if happened}
 
 
 def _architecture(board: str) -> str | None:
@@ -45,70 +83,150 @@ def _rfc3339(dt: str) -> str:
     return dt.replace("Z", "+00:00") if dt else dt
 
 
-def document(server: HistoryServer) -> dict:
-    """The history as one KCIDB document (not yet validated)."""
+def read(server: HistoryServer) -> list[dict]:
+    """The history as SQUAD's API holds it: [{version, datetime, runs: [{id, job_id,
+    datetime, environment, tests {name: status}, metrics [...], metadata {...}}]}]."""
     try:
         project = api_list(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
     except (OSError, IndexError):
         raise HistoryError(f"no project {GROUP}/{server.project} at {server.url}: boardlab history up") from None
     envs = {e["url"]: e["slug"] for e in api_list(server, f"/api/environments/?project={project['id']}")}
-    checkouts, builds, tests = [], {}, []
-    prefix = f"{ORIGIN}:{server.lab}"
+    builds = []
     for b in api_list(server, f"/api/projects/{project['id']}/builds/"):
+        runs = [dict(run, environment=envs.get(run["environment"], ""),
+                     tests={t["name"]: t["status"] for t in api_list(server, f"/api/testruns/{run['id']}/tests/")},
+                     metrics=api_list(server, f"/api/testruns/{run['id']}/metrics/"),
+                     metadata=_metadata(run))
+                for run in api_list(server, f"/api/builds/{b['id']}/testruns/")]
+        builds.append(dict(b, runs=runs))
+    return builds
+
+
+def _metadata(run: dict) -> dict:
+    """A test run's metadata (submit.submissions: verdicts, outcomes, tree)."""
+    with urllib.request.urlopen(run["metadata_file"], timeout=60) as r:
+        text = r.read()
+    try:
+        doc = json.loads(text)
+    except ValueError:      # a run sent without metadata: SQUAD answers 'None'
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def watched(server: HistoryServer) -> dict:
+    """{(metric, environment, build): the change point} the watch recorded as a change for
+    the worse (bisect.watch's <data>/watched.json: `regression`, or, in an entry older
+    than that, a bisect tried: it bisects regressions only)."""
+    path = server.data / "watched.json"
+    seen = json.loads(path.read_text()) if path.exists() else {}
+    out = {}
+    for key, entry in seen.items():
+        metric, env, build = (key.split("@", 2) + ["", ""])[:3]
+        own = parse_environment(env)["flavour"] == BISECT_FLAVOUR    # a bisect's own steps: never
+        if not own and entry.get("regression", entry.get("attempts", 0) > 0):
+            out[(metric, env, build)] = entry.get("change", "")
+    return out
+
+
+def document(server: HistoryServer) -> dict:
+    """The history as one KCIDB document (not yet validated)."""
+    return from_history(server.lab, read(server), watched(server))
+
+
+def from_history(lab: str, builds: list, regressions: dict) -> dict:
+    """read()'s history and watched()'s regressions as one KCIDB document."""
+    checkouts, kbuilds, tests = [], {}, []
+    prefix = f"{ORIGIN}:{lab}"
+    for b in builds:
         checkout_id = f"{prefix}:{b['version']}"
-        checkout = {"id": checkout_id, "origin": ORIGIN, "tree_name": server.lab,
-                    "start_time": _rfc3339(b["datetime"]), "comment": f"kernel {b['version']}",
-                    "misc": {"kernel": b["version"]}}
+        checkout = {"id": checkout_id, "origin": ORIGIN, "start_time": _rfc3339(b["datetime"]),
+                    "comment": f"kernel {b['version']}", "misc": {"kernel": b["version"], "lab": lab}}
         checkouts.append(checkout)
-        for run in api_list(server, f"/api/builds/{b['id']}/testruns/"):
-            env = envs.get(run["environment"], "")
-            board = env.split(".")[0]
-            status = {t["name"]: t["status"] for t in api_list(server, f"/api/testruns/{run['id']}/tests/")}
+        for run in b["runs"]:
+            board = run["environment"].split(".")[0]
+            _tree(checkout, run["metadata"].get("tree") or {})
             build_id = f"{checkout_id}:{board}"
-            build = builds.setdefault(build_id, {
+            build = kbuilds.setdefault(build_id, {
                 "id": build_id, "checkout_id": checkout_id, "origin": ORIGIN, "config_name": b["version"],
                 "start_time": _rfc3339(b["datetime"]), "misc": {"board": board}})
             arch = _architecture(board)
             if arch:
                 build["architecture"] = arch
-            _what_happened(checkout, build, status)
-            tests += _tests(server, run, env, build_id, prefix, status)
+            _what_happened(checkout, build, run["tests"], run["metadata"].get("outcomes") or {})
+            tests += _tests(run, b["version"], build_id, prefix, regressions)
     return {"version": {"major": 5, "minor": 3}, "checkouts": checkouts,
-            "builds": list(builds.values()), "tests": tests}
+            "builds": list(kbuilds.values()), "tests": tests}
 
 
-def _what_happened(checkout: dict, build: dict, status: dict):
+def _tree(checkout: dict, tree: dict):
+    """The checkout's source, from a nightly build's kernel tree (submit.tree_of)."""
+    if re.fullmatch(r"[0-9a-f]{40}", tree.get("commit", "")):
+        checkout["git_commit_hash"] = tree["commit"]
+    if tree.get("name"):
+        checkout["tree_name"] = tree["name"]
+    if tree.get("branch"):
+        checkout["git_repository_branch"] = tree["branch"]
+    if tree.get("url", "").startswith("https://"):
+        checkout["git_repository_url"] = tree["url"]
+    elif tree.get("url"):          # KCIDB takes https:// only: the rest is said beside
+        checkout["misc"]["repository"] = tree["url"]
+
+
+def _worst(*statuses) -> str | None:
+    return min((s for s in statuses if s), key=PRIORITY.index, default=None)
+
+
+def _what_happened(checkout: dict, build: dict, said: dict, outcomes: dict | None = None):
     """The checkout's validity and the build's status from the tests that say them (a
     nightly build's kernel/checkout, kernel/build); left out where nothing said (a kernel
-    this lab did not build: Debian's), never assumed."""
-    if status.get("kernel/checkout") in ("pass", "fail"):
-        checkout["valid"] = checkout.get("valid", True) and status["kernel/checkout"] == "pass"
-    if status.get("kernel/build") in ("pass", "fail"):
-        failed = build.get("status") == "FAIL" or status["kernel/build"] == "fail"
-        build["status"] = "FAIL" if failed else "PASS"
+    this lab did not build: Debian's), never assumed; a failure is not undone by another
+    board's run."""
+    def of(test):
+        return status(events(said.get(test), ((outcomes or {}).get(test) or {}).get("result")))
+    if of("kernel/checkout") in ("PASS", "FAIL"):
+        checkout["valid"] = checkout.get("valid", True) and of("kernel/checkout") == "PASS"
+    if of("kernel/build"):
+        build["status"] = _worst(build.get("status"), of("kernel/build"))
 
 
-def _tests(server: HistoryServer, run: dict, env: str, build_id: str, prefix: str, status: dict) -> list:
+def _path(name: str) -> str:
+    """A SQUAD test's name as a KCIDB path: boardlab.<suite>.<name>, what KCIDB's pattern
+    refuses made '_'; kernel/boot is KCIDB's boot test."""
+    if name == "kernel/boot":
+        return "boot"
+    return "boardlab." + ".".join(re.sub(r"[^A-Za-z0-9_-]+", "_", p) for p in re.split(r"[/.]", name) if p)
+
+
+def _tests(run: dict, version: str, build_id: str, prefix: str, regressions: dict) -> list:
+    env = run["environment"]
     where = parse_environment(env)
     environment = {"comment": env, "misc": {k: where[k] for k in ("board", "clock", "host", "flavour")}}
+    metrics = {m["name"]: m for m in run["metrics"]}
+    verdicts, outcomes = run["metadata"].get("verdicts") or {}, run["metadata"].get("outcomes") or {}
     out = []
-    if status.get("kernel/boot") in ("pass", "fail"):   # the boot itself: KCIDB's boot test
-        out.append({"id": f"{prefix}:{run['job_id']}:boot", "build_id": build_id, "origin": ORIGIN,
-                    "path": "boot", "status": STATUS[status["kernel/boot"]],
-                    "start_time": _rfc3339(run.get("datetime") or ""), "environment": environment,
-                    "misc": {"squad_test_run": run["id"]}})
-    for m in api_list(server, f"/api/testruns/{run['id']}/metrics/"):
-        samples = m.get("measurement_list") or [m["result"]]
-        number = {"value": sum(samples) / len(samples)}
-        if m.get("unit"):
-            number["unit"] = m["unit"]
-        out.append({"id": f"{prefix}:{run['job_id']}:{m['name'].replace('/', '.')}",
-                    "build_id": build_id, "origin": ORIGIN,
-                    "path": "boardlab." + m["name"].replace("/", "."),
-                    "status": STATUS.get(status.get(m["name"], "skip"), "DONE"),
-                    "number": number, "start_time": _rfc3339(run.get("datetime") or ""),
-                    "environment": environment,
-                    "misc": {"samples": samples, "squad_test_run": run["id"]}})
+    for name in sorted(set(run["tests"]) | set(metrics)):
+        if name in ("kernel/checkout", "kernel/build"):    # the checkout's and the build's
+            continue
+        m, judged, said = metrics.get(name), verdicts.get(name) or {}, outcomes.get(name) or {}
+        change = regressions.get((name, env, version))
+        st = status(events(run["tests"].get(name), said.get("result"), judged.get("verdict"),
+                           m is not None, change is not None))
+        if st is None:
+            continue
+        misc = {"squad_test_run": run["id"], **judged}    # verdict, ci_pct, delta_pct, n, why
+        if said.get("why"):
+            misc["why"] = said["why"]
+        if change is not None:
+            misc["change_point"] = change
+        test = {"id": f"{prefix}:{run['job_id']}:{name.replace('/', '.')}", "build_id": build_id,
+                "origin": ORIGIN, "path": _path(name), "status": st,
+                "start_time": _rfc3339(run.get("datetime") or ""), "environment": environment, "misc": misc}
+        if m is not None:
+            misc["samples"] = m.get("measurement_list") or [m["result"]]
+            test["number"] = {"value": sum(misc["samples"]) / len(misc["samples"])}
+            if m.get("unit"):
+                test["number"]["unit"] = m["unit"]
+        out.append(test)
     return out
 
 

@@ -6,9 +6,14 @@ become SQUAD test runs through its submit API, one per board, kernel and clock:
   identity), environment: `<board>.<clock>`, and for a host-bound clock also the host;
 - metrics `<suite>/<name>` with all their samples (SQUAD keeps the list, shows the mean);
 - tests `<suite>/<name>`: pass, fail where the verdict is 'regressed', skip where there
-  was nothing to judge by (no baseline, another host's, unknown);
-- metadata: host, clock, the project's commit, the run directory, the job id; the board's
-  console logs of that kernel attached.
+  was nothing to judge by (no baseline, another host's, unknown); beside them what
+  happened to the kernel (judge.outcomes: kernel/checkout, kernel/build, kernel/boot,
+  lava/job, the suites' junit.xml as pytest/<file>.<test>), pass, fail or skip;
+- metadata: host, clock, the project's commit, the run directory, the job id; each
+  metric's verdict with its interval and sample counts (`verdicts`), what happened as it
+  was said, with why (`outcomes`: a lab fault is an error there, which SQUAD's tests can
+  only call skipped), and for a nightly build the kernel tree's commit, branch, repository
+  and name (`tree`); the board's console logs of that kernel attached.
 
 The job id is a digest of the run and the group, so submitting a run twice adds nothing
 (SQUAD refuses a job id it has in that build). Each submission is queued on disk first
@@ -30,6 +35,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.files import atomic_write
 from boardlab.history.server import GROUP, HistoryServer
+from boardlab.judge import outcomes as outcomes_of
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import load_run
 from boardlab.measure import clocks, kernelid
@@ -60,6 +66,36 @@ def _test_result(m: dict) -> str:
     return "pass" if m.get("verdict") in (vd.SAME, vd.IMPROVED) else "skip"
 
 
+# SQUAD's tests are pass, fail or skip: a lab fault lands as skip (metadata outcomes: error)
+SQUAD_RESULT = {outcomes_of.PASS: "pass", outcomes_of.FAIL: "fail", outcomes_of.SKIP: "skip",
+                outcomes_of.ERROR: "skip"}
+
+
+def judged(m: dict) -> dict:
+    """A metric's verdict beside its figure: the outcome, the 95 % interval of the
+    difference from the baseline (ci_pct, in %; None where not compared), the samples each
+    side (n), why."""
+    c = m.get("comparison") or {}
+    n = c.get("n") or [len((m.get("baseline") or {}).get("samples") or []) or None,
+                       len(m.get("samples") or [])]
+    return {"verdict": m.get("verdict"), "ci_pct": c.get("ci_pct"), "delta_pct": c.get("delta_pct"),
+            "n": {"baseline": n[0], "run": n[1]}, "why": c.get("why", "")}
+
+
+def tree_of(meta: dict, kernel: str) -> dict:
+    """The kernel tree a nightly build came from: {commit, branch, url, name}, {} for
+    another kernel. Its name is the tree's own: its repository's last path element, else
+    its directory's."""
+    night = meta.get("nightly") or {}
+    if not night.get("rev") or kernel != night["rev"][:12]:
+        return {}
+    url = re.sub(r"^(\w+://)[^/@]*@", r"\1", night.get("url") or "")   # never a password
+    where = (url or night.get("tree") or "").rstrip("/")
+    name = re.sub(r"\.git$", "", re.split(r"[/:]", where)[-1]) if where else ""
+    return {k: v for k, v in (("commit", night["rev"]), ("branch", night.get("branch", "")),
+                              ("url", url), ("name", name)) if v}
+
+
 def submissions(run_dir: Path) -> list[Submission]:
     """The run's submissions, one per (board, kernel, clock): pure, from results.json."""
     run_dir = Path(run_dir).resolve()
@@ -67,7 +103,7 @@ def submissions(run_dir: Path) -> list[Submission]:
     meta, groups = doc["meta"], {}
     for m in doc["metrics"]:
         groups.setdefault((m["board"], m["kernel"], m.get("clock") or clocks.NO_CLOCK), []).append(m)
-    outcomes = outcome_tests(meta)
+    outcomes = outcomes_of.of_run(run_dir, doc)   # {(board, kernel): {test: (result, why)}}
     for board, kernel in outcomes:   # a kernel that did not build or boot: its tests alone
         if not any(g[:2] == (board, kernel) for g in groups):
             groups[(board, kernel, clocks.NO_CLOCK)] = []
@@ -83,9 +119,10 @@ def submissions(run_dir: Path) -> list[Submission]:
                          board, kernel, clock))
         job_id = "run-" + hashlib.sha256(key.encode()).hexdigest()[:16]
         logs = sorted((run_dir / "console").glob(f"boot-{board}-{kernel}-*.log"))
+        said = outcomes.pop((board, kernel), {})
         out.append(Submission(
             build=revision_or(kernel) or kernelid.build_name(kernel, ident), environment=env, job_id=job_id,
-            tests={**outcomes.pop((board, kernel), {}),
+            tests={**{t: SQUAD_RESULT[r] for t, (r, _) in said.items()},
                    **{f"{m['suite']}/{m['name']}": _test_result(m) for m in metrics}},
             metrics={f"{m['suite']}/{m['name']}": {"value": m["samples"] or [m["value"]],
                                                    "unit": m["unit"]} for m in metrics
@@ -94,21 +131,16 @@ def submissions(run_dir: Path) -> list[Submission]:
                       "flavour": flavour, **{f"kernel_{k}": v for k, v in ident.items()},
                       "host": host, "run_dir": str(run_dir), "run_started": meta.get("started", ""),
                       "boardlab_commit": commit,
+                      "verdicts": {f"{m['suite']}/{m['name']}": judged(m) for m in metrics},
+                      "outcomes": {t: {"result": r, **({"why": why} if why else {})}
+                                   for t, (r, why) in said.items()},
+                      "tree": tree_of(meta, kernel),
                       # a sweep's kernels are a series by their release dates, not by when measured
                       "datetime": _iso(meta.get("kernel_date") or meta.get("started", "")),
                       "harness": meta.get("source") or "pytest"},
             attachments=[str(p) for p in logs]))
     return out
 
-
-def outcome_tests(meta: dict) -> dict:
-    """{(board, kernel): {test: pass|fail}}: what happened to a kernel besides its figures
-    (a nightly build's kernel/checkout, kernel/build, kernel/boot)."""
-    out = {}
-    for key, entry in (meta.get("outcomes") or {}).items():
-        board, _, kernel = key.partition("/")
-        out[(board, kernel)] = {t: r for t, r in entry.items() if t != "why"}
-    return out
 
 
 REVISION = re.compile(r"^(?:bisect-)?[0-9a-f]{7,40}$")

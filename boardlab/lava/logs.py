@@ -13,6 +13,7 @@ import yaml
 from boardlab.boot.bootplan import milestone_patterns
 from boardlab.facts.board import Board
 from boardlab.judge import baselines as bl
+from boardlab.judge import outcomes
 from boardlab.judge.results import RunResults
 from boardlab.lava.suites import HARNESS
 from boardlab.measure import console
@@ -177,7 +178,10 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     retried = retried_attempts(entries)
     if retried:   # kept beside the results: a lab whose boots need retries wants a look
         res.meta["lava_retried"] = retried
-    for name, value in boot_milestones(entries, board).items():
+    milestones = boot_milestones(entries, board)
+    for test, (result, why) in job_outcomes(entries, milestones).items():   # kernel/boot, lava/job
+        outcomes.record(res, board.name, kernel, test, result, why)
+    for name, value in milestones.items():
         res.record(board.name, kernel, "boot_time", name, value, samples=[value],
                    test=f"lava:{job_ref}:boot", qemu_clock=qemu_clock)
     for case in test_cases(entries):
@@ -191,3 +195,31 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     res.save()
     return res
 
+
+# LAVA's error types that are the lab's (lava_common.exceptions), not the kernel's
+LAB_ERRORS = ("Infrastructure", "Bug", "Configuration", "Canceled", "MultinodeTimeout")
+
+
+def job_outcomes(entries, milestones: dict) -> dict:
+    """What happened in the job, as judge.outcomes says it: {test: (result, why)}.
+    kernel/boot: pass when the board came to its shell; else, in a job that failed, fail
+    when the kernel started and did not come to its login (U-Boot handed over: the
+    kernel's, as BootError.kernel_fault says), error when it was the lab's (LAVA's error
+    type, nothing from the kernel, or a login prompt LAVA did not answer). lava/job, once
+    the board booted: pass, or error when the job did not complete (its tests' answer is
+    unknown). A job whose log has no end yet (running) says no more than its boot."""
+    job = next((e["msg"] for e in reversed(entries) if e.get("lvl") == "results"
+                and isinstance(e.get("msg"), dict) and e["msg"].get("definition") == "lava"
+                and e["msg"].get("case") == "job"), None)
+    failed = job is not None and job.get("result") != "pass"
+    why = outcomes.first_line(job_failure(entries) or job.get("error_msg") or "") if failed else ""
+    if "shell" in milestones:
+        said = {outcomes.BOOT: (outcomes.PASS, "")}
+        if job is not None:
+            said["lava/job"] = (outcomes.ERROR, why) if failed else (outcomes.PASS, "")
+        return said
+    if not failed:
+        return {}
+    kernels = "linux_version" in milestones and "login" not in milestones \
+        and job.get("error_type") not in LAB_ERRORS
+    return {outcomes.BOOT: (outcomes.FAIL if kernels else outcomes.ERROR, why)}

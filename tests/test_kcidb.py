@@ -1,0 +1,219 @@
+"""The KCIDB export says what happened: each status made by the event that should make it
+(a regressed metric, a kernel that did not build or boot, a lab fault, a change point the
+watch recorded), from the run as it lands in the history, through the one mapping; a
+nightly build's commit and tree; each metric's verdict, interval and samples beside its
+number. Checked by kcidb-io's schema where the history's venv is."""
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from boardlab.bisect import watch as w
+from boardlab.boot.bootlog import BootError
+from boardlab.facts.board import load_board
+from boardlab.history import changes, kcidb, submit
+from boardlab.history.server import VENV
+from boardlab.judge import outcomes
+from boardlab.judge.results import RunResults
+from boardlab.lava import logs as lava_logs
+from paths import DATA
+from test_baselines import write_baseline
+
+REV = "0123456789abcdef0123456789abcdef01234567"
+ENV = "qemu-arm.guest-deterministic"
+
+
+def squad(*run_dirs) -> list:
+    """The runs as SQUAD's API gives them back to history.kcidb.read: what submit sends,
+    a test's result as SQUAD keeps it (pass, fail, else skip), the metadata as sent."""
+    builds = {}
+    for i, s in enumerate((s for run in run_dirs for s in submit.submissions(run)), 1):
+        b = builds.setdefault(s.build, {"version": s.build, "datetime": s.metadata["datetime"], "runs": []})
+        b["runs"].append({
+            "id": i, "job_id": s.job_id, "datetime": s.metadata["datetime"], "environment": s.environment,
+            "tests": {t: r if r in ("pass", "fail") else "skip" for t, r in s.tests.items()},
+            "metrics": [{"name": n, "measurement_list": v["value"], "unit": v["unit"],
+                         "result": sum(v["value"]) / len(v["value"])} for n, v in s.metrics.items()],
+            "metadata": json.loads(json.dumps(s.metadata))})
+    return list(builds.values())
+
+
+def export(*run_dirs, regressions=None) -> dict:
+    doc = kcidb.from_history("vlab", squad(*run_dirs), regressions or {})
+    if (VENV / "bin" / "python").exists():      # kcidb-io lives in the history's venv
+        assert kcidb.validate(doc).startswith("v5")
+    return doc
+
+
+def one(doc, path) -> dict:
+    found = [t for t in doc["tests"] if t["path"] == path]
+    assert len(found) == 1, (path, [t["path"] for t in doc["tests"]])
+    return found[0]
+
+
+def test_the_one_mapping_from_what_happened_to_a_status():
+    s = kcidb.status
+    assert s(set()) is None                                                       # nothing said
+    assert s({kcidb.LAB_FAULT, kcidb.SKIPPED}) == "ERROR"                          # the lab broke
+    assert s({kcidb.FAILED}) == s({kcidb.REGRESSED, kcidb.MEASURED}) == "FAIL"
+    assert s({kcidb.CHANGE_POINT, kcidb.PASSED, kcidb.MEASURED}) == "FAIL"        # the watch overrules
+    assert s({kcidb.PASSED, kcidb.MEASURED}) == "PASS"
+    assert s({kcidb.SKIPPED, kcidb.MEASURED}) == "DONE"                            # nothing to judge by
+    assert s({kcidb.SKIPPED}) == "SKIP"
+    assert kcidb.events("skip", "error") == {kcidb.LAB_FAULT, kcidb.SKIPPED}
+    assert kcidb.events("fail", verdict="missing") == {kcidb.FAILED, kcidb.REGRESSED}
+
+
+def test_a_regressed_metric_fails_with_its_verdict_interval_and_samples(tmp_path):
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832, 88832]},
+        "memory.free_free_kb": {"value": 20000, "unit": "kB", "direction": "higher"}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000)         # 10 % less: regressed
+    res.record("qemu-arm", "armmp", "memory", "free_free_kb", 20000)       # the same
+    res.record("qemu-arm", "armmp", "boot_time", "guest_login", 4.93, samples=[4.93, 4.94])   # no baseline
+    doc = export(tmp_path / "run")
+    eat = one(doc, "boardlab.memory.mem_eat_kb")
+    assert eat["status"] == "FAIL" and eat["number"] == {"value": 80000, "unit": "kB"}
+    assert eat["misc"]["verdict"] == "regressed" and eat["misc"]["n"] == {"baseline": 2, "run": 1}
+    lo, hi = eat["misc"]["ci_pct"]
+    assert lo <= eat["misc"]["delta_pct"] <= hi < 0
+    free = one(doc, "boardlab.memory.free_free_kb")
+    assert free["status"] == "PASS" and free["misc"]["verdict"] == "same"
+    login = one(doc, "boardlab.boot_time.guest_login")
+    assert login["status"] == "DONE" and login["misc"]["verdict"] == "new"        # only measured
+    assert login["misc"]["ci_pct"] is None and login["misc"]["n"] == {"baseline": None, "run": 2}
+    assert login["misc"]["samples"] == [4.93, 4.94]
+    assert not [t for t in doc["tests"] if t["path"] == "boot"]                 # no boot said: none claimed
+    assert "tree_name" not in doc["checkouts"][0] and doc["checkouts"][0]["misc"]["lab"] == "vlab"
+
+
+JUNIT_SUITE = '''
+import pytest
+
+@pytest.fixture
+def shell():
+    raise RuntimeError("BootError: the board did not answer")
+
+def test_boot_time(shell):
+    pass
+
+def test_memory():
+    assert False, "regressed against the baseline: memory.mem_eat_kb"
+
+def test_lmbench():
+    pytest.skip("its image has no lmbench")
+
+@pytest.mark.parametrize("kernel", ["armmp"])
+def test_uname(kernel):
+    pass
+'''
+
+
+def suites_run(tmp_path, name, kernel_fault) -> RunResults:
+    """A run of the suites whose boot failed, the kernel's or the lab's, with pytest's own
+    junit.xml of a suite that errored in set-up, failed, skipped and passed."""
+    run = tmp_path / name
+    res = RunResults(run)
+    with pytest.raises(BootError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+        raise BootError("kernel panic" if kernel_fault else "U-Boot did not answer", kernel_fault=kernel_fault)
+    with outcomes.boot_recorded(res, "qemu-arm", "armmp"):       # booted on the next try
+        pass
+    (tmp_path / "testsuites").mkdir(exist_ok=True)
+    (tmp_path / "testsuites" / "test_suite.py").write_text(JUNIT_SUITE)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={run / 'junit.xml'}",
+                    "testsuites/test_suite.py"], cwd=tmp_path, capture_output=True)
+    return res
+
+
+def test_a_kernel_that_does_not_boot_fails_and_a_lab_fault_is_an_error(tmp_path):
+    suites_run(tmp_path, "panic", kernel_fault=True)
+    doc = export(tmp_path / "panic")
+    boot = one(doc, "boot")
+    assert boot["status"] == "FAIL" and boot["misc"]["why"] == "kernel panic"   # not undone by the retry
+    errored = [t for t in doc["tests"] if t["path"].endswith("test_boot_time")]
+    assert [t["status"] for t in errored] == ["SKIP"]                # kept from running by the kernel
+    suites_run(tmp_path, "lab", kernel_fault=False)
+    doc = export(tmp_path / "lab")
+    assert one(doc, "boot")["status"] == "ERROR"
+    by_name = {t["path"].rsplit(".", 1)[-1]: t for t in doc["tests"] if ".pytest." in t["path"]}
+    assert {k: t["status"] for k, t in by_name.items()} == {
+        "test_boot_time": "ERROR", "test_memory": "FAIL", "test_lmbench": "SKIP", "test_uname_armmp_": "PASS"}
+    assert "the board did not answer" in by_name["test_boot_time"]["misc"]["why"]
+
+
+def test_a_nightly_build_says_its_commit_and_tree_and_what_happened(tmp_path):
+    from boardlab.bisect.nightly import ERROR, FAIL, PASS, outcome
+    failed, faulted = RunResults(tmp_path / "failed"), RunResults(tmp_path / "faulted")
+    for res, rev in ((failed, REV), (faulted, REV[::-1])):
+        res.meta["nightly"] = {"tree": "/srv/linux", "branch": "master", "rev": rev, "subject": "x",
+                               "url": "https://robot:secret@git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git"}
+        outcome(res, "qemu-arm", rev[:12], "kernel/checkout", PASS)
+    outcome(failed, "qemu-arm", REV[:12], "kernel/build", FAIL, "make: *** [vmlinux] Error 2")
+    outcome(faulted, "qemu-arm", REV[::-1][:12], "kernel/build", PASS)
+    outcome(faulted, "qemu-arm", REV[::-1][:12], "kernel/boot", ERROR, "TFTP: file not found")
+    doc = export(tmp_path / "failed", tmp_path / "faulted")
+    checkout = next(c for c in doc["checkouts"] if c["misc"]["kernel"] == REV[:12])
+    assert checkout["git_commit_hash"] == REV and checkout["tree_name"] == "linux-next"
+    assert checkout["git_repository_url"] == "https://git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git"
+    assert checkout["git_repository_branch"] == "master" and checkout["valid"] is True
+    builds = {b["checkout_id"].rsplit(":", 1)[-1]: b for b in doc["builds"]}
+    assert builds[REV[:12]]["status"] == "FAIL" and builds[REV[::-1][:12]]["status"] == "PASS"
+    assert one(doc, "boot")["status"] == "ERROR"                  # the lab's: not the kernel's FAIL
+    # a tree without an https:// remote: its name from its directory, its remote beside
+    assert submit.tree_of({"nightly": {"tree": "/srv/net-next", "rev": REV, "url": ""}}, REV[:12])["name"] == "net-next"
+    assert submit.tree_of({"nightly": {"tree": "/srv/linux", "rev": REV}}, "armmp") == {}
+
+
+def lava_entries(name):
+    return lava_logs.read_log((DATA / "lava" / f"{name}.job.log").read_text())
+
+
+def cut_after_the_kernel_started(error_type):
+    """A job whose kernel started and never came to its login, as LAVA logs it ending."""
+    entries = lava_entries("qemu-arm-armmp-memory-jitter")
+    at = next(i for i, e in enumerate(entries) if e["lvl"] == "target" and "Linux version" in str(e["msg"]))
+    end = {"dt": entries[at]["dt"], "lvl": "results",
+           "msg": {"case": "job", "definition": "lava", "result": "fail", "error_type": error_type,
+                   "error_msg": "auto-login-action timed out after 256 seconds"}}
+    return entries[:at + 3] + [end]
+
+
+@pytest.mark.parametrize("entries, boot", [
+    (lava_entries("qemu-arm-armmp-memory-jitter"), "PASS"),
+    (cut_after_the_kernel_started("Job"), "FAIL"),               # the kernel started, and no login came
+    (cut_after_the_kernel_started("Infrastructure"), "ERROR"),   # LAVA's own infrastructure
+    (lava_entries("qemu-arm-armmp-auto-login-stuck"), "ERROR"),  # at its login prompt; LAVA never saw it
+], ids=["booted", "kernel", "infrastructure", "lava-missed-the-prompt"])
+def test_a_lava_job_says_its_boot(tmp_path, entries, boot):
+    lava_logs.results_from_log(entries, load_board("qemu-arm"), "armmp", tmp_path / "lava", "captured")
+    doc = export(tmp_path / "lava")
+    assert one(doc, "boot")["status"] == boot
+    if boot == "PASS":
+        assert one(doc, "boardlab.lava.job")["status"] == "PASS"
+
+
+def test_a_change_point_the_watch_recorded_fails_its_metric(tmp_path):
+    runs = []
+    for n, (rev, login) in enumerate((("a" * 12, 4.93), ("b" * 12, 5.10))):
+        res = RunResults(tmp_path / f"night-{n}")
+        res.record("qemu-arm", rev, "boot_time", "guest_login", login, samples=[login])
+        runs.append(res.run_dir)
+    worse = changes.ChangePoint("boot_time/guest_login", ENV, "b" * 12, "a" * 12, ["b" * 12], 3.4, (3.3, 3.5), 1e-5)
+    better = changes.ChangePoint("boot_time/guest_login", ENV, "a" * 12, "9" * 12, ["a" * 12], -3.4, (-3.5, -3.3), 1e-5)
+
+    def bisect(*_a, **_k):
+        raise w.BisectError("did not regress after all")
+    seen = {f"{c.metric}@{c.environment}@{c.build}": w.handle(c, tmp_path, None, bisect) for c in (worse, better)}
+    assert [e["regression"] for e in seen.values()] == [True, False]
+    seen["boot_time/guest_login@qemu-arm.bisect.guest-deterministic@bisect-" + "b" * 12] = {"regression": True}
+    (tmp_path / "watched.json").write_text(json.dumps(seen))
+    regressions = kcidb.watched(SimpleNamespace(data=tmp_path))
+    assert set(regressions) == {("boot_time/guest_login", ENV, "b" * 12)}       # never a bisect's own
+    doc = export(*runs, regressions=regressions)
+    login = {t["build_id"].split(":")[2]: t for t in doc["tests"]}
+    assert login["b" * 12]["status"] == "FAIL" and login["b" * 12]["misc"]["change_point"].startswith(
+        "boot_time/guest_login on qemu-arm.guest-deterministic: +3.40 %")
+    assert login["a" * 12]["status"] == "DONE"                      # an improvement fails nothing
