@@ -47,3 +47,41 @@ def test_the_last_result_is_the_newest_run_of_that_board(tmp_path):
         (tmp_path / name / "results.json").write_text(f'{{"board": "{board}"}}')
     assert glance.last_result("qemu-arm", tmp_path) == "old"
     assert glance.last_result("sandpoint", tmp_path) is None
+
+
+def test_every_place_as_labgrid_client_v_places_lists_them():
+    """tests/data/labgrid-places-v.txt: printed by labgrid 26.0.1's own code (print_places
+    with -v: "Place 'NAME':", then Place.show at level 1), for four places: LAVA's, a
+    person's with its reservation, one allocated to a reservation, a free one with an
+    alias and a comment."""
+    from datetime import datetime
+    from boardlab.lab.listings import parse_places
+    places = parse_places((DATA / "labgrid-places-v.txt").read_text())
+    assert list(places) == ["qemu-arm", "qemu-ppc", "sandpoint", "tqm860l"]
+    assert places["qemu-arm"]["acquired"] == "lava-arbiter/lava" and places["qemu-arm"]["reservation"] is None
+    ppc = places["qemu-ppc"]
+    assert ppc["acquired"] == "vm/alice" and ppc["reservation"] == "QDZJOR11YX"
+    assert ppc["tags"] == {"arch": "ppc", "board": "qemu-ppc", "cpu": "e500mc", "ram": "128mb"}
+    assert ppc["matches"] == ["vlab2/qemu-ppc/*"]
+    assert ppc["changed"] == datetime.fromisoformat("2026-11-29 17:02:05.120001").timestamp()
+    assert places["sandpoint"]["comment"] == "MPC8245 eval board" and places["sandpoint"]["acquired"] is None
+    assert places["sandpoint"]["changed"] == datetime.fromisoformat("2026-12-01 09:00:00").timestamp()
+    assert places["tqm860l"] == {"acquired": None, "reservation": None, "tags": {"arch": "ppc", "board": "tqm860l"},
+                                 "matches": ["labhost1/tqm860l/*"], "comment": "",
+                                 "changed": datetime.fromisoformat("2026-12-01 09:00:00").timestamp()}
+
+
+def test_the_installed_labgrids_own_printing_reads_the_same():
+    """The places printed live by the installed labgrid's Place.show (tests/fakelab.py)."""
+    from boardlab.lab.listings import offered, parse_devices, parse_places, parse_reservations
+    from fakelab import FakeLab
+    lab = FakeLab(["a", "b"])
+    lab.person_acquires("b", "vm/bob")
+    lab.reserve("a", state="allocated", token="T0KEN")
+    places = parse_places(lab.places_text())
+    assert places["b"]["acquired"] == "vm/bob" and abs(places["b"]["changed"] - lab.places["b"]["changed"]) < 1e-3
+    assert places["a"]["reservation"] == "T0KEN" and places["a"]["tags"] == {"arch": "arm", "board": "a"}
+    assert parse_reservations(lab.reservations_text())[0]["allocations"] == {"main": "a"}
+    resources = lab.labgrid(["resources"], "x")[0]
+    assert offered(resources, places["a"]["matches"]) and not offered(resources, ["labhost1/a/*"])
+    assert parse_devices(lab.lavacli(["devices", "list", "--all", "--json"])[0])["b"]["health"] == "Good"

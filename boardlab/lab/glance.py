@@ -9,7 +9,6 @@ read-only), the virtual lab hosts through their PID files, the results on disk."
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from boardlab.facts.board import PROJECT_ROOT, load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.facts.places import PlacesError, client
+from boardlab.lab.listings import parse_place_show
 
 LAVA_URL = "http://127.0.0.1:8180/"
 
@@ -31,19 +31,6 @@ class Row:
     up: bool
     detail: dict = field(default_factory=dict)
     problem: str = ""    # why this row makes the lab not ready ('' when fine)
-
-
-def parse_place_show(text: str) -> dict:
-    """`labgrid-client -p PLACE show` -> {acquired: 'host/user' or None, reservation:
-    token or None, resources: {class: available}} (its own text, as a person reads it)."""
-    acquired = re.search(r"^\s*acquired: (.+)$", text, re.M)
-    reservation = re.search(r"^\s*reservation: (.+)$", text, re.M)
-    resources = {m.group(1): m.group(2) == "True" for m in re.finditer(
-        r"^(?:Matching|Acquired) resource '(\w+)'.*?'avail': (True|False)", text, re.M | re.S)}
-    holder = acquired.group(1).strip() if acquired else "None"
-    return {"acquired": None if holder == "None" else holder,
-            "reservation": reservation.group(1).strip() if reservation else None,
-            "resources": resources}
 
 
 def _lava_get(url: str, path: str):
