@@ -26,6 +26,7 @@ class FakeLab:
                             "current_job": None, "pipeline": True} for b in boards}
         self.jobs = {}                  # id -> lavacli jobs show's dict
         self.calls = []
+        self.worker_state = "Online"
 
     # ---- what the world does -------------------------------------------------------
     def person_acquires(self, board, owner="vm/alice"):
@@ -106,6 +107,17 @@ class FakeLab:
             self.end_job(int(args[2]), "Canceled")
             return "", 0
         raise AssertionError(f"lavacli {args}: not in the fake")
+
+    def rest(self, url, path):
+        """LAVA's REST API (api/v0.2) as glance asks it: devices, workers, jobs."""
+        self.calls.append(("GET", path))
+        jobs = [j for j in self.jobs.values() if f"state={j['state']}" in path]
+        results = {"devices": [{"hostname": d["hostname"], "health": d["health"], "state": d["state"],
+                                "worker_host": f"boardlab-{self.lab_host}"} for d in self.devices.values()],
+                   "workers": [{"hostname": f"boardlab-{self.lab_host}", "state": self.worker_state}],
+                   "jobs": [{"id": j["id"], "health": j["health"], "actual_device": j["actual_device"],
+                             "health_check": j["health_check"], "end_time": None} for j in jobs]}
+        return {"results": results[path.split("/")[0]]}
 
     def places_text(self, verbose=True) -> str:
         out = io.StringIO()
