@@ -24,8 +24,9 @@ The rules (boardlab.lab.rules, one pure function each):
   change during a person's hold, or of an arbiter that was down. It is ended by one rule:
   the coordinator is the authority, so the person keeps the board and the LAVA job is
   cancelled (`lavacli jobs cancel`), after the board is set to Maintenance (so LAVA
-  starts nothing else there, and the cancelled job's end leaves the health alone); the
-  board comes back Unknown. A cancelled job is reported, not hidden: in the arbiter's
+  starts nothing else there, and the cancelled job's end leaves the health alone: read
+  in 2023.01's Device.testjob_signal, which sets health after a check only from Good,
+  Unknown or Bad); the board comes back Unknown. A cancelled job is reported, not hidden: in the arbiter's
   log, its state file and `boardlab lab status`.
 - Re-taken only from nobody. A place nobody holds is acquired for LAVA, at once when a
   LAVA job runs on it (the coordinator restarted under it); a place a person holds is

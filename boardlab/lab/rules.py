@@ -1,7 +1,8 @@
 """The arbiter's rules, each one pure function over what it sees (tested alone, with
 restarts, crashes, a coordinator restart and an admin's hand in the cases): the step for
-a board (`decide`), the health a board gets back (`health_after`), what a finished job
-means for its board (`after_job`), what the state file said after a crash (`load_state`), overlaps and holds past the lab's limit (`overlaps`, `overdue`).
+a board (`decide`), the health a board gets back (`health_after`, `observe`), what a
+finished job means for its board (`after_job`), what the state file said after a crash
+(`load_state`), overlaps and holds past the lab's limit (`overlaps`, `overdue`).
 boardlab.lab.arbiter says why the rules are these."""
 from __future__ import annotations
 
