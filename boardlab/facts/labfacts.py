@@ -20,6 +20,7 @@ class Lab:
     bridge: str                 # the management network on this machine (virtual lab hosts)
     default_board: str          # the board a command uses when none is named (the main job's)
     coordinator_port: int = 20408
+    hold_limit_h: float = 24.0  # a person's hold of a place longer than this is flagged (lab status)
     path: str = ""
 
     @property
@@ -39,6 +40,8 @@ def load_lab(path: Path | None = None) -> Lab:
     if not board_path(lab.default_board).exists():
         raise FactsError(f"{path}: field 'default_board' names {lab.default_board!r}, but there is "
                          f"no {board_path(lab.default_board)}")
+    if lab.hold_limit_h <= 0:
+        raise FactsError(f"{path}: field 'hold_limit_h' is {lab.hold_limit_h:g}: hours, more than 0")
     return lab
 
 

@@ -3,185 +3,258 @@ race and no hand step. The coordinator is the one authority over a board: LAVA h
 board's place too.
 
 While LAVA may use a board, the arbiter keeps the board's place acquired as LAVA's
-(owner `lava/<board>`), so nobody else can acquire it (labgrid's AcquirePlace refuses a
-place another owner holds; power and console need the place). A person reserves the
-board (`labgrid-client reserve --wait board=NAME`). The arbiter sees the reservation
-waiting for that place and sets the LAVA device to Maintenance: LAVA starts no new job
-there, and a queued job waits (it is neither failed nor lost), while a running job
+(owner `lava-arbiter/lava`), so nobody else can acquire it (labgrid's AcquirePlace
+refuses a place another owner holds; power and console need the place). A person
+reserves the board (`labgrid-client reserve --wait board=NAME`). The arbiter sees the
+reservation waiting for that place and sets the LAVA device to Maintenance: LAVA starts
+no new job there, and a queued job waits (neither failed nor lost), while a running job
 goes on. Once the device is idle, the arbiter releases the place and the coordinator
 allocates it to the reservation. When the person releases it (or their reservation
-expires), the arbiter acquires it again and only then sets the device Good: a LAVA job
-never runs on a board whose place is not LAVA's, and a person never holds a board LAVA
-is using. A board LAVA has as Bad or Retired is not LAVA's to hold; it is left to people.
+expires), the arbiter acquires it again and only then gives LAVA its health back. A
+board LAVA has as Bad or Retired is not LAVA's to hold; it is left to people.
+
+The rules (boardlab.lab.rules, one pure function each):
+
+- Reconciled every round, never silent. Each round reads what the arbiter holds, what
+  LAVA runs and what people hold (one `labgrid-client -v places`, one `labgrid-client
+  reservations`, one `lavacli devices list`) and logs what it finds at start. An
+  *overlap* - a person holds a place while a LAVA job runs on its device - can come of
+  a coordinator restart (it drops every acquisition, LAVA's too: DESIGN.md 10, and a
+  person may take the free place before the arbiter re-takes it), of an admin's health
+  change during a person's hold, or of an arbiter that was down. It is ended by one rule:
+  the coordinator is the authority, so the person keeps the board and the LAVA job is
+  cancelled (`lavacli jobs cancel`), after the board is set to Maintenance (so LAVA
+  starts nothing else there, and the cancelled job's end leaves the health alone: read
+  in 2023.01's Device.testjob_signal, which sets health after a check only from Good,
+  Unknown or Bad); the board comes back Unknown. A cancelled job is reported, not hidden: in the arbiter's
+  log, its state file and `boardlab lab status`.
+- Re-taken only from nobody. A place nobody holds is acquired for LAVA, at once when a
+  LAVA job runs on it (the coordinator restarted under it); a place a person holds is
+  never taken.
+- Health never restored blindly. A Maintenance the arbiter set is kept in its state file
+  (written before LAVA is told, removed after: a crash between leaves an entry for a
+  board whose health is not Maintenance, which the next round forgets). It comes back as
+  Unknown, so LAVA runs its health check first, whenever anything happened meanwhile:
+  its place was released to a person (a hold shorter than a round would not be seen, so
+  the release counts), a person was seen holding it, a job on it failed; as it was only
+  when nothing did (the reservation went before the place was released). An admin's
+  Maintenance or Retired is never changed, and when someone changes a Maintenance the
+  arbiter set, their health stands (the entry is forgotten). No Maintenance is set
+  while a health check runs (LAVA would keep the check's result to itself): the person
+  waits for the check. An admin's Looping is LAVA's: set aside for a person like Good,
+  and it comes back Looping.
+- A failed job (Incomplete, Canceled) sets its board Unknown, whoever submitted it: the
+  arbiter keeps each board's running job and, once it ends, asks LAVA how.
+- On stop, LAVA's places are released; health is restored only on boards no person holds
+  or is allocated (their entries stay in the state file for the next start).
 
 Why not the other ways (DESIGN.md 9.2): a LAVA job acquiring the place itself has no
 hook before LAVA picks the device (its power-on command runs after the job has started,
 so it could only fail the job, not make it wait); a person setting Maintenance by hand
 is the step this replaces; a waiting labgrid reservation protects nothing by itself.
 
-`decide` is the whole rule (one function, tested alone); `Arbiter` reads the coordinator
-and LAVA, applies it, and repeats every POLL_S."""
+`Arbiter` reads the coordinator and LAVA, applies the rules, and repeats every POLL_S
+(each labgrid-client or lavacli call is a Python process of 0.3-0.5 CPU-s)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.facts.places import client
 from boardlab.files import atomic_write
-from boardlab.lab.glance import parse_place_show
+from boardlab.lab import rules
+from boardlab.lab.listings import parse_devices, parse_places, parse_reservations, reservation_asks, waiting
+from boardlab.lab.rules import LAVA_OWNER, Seen, decide
 from boardlab.lava.errors import LavaError
 from boardlab.lava.server import lavacli
-from boardlab import yamltext
 
-LAVA_USER = "lava"
-POLL_S = 1.0
-
-
-@dataclass(frozen=True)
-class Seen:
-    holder: str | None          # who has the place acquired ('host/user'), None: nobody
-    asked: bool                 # a reservation of someone else waits for it or was allocated it
-    health: str                 # LAVA's health of the device: Good, Unknown, Bad, Maintenance, ...
-    busy: bool                  # a LAVA job (or health check) runs on it
-    ours: str                   # the holder string of LAVA's own acquisition
-    set_aside: bool = False     # the arbiter set Maintenance (an admin's stays)
-
-    @property
-    def lava_holds(self) -> bool:
-        return self.holder == self.ours
-
-
-def decide(seen: Seen) -> str | None:
-    """The next step for one board: 'acquire' (the place for LAVA), 'restore' (LAVA's
-    health as it was: it may schedule again), 'maintenance' (LAVA starts nothing new),
-    'release' (the place to the person waiting), or None."""
-    if seen.health in ("Bad", "Retired", "Looping"):   # not LAVA's to use: people may have it
-        return "release" if seen.lava_holds and not seen.busy else None
-    if seen.lava_holds:
-        if seen.asked:
-            if seen.health != "Maintenance":
-                return "maintenance"
-            return None if seen.busy else "release"
-        return "restore" if seen.set_aside else None
-    if seen.holder is None and not seen.asked:
-        return "acquire"
-    # a person has it, or it is allocated to one: LAVA must not start anything
-    return None if seen.health == "Maintenance" or seen.busy else "maintenance"
-
-
-def reservation_asks(reservations: list[dict], place_tags: dict, place: str, ours: str) -> bool:
-    """Whether a reservation of someone else waits for this place or holds it: allocated
-    to it, or waiting with filters the place's tags match."""
-    for r in reservations:
-        if r.get("owner") == ours or r.get("state") not in ("waiting", "allocated", "acquired"):
-            continue
-        if place in (r.get("allocations") or {}).values():
-            return True
-        if r.get("state") == "waiting" and any(
-                all(place_tags.get(k) == v for k, v in f.items()) for f in (r.get("filters") or {}).values()):
-            return True
-    return False
-
-
-def parse_reservations(text: str) -> list[dict]:
-    """`labgrid-client reservations` -> [{token, owner, state, filters: {name: {k: v}},
-    allocations: {name: place}}], from its own text."""
-    out, section = [], None
-    for line in text.splitlines():
-        if line.startswith("Reservation '"):
-            out.append({"token": line.split("'")[1], "filters": {}, "allocations": {}})
-            continue
-        if not out:
-            continue
-        stripped = line.strip()
-        if line.startswith("  ") and not line.startswith("    "):
-            key, _, value = stripped.partition(":")
-            section = key if key in ("filters", "allocations") else None
-            if section is None:
-                out[-1][key] = value.strip()
-        elif section and ":" in stripped:
-            name, _, value = stripped.partition(":")
-            value = value.strip()
-            out[-1][section][name] = (dict(kv.split("=", 1) for kv in value.split())
-                                      if section == "filters" else value)
-    return out
+POLL_S = 5.0
+KEPT_OVERLAPS = 20
 
 
 class Arbiter:
-    """Applies decide() to each LAVA board of the lab, every POLL_S, through the
-    coordinator (labgrid-client, as LAVA's own user) and LAVA (lavacli). What it set
-    aside (Maintenance) and the health before is kept in its state file, so a restart
-    of the arbiter restores it."""
+    """Applies the rules to each LAVA board of the lab, every POLL_S, through the
+    coordinator (labgrid-client, as LAVA's own user) and LAVA (lavacli). Its state file
+    keeps what it set aside, each board's running job, the overlaps it ended and its last
+    round (when, its PID): a restart, or a crash, goes on from there."""
 
-    OWNER = {"LG_HOSTNAME": f"{LAVA_USER}-arbiter", "LG_USERNAME": LAVA_USER}
+    OWNER = {"LG_HOSTNAME": LAVA_OWNER.split("/")[0], "LG_USERNAME": LAVA_OWNER.split("/")[1]}
 
     def __init__(self, coordinator: str, identity: str | None, boards: dict[str, dict],
                  state_file: Path, echo=print):
         self.coordinator, self.identity, self.boards, self.echo = coordinator, identity, boards, echo
         self.state_file = Path(state_file)
-        self.aside = json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
-        self.ours = f"{self.OWNER['LG_HOSTNAME']}/{self.OWNER['LG_USERNAME']}"
+        self.state = rules.load_state(self.state_file.read_text() if self.state_file.exists() else None)
+        self.ours = LAVA_OWNER
+        self.started = False
+        self._checks: dict = {}     # job id -> is a health check
+
+    @property
+    def aside(self) -> dict:
+        return self.state["aside"]
 
     def _client(self, *args, place=None) -> subprocess.CompletedProcess:
         return client(self.coordinator, *args, place=place, check=False, env=self.OWNER)
 
-    def _device(self, board: str) -> dict:
-        return yamltext.load(lavacli(self.identity, "devices", "show", board, "--yaml")) or {}
+    def _job(self, job_id) -> dict:
+        return json.loads(lavacli(self.identity, "jobs", "show", str(job_id), "--json") or "{}")
 
-    def seen(self, board: str, reservations: list[dict]) -> Seen:
-        place = parse_place_show(self._client("show", place=board).stdout)
-        dev = self._device(board)
-        return Seen(place["acquired"], reservation_asks(reservations, self.boards[board], board, self.ours),
-                    dev.get("health", ""), bool(dev.get("current_job")), self.ours, board in self.aside)
+    def _save(self, last_round: dict | None = None) -> None:
+        if last_round:
+            self.state["round"] = last_round
+        atomic_write(self.state_file, json.dumps(self.state, indent=1, sort_keys=True))
 
-    def act(self, board: str, step: str) -> None:
+    def look(self) -> tuple[dict, list, dict]:
+        """Places, reservations, devices: three calls, whatever the number of boards."""
+        r = self._client("-v", "places")
+        if r.returncode != 0:
+            raise subprocess.SubprocessError(f"labgrid-client places: {(r.stderr or r.stdout).strip()[-300:]}")
+        reservations = parse_reservations(self._client("reservations").stdout)
+        devices = parse_devices(lavacli(self.identity, "devices", "list", "--all", "--json"))
+        return parse_places(r.stdout), reservations, devices
+
+    def seen(self, board: str, place: dict, dev: dict, reservations: list[dict]) -> Seen:
+        job = dev.get("current_job")
+        s = Seen(place.get("acquired"), reservation_asks(reservations, self.boards[board], board, self.ours),
+                 dev.get("health", ""), bool(job), self.ours, board in self.aside)
+        if job and s.lava_holds and s.asked and s.health != "Maintenance":   # only then it matters
+            if job not in self._checks:
+                self._checks[job] = bool(self._job(job).get("health_check"))
+            s = Seen(s.holder, s.asked, s.health, s.busy, s.ours, s.set_aside, self._checks[job])
+        return s
+
+    def job_ended(self, board: str, dev: dict) -> None:
+        """The failed-job rule, once for each job seen running that is no longer."""
+        was, now = self.state["jobs"].get(board), dev.get("current_job")
+        if was is not None and was != now:
+            step = rules.after_job(self._job(was), dev.get("health", ""), board in self.aside)
+            if step == "unknown":
+                lavacli(self.identity, "devices", "update", board, "--health", "UNKNOWN")
+                self.echo(f"{board}: job {was} failed: Unknown (LAVA checks the board before its next job)")
+            elif step == "touched":
+                self.aside[board] = {**self.aside[board], "touched": True}
+        if now is None:
+            self.state["jobs"].pop(board, None)
+        else:
+            self.state["jobs"][board] = now
+
+    def act(self, board: str, step: str, seen: Seen, dev: dict) -> None:
         if step in ("acquire", "release"):
             r = self._client(step, place=board)
+            if step == "release" and board in self.aside:
+                self.aside[board] = {**self.aside[board], "touched": True}
             self.echo(f"{board}: {step} for LAVA: {(r.stdout or r.stderr).strip()}")
         elif step == "maintenance":
-            self.aside[board] = self._device(board).get("health") or "Good"
-            lavacli(self.identity, "devices", "update", board, "--health", "MAINTENANCE")
+            self._set_aside(board, rules.aside_entry(seen.health))
             self.echo(f"{board}: asked for in labgrid: LAVA starts nothing new on it")
         elif step == "restore":
-            health = self.aside.pop(board)
+            health = rules.health_after(self.aside[board])
             lavacli(self.identity, "devices", "update", board, "--health", health.upper())
+            self.aside.pop(board)
             self.echo(f"{board}: LAVA's again ({health})")
-        atomic_write(self.state_file, json.dumps(self.aside))
+        elif step == "forget":
+            self.aside.pop(board)
+            self.echo(f"{board}: its health was set {seen.health} by someone else: left as it is")
+        elif step == "cancel":
+            self.end_overlap(board, seen, dev)
+        self._save()
+
+    def _set_aside(self, board: str, entry: dict) -> None:
+        self.aside[board] = entry
+        self._save()   # before LAVA is told: a crash between leaves an entry the next round forgets
+        lavacli(self.identity, "devices", "update", board, "--health", "MAINTENANCE")
+
+    def end_overlap(self, board: str, seen: Seen, dev: dict) -> None:
+        """A person holds the place while LAVA job runs on it: the board set aside (unless
+        an admin's health stands), the job cancelled, reported."""
+        job = dev.get("current_job")
+        last = next((o for o in reversed(self.state["overlaps"]) if (o["board"], o["job"]) == (board, job)), None)
+        if last and time.time() - last["at"] < 60:
+            return   # cancelled already: LAVA is ending it
+        if seen.health in rules.USABLE:
+            self._set_aside(board, rules.aside_entry(seen.health, touched=True))
+        elif board in self.aside:
+            self.aside[board] = {**self.aside[board], "touched": True}
+        lavacli(self.identity, "jobs", "cancel", str(job), check=False)
+        report = {"board": board, "holder": seen.holder, "job": job, "at": time.time(),
+                  "ended": f"LAVA job {job} cancelled: {seen.holder} holds the place"}
+        self.state["overlaps"] = (self.state["overlaps"] + [report])[-KEPT_OVERLAPS:]
+        self.echo(f"{board}: OVERLAP: {seen.holder} holds the place while LAVA job {job} runs "
+                  f"on it: job {job} cancelled, the board comes back Unknown")
+
+    def reconcile(self, places: dict, reservations: list, devices: dict) -> str:
+        """One line: what the arbiter holds, what LAVA runs, what people hold and want."""
+        mine = {b: places.get(b, {}) for b in self.boards}
+        held = [b for b, p in mine.items() if p.get("acquired") == self.ours]
+        people = [f"{b} ({p['acquired']})" for b, p in mine.items() if p.get("acquired") not in (None, self.ours)]
+        running = [f"{b} (job {devices[b]['current_job']})" for b in self.boards
+                   if (devices.get(b) or {}).get("current_job")]
+        missing = [b for b in self.boards if b not in places or b not in devices]
+        over = rules.overlaps(mine, devices, self.ours)
+        return (f"holds {len(held)} of {len(self.boards)}; LAVA runs on {', '.join(running) or 'none'}; people "
+                f"hold {', '.join(people) or 'none'}; {len(waiting(reservations))} reservation(s) waiting; "
+                f"overlaps: {', '.join(o['board'] for o in over) or 'none'}"
+                + (f"; not a place or not a device: {', '.join(missing)}" if missing else ""))
 
     def round(self) -> list[tuple[str, str]]:
-        reservations = parse_reservations(self._client("reservations").stdout)
+        began = time.time()
+        places, reservations, devices = self.look()
+        if not self.started:
+            self.echo(f"arbiter: at start: {self.reconcile(places, reservations, devices)}")
+            self.started = True
         done = []
         for board in self.boards:
-            step = decide(self.seen(board, reservations))
+            place, dev = places.get(board), devices.get(board)
+            if place is None or dev is None:
+                continue
+            self.job_ended(board, dev)
+            seen = self.seen(board, place, dev, reservations)
+            if board in self.aside:
+                self.aside[board] = rules.observe(self.aside[board], seen)
+            step = decide(seen)
             if step:
-                self.act(board, step)
+                self.act(board, step, seen, dev)
                 done.append((board, step))
+        self._save({"at": time.time(), "pid": os.getpid(), "took_s": round(time.time() - began, 3),
+                    "boards": len(self.boards), "waiting": len(waiting(reservations)),
+                    "overlaps": rules.overlaps({b: places[b] for b in self.boards if b in places}, devices,
+                                               self.ours)})
         return done
 
-    def run(self, stop=lambda: False) -> None:
+    def run(self, stop=lambda: False, poll: float = POLL_S) -> None:
         while not stop():
             try:
                 self.round()
-            except (LavaError, subprocess.SubprocessError, OSError) as e:   # next round tries again
+            except (LavaError, subprocess.SubprocessError, OSError, ValueError) as e:   # next round tries again
                 self.echo(f"arbiter: {e}")
-            time.sleep(POLL_S)
+            time.sleep(poll)
 
     def give_back(self) -> None:
         """On stop: LAVA's places released (a stopped LAVA must not keep people out), and
-        what the arbiter set aside restored."""
+        what the arbiter set aside restored, on boards no person holds or is allocated:
+        their entries stay for the next start."""
+        places = parse_places(self._client("-v", "places").stdout)
         for board in self.boards:
-            if parse_place_show(self._client("show", place=board).stdout)["acquired"] == self.ours:
-                self.act(board, "release")
-            if board in self.aside:
-                self.act(board, "restore")
+            place = places.get(board) or {}
+            if place.get("acquired") == self.ours:
+                self._client("release", place=board)
+                self.echo(f"{board}: released: LAVA's arbiter stops")
+            if board in self.aside and place.get("acquired") in (None, self.ours) and not place.get("reservation"):
+                health = rules.health_after(self.aside.pop(board))
+                lavacli(self.identity, "devices", "update", board, "--health", health.upper())
+                self.echo(f"{board}: LAVA's again ({health})")
+            elif board in self.aside:
+                self.echo(f"{board}: {place.get('acquired') or 'a reservation'} has it: left in Maintenance")
+        self._save()
 
 
 def place_tags(board: str) -> dict:
     """The place's tags, as the coordinator has them (places/<host>/places.yaml)."""
+    from boardlab import yamltext
     from boardlab.facts.board import PLACES_DIR, load_board
     places = yamltext.load((PLACES_DIR / load_board(board).lab_host / "places.yaml").read_text()) or {}
     return places[board]["tags"]
@@ -195,13 +268,15 @@ def main(argv=None) -> int:
     ap.add_argument("boards", nargs="+")
     ap.add_argument("--identity", default=None, help="lavacli identity (an admin's: it sets device health)")
     ap.add_argument("--state", required=True, help="where what it set aside is kept")
+    ap.add_argument("--poll", type=float, default=POLL_S, help=f"seconds between rounds (default {POLL_S:g})")
     args = ap.parse_args(argv)
     arbiter = Arbiter(load_lab().coordinator, args.identity, {b: place_tags(b) for b in args.boards},
                       Path(args.state), echo=lambda m: print(m, flush=True))
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    arbiter.echo(f"arbiter: boards {', '.join(args.boards)} at {arbiter.coordinator}, as {arbiter.ours}")
-    arbiter.run(stop=lambda: bool(stopping))
+    arbiter.echo(f"arbiter: boards {', '.join(args.boards)} at {arbiter.coordinator}, as {arbiter.ours}, "
+                 f"pid {os.getpid()}")
+    arbiter.run(stop=lambda: bool(stopping), poll=args.poll)
     arbiter.give_back()
     return 0
 

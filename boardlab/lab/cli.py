@@ -40,7 +40,8 @@ def cmd_recheck(args):
 
 def cmd_status(args) -> int:
     from boardlab.lab import glance
-    rows = glance.glance(None if args.no_lava else args.lava, lab_host=args.lab_host)
+    rows = glance.glance(None if args.no_lava else args.lava, lab_host=args.lab_host,
+                         arbiter_state=Path(args.arbiter_state) if args.arbiter_state else glance.ARBITER_STATE)
     print(glance.as_json(rows) if args.json else glance.render(rows))
     return 1 if any(r.problem for r in rows) else 0
 
@@ -50,10 +51,14 @@ def add_parser(sub):
                                      "labgrid; recheck: LAVA's Bad boards checked again")
     verbs = lab.add_subparsers(dest="verb", required=True)
     p = verbs.add_parser("status", help="every lab host, exporter and board: up or down, who holds it, "
-                                        "LAVA health, last check and result; exit 1 when something is down or Bad")
+                                        "LAVA health, last check and result, LAVA's arbiter, waiting "
+                                        "reservations; exit 1 when something is down, Bad, in Maintenance, "
+                                        "Unknown or Looping, overlapping, held too long or waiting")
     p.add_argument("--lab-host", default=None, help="only this lab host and its boards")
     p.add_argument("--lava", default="http://127.0.0.1:8180/", help="the LAVA server (default: the local one)")
     p.add_argument("--no-lava", action="store_true", help="a lab without LAVA")
+    p.add_argument("--arbiter-state", default=None, help="LAVA's arbiter's state file (default: `boardlab "
+                                                          "lava server up`'s, /run/boardlab/lava-server/arbiter.json)")
     p.add_argument("--json", action="store_true", help="as JSON (for a scheduler)")
     p.set_defaults(func=cmd_status)
     p = verbs.add_parser("check", help="power on, to a shell, one exact figure within its floor, "

@@ -1,0 +1,143 @@
+"""A lab of places and LAVA devices at the subprocess boundary: `labgrid-client` and
+`lavacli` answered as they answer (places printed by labgrid 26.0.1's own Place.show,
+reservations by Reservation.show, devices as LAVA's scheduler.devices.list returns
+them), and their verbs acting on it (acquire, release, health, cancel). No coordinator,
+no LAVA, no QEMU: for the arbiter's tests and bench/fifty_boards.py."""
+import contextlib
+import io
+import json
+import os
+import subprocess
+import time
+
+from labgrid.remote.common import Place, Reservation, ReservationState, ResourceMatch
+
+REAL_RUN = subprocess.run
+
+
+class FakeLab:
+    def __init__(self, boards, lab_host="vlab"):
+        now = time.time()
+        self.lab_host = lab_host
+        self.places = {b: {"acquired": None, "reservation": None, "changed": now,
+                           "tags": {"board": b, "arch": "arm"}} for b in boards}
+        self.reservations = []          # {token, owner, state, filters, allocations}
+        self.devices = {b: {"hostname": b, "type": "qemu-arm", "health": "Good", "state": "Idle",
+                            "current_job": None, "pipeline": True} for b in boards}
+        self.jobs = {}                  # id -> lavacli jobs show's dict
+        self.calls = []
+        self.worker_state = "Online"
+
+    # ---- what the world does -------------------------------------------------------
+    def person_acquires(self, board, owner="vm/alice"):
+        self.places[board].update(acquired=owner, changed=time.time())
+
+    def reserve(self, board, owner="vm/alice", state="waiting", token="QDZJOR11YX"):
+        self.reservations.append({"token": token, "owner": owner, "state": state,
+                                  "filters": {"main": {"board": board}},
+                                  "allocations": {"main": board} if state == "allocated" else {}})
+
+    def start_job(self, board, job_id, health_check=False):
+        self.jobs[job_id] = {"id": job_id, "state": "Running", "health": "Unknown", "health_check": health_check,
+                             "actual_device": board, "submitter": "someone"}
+        self.devices[board].update(current_job=job_id, state="Running")
+
+    def end_job(self, job_id, health="Complete"):
+        job = self.jobs[job_id]
+        job.update(state="Finished", health=health)
+        self.devices[job["actual_device"]].update(current_job=None, state="Idle")
+
+    def restart_coordinator(self):
+        """labgrid 26.0.1: every acquisition and reservation dropped (DESIGN.md 10)."""
+        for p in self.places.values():
+            p.update(acquired=None, reservation=None)
+        self.reservations = []
+
+    # ---- the subprocess boundary ----------------------------------------------------
+    def run(self, cmd, *args, **kwargs):
+        exe = os.path.basename(str(cmd[0]))
+        if exe == "labgrid-client":
+            self.calls.append(("labgrid-client", *cmd[3:]))
+            env = kwargs.get("env") or {}
+            out, rc = self.labgrid(list(cmd[3:]), f"{env.get('LG_HOSTNAME')}/{env.get('LG_USERNAME')}")
+        elif exe == "lavacli":
+            self.calls.append(tuple(cmd))
+            args = list(cmd[1:])
+            if args[:1] == ["-i"]:
+                args = args[2:]
+            out, rc = self.lavacli(args)
+        else:
+            return REAL_RUN(cmd, *args, **kwargs)
+        return subprocess.CompletedProcess(cmd, rc, out, "" if rc == 0 else out)
+
+    def labgrid(self, args, owner):
+        place = None
+        if args[:1] == ["-p"]:
+            place, args = args[1], args[2:]
+        verbose = args[:1] == ["-v"]
+        args = args[1:] if verbose else args
+        if args == ["places"]:
+            return self.places_text(verbose), 0
+        if args == ["reservations"]:
+            return self.reservations_text(), 0
+        if args == ["resources"]:
+            return "".join(f"{self.lab_host}/{b}/{c}\n" for b in sorted(self.places)
+                           for c in ("NetworkPowerPort", "NetworkSerialPort", "RemoteTFTPProvider")), 0
+        p = self.places[place]
+        if args == ["acquire"]:
+            if p["acquired"] or any(r["allocations"].get("main") == place and r["owner"] != owner
+                                    for r in self.reservations):
+                return f"place {place} is already acquired by {p['acquired']}", 1
+            p.update(acquired=owner, changed=time.time())
+            return f"acquired place {place}", 0
+        if args == ["release"]:
+            p.update(acquired=None, changed=time.time())
+            return f"released place {place}", 0
+        raise AssertionError(f"labgrid-client {args}: not in the fake")
+
+    def lavacli(self, args):
+        if args == ["devices", "list", "--all", "--json"]:
+            return json.dumps([self.devices[b] for b in sorted(self.devices)]), 0
+        if args[:2] == ["devices", "update"] and args[3] == "--health":
+            self.devices[args[2]]["health"] = args[4].capitalize()
+            return "", 0
+        if args[:2] == ["jobs", "show"]:
+            return json.dumps(self.jobs[int(args[2])]), 0
+        if args[:2] == ["jobs", "cancel"]:
+            self.end_job(int(args[2]), "Canceled")
+            return "", 0
+        raise AssertionError(f"lavacli {args}: not in the fake")
+
+    def rest(self, url, path):
+        """LAVA's REST API (api/v0.2) as glance asks it: devices, workers, jobs."""
+        self.calls.append(("GET", path))
+        jobs = [j for j in self.jobs.values() if f"state={j['state']}" in path]
+        results = {"devices": [{"hostname": d["hostname"], "health": d["health"], "state": d["state"],
+                                "worker_host": f"boardlab-{self.lab_host}"} for d in self.devices.values()],
+                   "workers": [{"hostname": f"boardlab-{self.lab_host}", "state": self.worker_state}],
+                   "jobs": [{"id": j["id"], "health": j["health"], "actual_device": j["actual_device"],
+                             "health_check": j["health_check"], "end_time": None} for j in jobs]}
+        return {"results": results[path.split("/")[0]]}
+
+    def places_text(self, verbose=True) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            for name, p in sorted(self.places.items()):   # labgrid's print_places -v
+                place = Place(name=name, tags=p["tags"], matches=[ResourceMatch(self.lab_host, name, "*")],
+                              acquired=p["acquired"], created=p["changed"] - 3600, changed=p["changed"],
+                              reservation=p["reservation"] or next(
+                                  (r["token"] for r in self.reservations if r["allocations"].get("main") == name),
+                                  None))
+                print(f"Place '{name}':")
+                place.show(level=1)
+        return out.getvalue()
+
+    def reservations_text(self) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            for r in self.reservations:
+                res = Reservation(owner=r["owner"], token=r["token"], state=ReservationState[r["state"]],
+                                  filters=r["filters"], allocations={k: [v] for k, v in r["allocations"].items()})
+                print(f"Reservation '{res.token}':")
+                res.show(level=1)
+        return out.getvalue()

@@ -1,0 +1,189 @@
+"""The arbiter's rounds against a lab faked at the subprocess boundary (tests/fakelab.py:
+labgrid-client and lavacli answering in their own formats): restarts, a killed arbiter's
+state file, a coordinator restart, an admin's hand, overlaps, failed jobs, and a round of
+fifty boards in three calls."""
+import json
+import subprocess
+
+import pytest
+
+from boardlab.lab.arbiter import Arbiter
+from boardlab.lab.rules import LAVA_OWNER
+from fakelab import FakeLab
+
+BOARDS = ["qemu-arm", "qemu-ppc"]
+
+
+@pytest.fixture
+def lab(monkeypatch):
+    fake = FakeLab(BOARDS)
+    monkeypatch.setattr(subprocess, "run", fake.run)
+    return fake
+
+
+def arbiter(tmp_path, log, boards=BOARDS):
+    return Arbiter("127.0.0.1:1", None, {b: {"board": b, "arch": "arm"} for b in boards},
+                   tmp_path / "arbiter.json", echo=log.append)
+
+
+def state(tmp_path):
+    return json.loads((tmp_path / "arbiter.json").read_text())
+
+
+def health_updates(lab):
+    return [c[-1] for c in lab.calls if c[1:3] == ("devices", "update")]
+
+
+def test_a_person_is_seen_so_the_board_comes_back_unknown(lab, tmp_path):
+    log = []
+    a = arbiter(tmp_path, log)
+    assert a.round() == [("qemu-arm", "acquire"), ("qemu-ppc", "acquire")]
+    assert log[0].startswith("arbiter: at start: holds 0 of 2;")
+    lab.reserve("qemu-arm")
+    assert a.round() == [("qemu-arm", "maintenance")]
+    assert a.round() == [("qemu-arm", "release")]
+    lab.reservations[0].update(state="allocated", allocations={"main": "qemu-arm"})
+    lab.person_acquires("qemu-arm")
+    assert a.round() == []
+    lab.places["qemu-arm"]["acquired"], lab.reservations = None, []
+    assert a.round() == [("qemu-arm", "acquire")]
+    assert a.round() == [("qemu-arm", "restore")]
+    assert lab.devices["qemu-arm"]["health"] == "Unknown"   # LAVA checks it before its next job
+    assert state(tmp_path)["aside"] == {} and state(tmp_path)["round"]["boards"] == 2
+
+
+def test_a_coordinator_restart_then_a_person_takes_a_running_boards_place(lab, tmp_path):
+    """The overlap: reported (log, state file), ended (the LAVA job cancelled, the board
+    in Maintenance while the person has it), then the board back as Unknown."""
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.start_job("qemu-arm", 7)
+    a.round()
+    lab.restart_coordinator()
+    lab.person_acquires("qemu-arm", "vm/bob")
+    assert ("qemu-arm", "cancel") in a.round()
+    assert lab.jobs[7]["health"] == "Canceled" and lab.devices["qemu-arm"]["health"] == "Maintenance"
+    assert any("OVERLAP" in m and "vm/bob" in m and "job 7" in m for m in log)
+    assert state(tmp_path)["overlaps"][0]["job"] == 7
+    assert a.round() == [] and lab.places["qemu-ppc"]["acquired"] == LAVA_OWNER   # re-taken: nobody had it
+    lab.places["qemu-arm"]["acquired"] = None
+    a.round()
+    a.round()
+    assert lab.devices["qemu-arm"]["health"] == "Unknown"
+
+
+def test_an_arbiter_that_starts_while_lava_runs_on_a_place_nobody_holds_retakes_it(lab, tmp_path):
+    lab.start_job("qemu-arm", 3)
+    lab.person_acquires("qemu-ppc")
+    log = []
+    assert arbiter(tmp_path, log).round() == [("qemu-arm", "acquire"), ("qemu-ppc", "maintenance")]
+    assert "LAVA runs on qemu-arm (job 3); people hold qemu-ppc (vm/alice)" in log[0]
+    assert lab.places["qemu-ppc"]["acquired"] == "vm/alice"
+
+
+def test_a_killed_arbiters_state_file_carries_on(lab, tmp_path):
+    """SIGKILLed while a person holds the board: the next arbiter keeps the Maintenance
+    (theirs still), and gives the board back Unknown after the release."""
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.reserve("qemu-ppc")
+    a.round()
+    a.round()
+    lab.reservations = []
+    lab.person_acquires("qemu-ppc")
+    del a   # killed: nothing given back, the state file stays
+    b = arbiter(tmp_path, [])
+    assert b.round() == [] and lab.devices["qemu-ppc"]["health"] == "Maintenance"
+    lab.places["qemu-ppc"]["acquired"] = None
+    b.round()
+    b.round()
+    assert lab.devices["qemu-ppc"]["health"] == "Unknown" and not state(tmp_path)["aside"]
+
+
+def test_a_crash_between_the_state_file_and_lava_is_forgotten(lab, tmp_path):
+    """Killed after writing its entry, before LAVA set Maintenance: the health is not the
+    arbiter's Maintenance, so it is not 'restored' over whatever it is."""
+    (tmp_path / "arbiter.json").write_text(json.dumps({"aside": {"qemu-arm": {"before": "Good", "touched": True}}}))
+    lab.devices["qemu-arm"]["health"] = "Bad"
+    a = arbiter(tmp_path, [])
+    assert ("qemu-arm", "forget") in a.round()
+    a.round()
+    assert lab.devices["qemu-arm"]["health"] == "Bad" and health_updates(lab) == []
+
+
+def test_an_admins_maintenance_and_retired_are_never_changed(lab, tmp_path):
+    lab.devices["qemu-arm"]["health"] = "Maintenance"
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.reserve("qemu-arm")
+    a.round()
+    lab.reservations = []
+    lab.person_acquires("qemu-arm")
+    a.round()
+    lab.places["qemu-arm"]["acquired"] = None
+    a.round()
+    a.round()
+    assert health_updates(lab) == [] and lab.devices["qemu-arm"]["health"] == "Maintenance"
+    # the arbiter's own Maintenance, then an admin retires the board during the hold
+    lab.reserve("qemu-ppc")
+    a.round()
+    a.round()
+    lab.reservations = []
+    lab.person_acquires("qemu-ppc")
+    lab.devices["qemu-ppc"]["health"] = "Retired"
+    assert ("qemu-ppc", "forget") in a.round()
+    lab.places["qemu-ppc"]["acquired"] = None
+    a.round()
+    assert lab.devices["qemu-ppc"]["health"] == "Retired" and lab.places["qemu-ppc"]["acquired"] is None
+
+
+def test_no_maintenance_while_a_health_check_runs(lab, tmp_path):
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.devices["qemu-arm"]["health"] = "Unknown"
+    lab.start_job("qemu-arm", 11, health_check=True)
+    lab.reserve("qemu-arm")
+    assert a.round() == [] and a.round() == []
+    lab.end_job(11)
+    lab.devices["qemu-arm"]["health"] = "Good"
+    assert a.round() == [("qemu-arm", "maintenance")]
+
+
+def test_a_failed_job_sets_its_board_unknown(lab, tmp_path):
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.start_job("qemu-arm", 5)
+    lab.start_job("qemu-ppc", 6)
+    a.round()
+    lab.end_job(5, "Incomplete")
+    lab.end_job(6, "Complete")
+    a = arbiter(tmp_path, [])     # a restart in between: the running jobs were in the state file
+    a.round()
+    assert lab.devices["qemu-arm"]["health"] == "Unknown" and lab.devices["qemu-ppc"]["health"] == "Good"
+
+
+def test_stopping_gives_back_only_what_no_person_holds(lab, tmp_path):
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.reserve("qemu-arm")
+    a.round()
+    a.round()
+    lab.reservations = []
+    lab.person_acquires("qemu-arm")
+    a.round()
+    a.give_back()
+    assert lab.places["qemu-ppc"]["acquired"] is None and lab.places["qemu-arm"]["acquired"] == "vm/alice"
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance" and "qemu-arm" in state(tmp_path)["aside"]
+
+
+def test_fifty_boards_are_read_in_three_calls(monkeypatch, tmp_path):
+    boards = [f"board{i:02d}" for i in range(50)]
+    lab = FakeLab(boards)
+    monkeypatch.setattr(subprocess, "run", lab.run)
+    a = arbiter(tmp_path, [], boards)
+    a.round()
+    lab.calls.clear()
+    assert a.round() == []
+    assert [c[:3] for c in lab.calls] == [("labgrid-client", "-v", "places"), ("labgrid-client", "reservations"),
+                                          ("lavacli", "devices", "list")]
