@@ -72,6 +72,12 @@ def one_round(tmp: Path, chardelay: bool, lines: int, baud: int, length: int) ->
         return [arrived[n] - written[n] for n in sorted(arrived)]
 
 
+def lateness_ms(late: list[float]) -> tuple[float, float, float]:
+    """(median, p95, max) in ms of the lines' lateness in seconds."""
+    v = sorted(late)
+    return statistics.median(v) * 1e3, v[int(0.95 * (len(v) - 1))] * 1e3, v[-1] * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=100)
@@ -92,11 +98,10 @@ def main():
                 print(f"round {r + 1} chardelay {'on ' if chardelay else 'off'}: "
                       f"median {statistics.median(got) * 1e3:6.2f} ms", flush=True)
     for chardelay in (False, True):
-        v = sorted(late[chardelay])
-        p95 = v[int(0.95 * (len(v) - 1))]
+        median, p95, most = lateness_ms(late[chardelay])
         print(f"chardelay {'on  (ser2net default)' if chardelay else 'off (boardlab)       '}: "
-              f"{len(v)} lines at {args.baud} baud, late by median {statistics.median(v) * 1e3:.2f} ms, "
-              f"p95 {p95 * 1e3:.2f} ms, max {v[-1] * 1e3:.2f} ms")
+              f"{len(late[chardelay])} lines at {args.baud} baud, late by median {median:.2f} ms, "
+              f"p95 {p95:.2f} ms, max {most:.2f} ms")
     ratio = statistics.median(late[True]) / statistics.median(late[False])
     print(f"ratio of medians on/off: {ratio:.1f}")
     print(f"host {this_host()['id']}, {time.strftime('%F')}, host clock")

@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT))
 from boardlab.boot.session import board_session
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import default_board
-from boardlab.judge import baselines
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue, clocks, sample
@@ -218,8 +217,8 @@ def measure(args, board):
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     try:
         with kept_up("vlab"), board_session(
-                ROOT / f"lab/{board.name}.yaml", ROOT / f"results/bench-gate-detection-{board.name}",
-                milestones_due=baselines.milestones_due) as (strategy, shell):
+                ROOT / f"lab/{board.name}.yaml",
+                ROOT / f"results/bench-gate-detection-{board.name}") as (strategy, shell):
             strategy.select(kernel="", root="ramdisk", ramdisk="")
             strategy.transition("shell")
             families, lacking = sample.measurable(shell(), args.families.split(","))

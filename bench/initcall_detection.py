@@ -40,7 +40,6 @@ from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.build.kbuild import build_tree  # noqa: E402
 from boardlab.facts.board import env_path, load_board  # noqa: E402
 from boardlab.judge import bootspans  # noqa: E402
-from boardlab.judge.baselines import milestones_due  # noqa: E402
 from boardlab.measure import clocks, phases  # noqa: E402
 from boardlab.vlab.host import prepare_if_virtual, virtual_host_of  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
@@ -98,7 +97,7 @@ def boots(env: Path, uimage: Path, pairs: int, delay_us: int, log_dir: Path) -> 
     and each span's source."""
     a, b, sources = [], [], {}
     width = len(str(delay_us))
-    with board_session(env, log_dir, milestones_due) as (strategy, _shell):
+    with board_session(env, log_dir) as (strategy, _shell):
         for n in range(pairs):
             for side, us in ((a, 0), (b, delay_us)):
                 strategy.select(kernel=str(uimage), root="ramdisk", ramdisk="", phase_log=True,

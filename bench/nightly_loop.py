@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(tempfile.mkdtemp(prefix="boardlab-nightly-"))
-os.environ["BOARDLAB_HISTORY_DIR"] = str(DATA)   # every run lands here, not in the lab's history
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -37,6 +35,7 @@ from boardlab.bisect import git  # noqa: E402
 from boardlab.bisect.nightly import failed, nightly  # noqa: E402
 from boardlab.bisect.watch import watch  # noqa: E402
 from boardlab.history import kcidb  # noqa: E402
+from boardlab.history import server as history_server  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
 from boardlab.measure import clocks  # noqa: E402
 from boardlab.net import free_port  # noqa: E402
@@ -75,20 +74,32 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--metric", default="boot_time.guest_login")
     args = ap.parse_args()
+    data = Path(tempfile.mkdtemp(prefix="boardlab-nightly-"))
+    # every run lands here, not in the lab's history: the nightly's suites (their own
+    # processes) read the variable, this process's submissions the module's default
+    os.environ["BOARDLAB_HISTORY_DIR"] = str(data)
+    history_server.DATA_ROOT = data
+    status = week(args, data)
+    shutil.rmtree(data, ignore_errors=True)   # (left for a look when the week crashed)
+    return status
+
+
+def week(args, data: Path) -> int:
+    """The nights, the watch, what they found: the bench's exit status."""
     tree = make_tree()
     revs = git(tree.path, "rev-list", "--reverse", f"{tree.base}..{tree.head}").split()
     after = demo_branch(tree)
     nights = [tree.base, revs[0], revs[1], tree.head] + after   # regression: 16 commits; revert: after[3]
-    server = HistoryServer("vlab", port=free_port(), data=DATA / "vlab")
+    server = HistoryServer("vlab", port=free_port(), data=data / "vlab")
     print(f"host {clocks.this_host()['id']}, metric {args.metric}, {len(nights)} nights: "
-          f"{', '.join(r[:12] for r in nights)}; history {DATA}")
+          f"{', '.join(r[:12] for r in nights)}; history {data}")
     took, crashed = [], []
     try:
         server.up()
         with kept_up("vlab", boards=("qemu-arm",)):
             for n, rev in enumerate(nights):   # the branch head as it stood that night
                 t0 = time.monotonic()
-                run = nightly(tree.path, rev, "qemu-arm", out=DATA / f"night-{n:02d}")
+                run = nightly(tree.path, rev, "qemu-arm", out=data / f"night-{n:02d}")
                 took.append(time.monotonic() - t0)
                 crashed += [f"night {n}: {t}: {why}" for t, why in failed(run).items()]
             t_watch = time.monotonic()
@@ -116,7 +127,6 @@ def main():
           f"host {clocks.this_host()['id']}; goal <= 30 min for {len(revs) - 2} commits: "
           f"{'met' if right and loop <= 1800 else 'missed'}")
     subprocess.run(["git", "-C", str(tree.path), "status", "--short", "--branch"], check=False)
-    shutil.rmtree(DATA, ignore_errors=True)
     return 0 if right and left_alone and not failures and not crashed else 1
 
 

@@ -30,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session
 from boardlab.facts.labfacts import default_board
-from boardlab.judge import baselines
 from boardlab.measure import parsers, sample
 from boardlab.vlab.host import VirtualLabHost
 from boardlab.vlab.lab import kept_up
@@ -91,8 +90,8 @@ def main():
     host_s = {cond: [] for cond in conditions}
     lab = VirtualLabHost("vlab")
     with kept_up("vlab"), board_session(
-                ROOT / f"lab/{args.board}.yaml", ROOT / f"results/bench-noise-{args.board}",
-                milestones_due=baselines.milestones_due) as (strategy, shell):
+                ROOT / f"lab/{args.board}.yaml",
+                ROOT / f"results/bench-noise-{args.board}") as (strategy, shell):
         strategy.select(kernel="", root="", ramdisk="")
         strategy.transition("shell")
         families, lacking = sample.measurable(shell(), sample.FAMILIES)

@@ -20,7 +20,6 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session
 from boardlab.errors import BoardlabError
-from boardlab.judge import baselines
 from boardlab.measure import clocks
 from boardlab.vlab.lab import kept_up
 
@@ -43,8 +42,7 @@ def main():
     shell_s, guest_s, cycle_s, failures = [], [], [], []
     clock = None
     with kept_up("vlab"), board_session(
-                ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-soak",
-                milestones_due=baselines.milestones_due) as (strategy, shell):
+                ROOT / "lab/qemu-arm.yaml", ROOT / "results/bench-soak") as (strategy, shell):
         strategy.select(kernel=args.kernel, root=args.root)
         for i in range(1, args.cycles + 1):
             t0 = time.monotonic()

@@ -3,6 +3,8 @@ restarted or gone, the power switch gone, two runs on one board, bad input found
 before a boot. Each ends fast, names its cause, and leaves the board off. On the PowerPC
 board, on its own lab host: nothing here is about the board itself, and the default
 board's tests run beside these meanwhile (scripts/test.sh)."""
+import contextlib
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from boardlab.boot.boardlock import BoardBusy
 from boardlab.boot.strategy import BootError, Status
 from boardlab.facts.board import load_board
 from boardlab.facts.labhosts import load_lab_host
+from boardlab.measure.console import KERNEL_MILESTONES
 from paths import ROOT
 
 BOARD = load_board("qemu-ppc")
@@ -27,20 +30,44 @@ def power_state():
     return urllib.request.urlopen(BOARD.power.url, timeout=5).read().decode()
 
 
-def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(ppc):
-    ppc.transition("off")      # a boot to interrupt, not a board left at its shell
-    main = threading.main_thread().ident
-    timer = threading.Timer(3.0, signal.pthread_kill, (main, signal.SIGINT))
+@contextlib.contextmanager
+def ctrl_c_at(strategy, pattern: str):
+    """Ctrl-C (SIGINT to the main thread) as the boot's console shows a line matching
+    `pattern` after power-on, from inside the console driver's read: the strategy is then
+    waiting on the board, mid-boot, however fast or slow the host runs it. Yields what
+    happened: {"line": the line} once it has."""
+    stamps, main, fired = strategy.console.timestamper, threading.main_thread().ident, {}
+    feed = stamps.feed
+
+    def feed_and_interrupt(data, t):
+        feed(data, t)
+        if fired:
+            return
+        lines = stamps.snapshot()   # this boot's: the strategy clears them before power-on
+        if any(ln.kind == "mark" and ln.text == "power on" for ln in lines):
+            hit = next((ln.text for ln in lines if ln.kind == "rx" and re.search(pattern, ln.text)), None)
+            if hit is not None:
+                fired["line"] = hit
+                signal.pthread_kill(main, signal.SIGINT)
+
     # Python keeps SIGINT ignored when it starts so (a CI job started in the background
     # by a shell without job control): Ctrl-C's handler, as a terminal gives it
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer.start()
+    stamps.feed = feed_and_interrupt
     try:
+        yield fired
+    finally:
+        del stamps.feed
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_mid_boot_leaves_the_board_off_and_free(ppc):
+    ppc.transition("off")      # a boot to interrupt, not a board left at its shell
+    # the kernel has started (U-Boot, the loads and `bootm` behind it), the login is to come
+    with ctrl_c_at(ppc, dict(KERNEL_MILESTONES)["linux_version"]) as fired:
         with pytest.raises(KeyboardInterrupt):
             ppc.transition("shell")
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
+    assert "line" in fired, "the boot was not interrupted at 'Linux version'"
     assert power_state() == "0", "Ctrl-C left the board powered"
     assert ppc.status == Status.off and not ppc.lock.held
     assert "interrupted" in open(ppc.last_boot.log_path).readline()

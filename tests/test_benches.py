@@ -1,0 +1,268 @@
+"""The benches start: each bench/*.py (every one, found by name: a new bench is checked
+without a word here) imports, and answers --help with its usage, exit 0, in a process of
+its own as a person runs it, without touching the virtual lab or leaving a file behind;
+and each bench's pure core (figures from given samples) runs on a tiny input. A bench
+that rots (a name it imports moved, an argument it no longer parses) fails here, not on
+the day someone needs its figures."""
+import ast
+import importlib
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import types
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from paths import ROOT
+
+BENCHES = sorted((ROOT / "bench").glob("*.py"))
+
+
+def bench(name: str):
+    """bench/<name>.py as a module (bench_<name>: not a test module's name)."""
+    key = f"bench_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, ROOT / "bench" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    return sys.modules[key]
+
+
+def test_the_benches_are_found():
+    assert len(BENCHES) >= 16 and ROOT / "bench" / "soak.py" in BENCHES
+
+
+@pytest.mark.parametrize("path", BENCHES, ids=lambda p: p.stem)
+def test_a_bench_imports(path):
+    assert callable(bench(path.stem).main)
+
+
+@pytest.mark.parametrize("path", BENCHES, ids=lambda p: p.stem)
+def test_what_a_bench_names_is_there(path):
+    """What a bench reaches only once it runs is there too: each name a function imports
+    (`from X import Y` anywhere in it) and each attribute it reads of a module it holds
+    (`baselines.milestones_due`), which neither the import nor --help touches."""
+    module, missing = bench(path.stem), []
+    sys.path.insert(0, str(ROOT / "tests"))   # as the benches do for tests/kerneltree.py
+    try:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                source = importlib.import_module(node.module)
+                missing += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names
+                            if not hasattr(source, a.name)
+                            and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.value, ast.Name) \
+                    and isinstance(held := getattr(module, node.value.id, None), types.ModuleType) \
+                    and not hasattr(held, node.attr):
+                missing.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    assert missing == []
+
+
+# Started first in a bench's process (sitecustomize): a process started or a connection
+# opened (the virtual lab, a build, a server) ends it at once with exit 3, whatever the
+# bench catches
+NOTHING_TOUCHED = """
+import os, sys
+REFUSED = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork", "socket.connect")
+def refuse(event, args):
+    if event in REFUSED:
+        sys.stderr.write(f"--help touched something: {event} {args!r:.300}\\n")
+        sys.stderr.flush()
+        os._exit(3)
+sys.addaudithook(refuse)
+"""
+
+
+@pytest.mark.parametrize("path", BENCHES, ids=lambda p: p.stem)
+def test_a_bench_answers_help_and_touches_nothing(path, tmp_path):
+    """Its usage at once, as a person runs it: argparse answers before a lab, a build, a
+    server or a temporary directory is touched (no process started, no connection opened;
+    TMPDIR, an empty directory of the test's, still empty after)."""
+    tmp, guard = tmp_path / "tmp", tmp_path / "guard"
+    tmp.mkdir()
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NOTHING_TOUCHED)
+    env = {**os.environ, "PYTHONPATH": f"{guard}{os.pathsep}{ROOT}", "TMPDIR": str(tmp)}
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, str(path), "--help"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert r.stdout.startswith("usage: "), r.stdout[:500]
+    assert list(tmp.iterdir()) == []
+    assert time.monotonic() - t0 < 60
+
+
+def test_the_guard_of_help_stops_a_bench_that_starts_something(tmp_path):
+    """The guard above works: a would-be bench that runs a command on --help is ended."""
+    (tmp_path / "guard").mkdir()
+    (tmp_path / "guard" / "sitecustomize.py").write_text(NOTHING_TOUCHED)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "guard")}
+    r = subprocess.run([sys.executable, "-c", "import subprocess; subprocess.run(['true']); print('ran')"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and "touched something: subprocess.Popen" in r.stderr and "ran" not in r.stdout
+
+
+# ---- the pure cores --------------------------------------------------------------------
+
+def test_soak_spread():
+    line = bench("soak").spread("shell", "s", [1.0, 1.1, 1.2, 1.3])
+    assert line.startswith("shell: n=4 median 1.1500 s, min 1.0000") and "max 1.3000" in line
+    assert bench("soak").spread("x", "s", []) == "x: no samples"
+    assert "n=1 median 2.0000" in bench("soak").spread("x", "s", [2.0])
+
+
+def test_sweep_time_figures_without_and_with_builds():
+    from boardlab.kernel.sweep import Entry
+    figures = bench("sweep_time").figures
+    failed = {"x": Entry("x", "virt-nfs-x", status="failed", why="not a version")}
+    assert "no build took time" in figures(failed, 3.0)
+    done = {v: Entry(v, f"virt-nfs-{v}", status="measured", build_s=100.0, measure_s=40.0) for v in "ab"}
+    line = figures(done, 260.0)
+    assert line.startswith("2 kernels, wall 260 s; clean builds 200 s, measurements 80 s")
+    assert "serial would be 280 s" in line and "wall / builds = 1.30" in line
+
+
+def test_console_latency_lateness():
+    median, p95, most = bench("console_latency").lateness_ms([0.001 * n for n in range(1, 21)])
+    assert (median, p95, most) == pytest.approx((10.5, 19.0, 20.0))
+
+
+def test_noise_tables(capsys):
+    noise = bench("noise")
+    assert noise.cv_pct([1.0, 1.0]) == 0.0 and noise.cv_pct([9.0, 11.0]) == pytest.approx(14.142, abs=1e-3)
+    assert noise._keyed({"boot_time.login": 1.0, "memory.mem_eat_kb": 2}) == {
+        ("boot", "login"): 1.0, ("memory", "mem_eat_kb"): 2}
+    conditions = [("deterministic", False), ("realtime", False)]
+    samples = {c: {("boot", "guest_login"): [2.0, 2.0 + k], ("memory", "mem_eat_kb"): [90.0, 90.0]}
+               for k, c in enumerate((c for c in conditions), 1)}
+    noise.print_tables(conditions, samples, {c: [30.0, 32.0] for c in conditions}, 2)
+    out = capsys.readouterr().out
+    assert "| boot | guest_login |" in out and "| memory | mem_eat_kb | 90, 0.000 %" in out
+    assert "host seconds per boot (all families): det 31 s, real 31 s" in out
+
+
+def _boots(rng, n, free, eat):
+    return [{"memory.free_free_kb": free + rng.choice((0, 4)), "memory.mem_eat_kb": eat} for _ in range(n)]
+
+
+def test_gate_detection_table_of_tiny_pools(capsys):
+    rng = random.Random(1)
+    pools = {"base": _boots(rng, 4, 90000, 80000), "changed": {"memory": _boots(rng, 2, 89000, 79000)},
+             "families": ["memory"]}
+    bench("gate_detection").table(pools, Namespace(trials=2, per_side=2, changed=2))
+    out = capsys.readouterr().out
+    assert "| memory | after | 0 of 2 |" in out and "| memory | before |" in out
+    assert "memory.free_free_kb (target) | -1.1" in out
+    assert "| memory.mem_eat_kb |" in out
+
+
+def test_gate_false_alarms_runs_through_the_gate(tmp_path):
+    import collections
+    from boardlab.facts.board import load_board
+    from boardlab.judge import baselines
+    g = bench("gate_false_alarms")
+    base = baselines.load("virt-nfs", "qemu-ppc")["memory.mem_eat_kb"]   # the bench's default
+    (usual, _), (second, _) = collections.Counter(base.values()).most_common(2)
+    runs = g.runs_through_the_gate(load_board("qemu-ppc"), "virt-nfs", "memory.mem_eat_kb", base,
+                                   (usual, second), 2, tmp_path)
+    assert runs and all(1 <= len(s) <= 2 for s in runs)
+    for q in (0.0, 0.2, 1.0):
+        rate = g.weighed(runs, usual, second, q)
+        assert sum(v for k, v in rate.items() if k != "boots") == pytest.approx(1.0)
+        assert 1 <= rate["boots"] <= 2
+    assert g.weighed(runs, usual, second, 0.0)["regressed"] == 0
+
+
+def test_history_detection_series():
+    h = bench("history_detection")
+    flat = h.series(random.Random(1), 0.0, 0.0, 3)
+    stepped = h.series(random.Random(1), 0.0, 0.05, 3)
+    assert len(flat) == h.BUILDS and set(flat) == {100.0}
+    assert stepped[:h.STEP_AT] == flat[:h.STEP_AT]
+    assert stepped[h.STEP_AT:] == pytest.approx([105.0] * (h.BUILDS - h.STEP_AT))
+
+
+def test_initcall_detection_judges_a_slowed_initcall():
+    from boardlab.measure import phases
+    ic = bench("initcall_detection")
+    spans = phases.from_kernel_log((ROOT / "tests/data/phases/qemu-arm-virtio-sleep-parent.kmsg")
+                                   .read_text().splitlines())
+    a = phases.durations(spans)
+    b = {**a, ic.TARGET: a[ic.TARGET] + 0.002}
+    w = ic.judge([a], [b], phases.sources(spans))
+    assert [r.key for r in w.changed] == [ic.TARGET]
+    assert w.changed[0].cmp.outcome == "regressed" and w.changed[0].delta_s == pytest.approx(0.002)
+    assert not ic.judge([a], [a], phases.sources(spans)).changed
+
+
+def _run(path: Path, metrics: list[dict]) -> Path:
+    path.mkdir(parents=True)
+    (path / "results.json").write_text(json.dumps({"metrics": metrics}))
+    return path
+
+
+def test_first_run_compares_two_runs_metric_for_metric(tmp_path, capsys):
+    fr = bench("first_run")
+    m = {"board": "qemu-arm", "kernel": "armmp", "suite": "memory"}
+    before = _run(tmp_path / "before", [{**m, "name": "a_kb", "verdict": "same", "value": 1},
+                                        {**m, "name": "b_kb", "verdict": "same", "value": 2},
+                                        {**m, "suite": "build", "name": "real_s", "verdict": "info",
+                                         "value": 300.5}])
+    after = _run(tmp_path / "after", [{**m, "name": "a_kb", "verdict": "regressed", "value": 9},
+                                      {**m, "name": "c_kb", "verdict": "same", "value": 3}])
+    assert fr.against(before, after) == 3   # a regressed, b and real_s gone
+    out = capsys.readouterr().out
+    assert "| qemu-arm armmp memory.a_kb | same 1 | regressed 9 | WORSE |" in out
+    assert "only after: ['qemu-arm armmp memory.c_kb']" in out
+    assert fr.clean_build_s(before) == 300.5 and fr.clean_build_s(after) is None
+    assert fr.clean_build_s(tmp_path / "nowhere") is None
+
+
+def test_main_job_aa_windows_from_saved_rounds(tmp_path, capsys):
+    rng = random.Random(1)
+    for i in range(4):
+        _run(tmp_path / f"round-{i + 1:02d}", [{"suite": "jitter", "name": "max_us", "settings": {"run_s": 60},
+                                               "samples": [rng.choice((40, 41, 43)) for _ in range(3)]}])
+    bench("main_job_aa").windows(tmp_path, trials=3)
+    out = capsys.readouterr().out
+    assert "jitter.max_us from 12 maxima of 60 s runs (40-43 us" in out
+    rows = [ln for ln in out.splitlines() if ln.startswith("| ") and " s | " in ln]
+    assert [r.split(" | ")[0] for r in rows] == ["| 60 s", "| 180 s", "| 360 s", "| 720 s"]
+    assert all(" of 3 | " in r for r in rows)
+
+
+def test_parallel_counts_tftp_timeouts_and_prints_stalls(tmp_path, capsys):
+    p = bench("parallel")
+    log = tmp_path / "job" / "console" / "boot-1.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("0.1 | => tftpboot 0x1000000 a.uImage\n0.2 | Loading: ####T###\n"
+                   "0.3 |          ##T#T\n0.4 | done\n0.5 | Bytes transferred = 5 (5 hex)\n"
+                   "0.6 | Loading: #####\n0.7 | Starting kernel ... Tftp T\n")
+    assert p.tftp_timeouts(tmp_path) == (2, 3)
+    counts = {"client": {"rounds": 2, "jobs": 4, "stall": 1, "failed": 0, "transfers": 8, "T": 2}}
+    p.print_stalls(counts, {"id": "host-1"})
+    out = capsys.readouterr().out
+    assert "host host-1" in out and "client (5 s)" in out and out.rstrip().endswith("0.250")
+
+
+def test_shared_board_counts_collisions():
+    sb = bench("shared_board")
+    t = time.mktime(time.strptime("2026-11-26 10:31:00", "%Y-%m-%d %H:%M:%S"))
+    job = tuple(time.strftime("%Y%m%dT%H:%M:%S", time.gmtime(t + s)) for s in (100, 200))   # LAVA's, UTC
+    rounds = [{"hold": (t, t + 50), "run": job}]
+    assert sb.collisions(rounds, [(t + 10, sb.PERSON), (t + 150, sb.LAVA_SIDE)]) == 0
+    assert sb.collisions(rounds, [(t + 25, sb.LAVA_SIDE), (t + 150, sb.PERSON), (t + 300, sb.PERSON)]) == 2
