@@ -68,8 +68,8 @@ def test_the_one_mapping_from_what_happened_to_a_status():
 
 def test_a_regressed_metric_fails_with_its_verdict_interval_and_samples(tmp_path):
     write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
-        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832, 88832]},
-        "memory.free_free_kb": {"value": 20000, "unit": "kB", "direction": "higher"}})
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832] * 3},
+        "memory.free_free_kb": {"value": 20000, "unit": "kB", "direction": "higher", "samples": [20000] * 3}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000)         # 10 % less: regressed
     res.record("qemu-arm", "armmp", "memory", "free_free_kb", 20000)       # the same
@@ -77,7 +77,7 @@ def test_a_regressed_metric_fails_with_its_verdict_interval_and_samples(tmp_path
     doc = export(tmp_path / "run")
     eat = one(doc, "boardlab.memory.mem_eat_kb")
     assert eat["status"] == "FAIL" and eat["number"] == {"value": 80000, "unit": "kB"}
-    assert eat["misc"]["verdict"] == "regressed" and eat["misc"]["n"] == {"baseline": 2, "run": 1}
+    assert eat["misc"]["verdict"] == "regressed" and eat["misc"]["n"] == {"baseline": 3, "run": 1}
     lo, hi = eat["misc"]["ci_pct"]
     assert lo <= eat["misc"]["delta_pct"] <= hi < 0
     free = one(doc, "boardlab.memory.free_free_kb")
