@@ -254,3 +254,46 @@ def test_vlab_up_with_a_board_the_virtual_lab_lacks_starts_nothing(capsys, monke
     code, err = _run(capsys, ["vlab", "up", "--board", board])
     assert code == 2 and len(err.splitlines()) == 1 and why in err, err
 
+
+# ---- baselines update ---------------------------------------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _metric(kernel="armmp", suite="memory", name="free_free_kb", value=3072.0, unit="kB", **more):
+    return {"board": "qemu-arm", "kernel": kernel, "suite": suite, "name": name, "value": value,
+            "unit": unit, "samples": [value], "verdict": "new", "clock": "none", "host": "vm-a", **more}
+
+
+def _run_of(tmp_path, name, *metrics):
+    run = tmp_path / name
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"meta": {"run_id": name}, "metrics": list(metrics)}))
+    return run
+
+
+def test_baselines_update_of_two_kernels_writes_neither_when_the_second_is_bad(tmp_path, capsys, monkeypatch):
+    """Pooled over two runs, the second kernel's figures are of two settings: refused
+    before the first kernel's file is written."""
+    from boardlab.judge import baselines as bl
+    written = []
+    monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
+    jitter = {"suite": "jitter", "name": "p99_us", "unit": "us", "value": 90.0, "clock": "guest-deterministic"}
+    one = _run_of(tmp_path, "one", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 10}))
+    two = _run_of(tmp_path, "two", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 60}))
+    _one_line(capsys, ["baselines", "update", str(one), str(two)], "rt-armmp jitter.p99_us: the runs were "
+              "measured with other settings")
+    assert written == []
+
+
+def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
+    """The second kernel's stored file is broken: the first kernel's is not written either."""
+    from boardlab.judge import baselines as bl
+    from boardlab.judge.results import Metric, update_baselines
+    (tmp_path / "rt-armmp").mkdir()
+    (tmp_path / "rt-armmp/qemu-arm.yaml").write_text("metrics: {memory.free_free_kb: {value: lots, unit: kB}}\n")
+    runs = [[Metric(**_metric(kernel)) for kernel in ("armmp", "rt-armmp")]]
+    with pytest.raises(bl.BaselineError, match=r"rt-armmp/qemu-arm.yaml: metrics.memory.free_free_kb.value "
+                                               r"must be a number"):
+        update_baselines(runs, tmp_path)
+    assert not (tmp_path / "armmp").exists()
