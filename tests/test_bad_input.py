@@ -255,7 +255,7 @@ def test_vlab_up_with_a_board_the_virtual_lab_lacks_starts_nothing(capsys, monke
     assert code == 2 and len(err.splitlines()) == 1 and why in err, err
 
 
-# ---- baselines update ---------------------------------------------------------------------
+# ---- figures no verdict can use, and baselines update ---------------------------------------
 
 NAN, INF = float("nan"), float("inf")
 
@@ -297,3 +297,69 @@ def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
                                                r"must be a number"):
         update_baselines(runs, tmp_path)
     assert not (tmp_path / "armmp").exists()
+
+
+@pytest.mark.parametrize("metric, says", [
+    ({"value": NAN}, "nan is no figure"),
+    ({"value": INF}, "inf is no figure"),
+    ({"samples": [3072, NAN, 3072]}, "nan is no figure"),
+    ({"suite": "boot_time", "name": "guest_login", "unit": "s", "value": 0.0}, "0 s as a baseline"),
+    ({"value": "3072"}, "'3072' is not a number"),
+    ({"name": "free_kb"}, "memory.free_kb: not in the catalogue"),
+    ({"unit": "MB"}, "in 'MB', the catalogue says 'kB'"),
+])
+def test_baselines_update_refuses_a_figure_no_verdict_can_use(tmp_path, capsys, monkeypatch, metric, says):
+    from boardlab.judge import baselines as bl
+    monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    m = _metric(**{k: v for k, v in metric.items() if k != "samples"})
+    m["samples"] = metric.get("samples", m["samples"])
+    run = _run_of(tmp_path, "run", m)
+    _one_line(capsys, ["baselines", "update", str(run)], f"{run}/results.json: metrics[0] ")
+    _one_line(capsys, ["baselines", "update", str(run)], says)
+
+
+@pytest.mark.parametrize("stored, says", [
+    ("{value: .nan, unit: kB}", "metrics.memory.free_free_kb: nan is no figure"),
+    ("{value: 3072, unit: kB, samples: [3072, .nan, 3072]}", "metrics.memory.free_free_kb: nan is no figure"),
+    ("{value: .inf, unit: kB}", "metrics.memory.free_free_kb: inf is no figure"),
+])
+def test_a_stored_baseline_that_is_no_figure_is_refused(tmp_path, stored, says):
+    """[3072] x 5 against [3072, nan, 3072] was 'same'; an infinite baseline made the floor
+    infinite."""
+    from boardlab.judge import baselines as bl
+    (tmp_path / "armmp").mkdir()
+    (tmp_path / "armmp/qemu-arm.yaml").write_text(f"metrics:\n  memory.free_free_kb: {stored}\n")
+    with pytest.raises(bl.BaselineError) as e:
+        bl.load("armmp", "qemu-arm", tmp_path)
+    assert str(e.value) == f"{tmp_path}/armmp/qemu-arm.yaml: {says}" + (
+        " (a measurement that failed?)"), str(e.value)
+
+
+def test_a_zero_baseline_is_refused_where_the_floor_is_relative_only(tmp_path):
+    """A zero baseline made the floor 0 and the interval (inf, inf) %; memory's floor is
+    absolute (a page): 0 kB is a figure there."""
+    from boardlab.judge import baselines as bl
+    (tmp_path / "armmp").mkdir()
+    path = tmp_path / "armmp/qemu-arm.yaml"
+    path.write_text("metrics:\n  memory.free_buffers_kb: {value: 0, unit: kB}\n")
+    assert bl.load("armmp", "qemu-arm", tmp_path)["memory.free_buffers_kb"].value == 0
+    path.write_text("metrics:\n  boot_time.guest_login: {value: 0.0, unit: s, samples: [0.0, 0.0]}\n")
+    with pytest.raises(bl.BaselineError, match=r"qemu-arm.yaml: metrics.boot_time.guest_login: 0 s as a "
+                                               r"baseline: the floor is 1.0% of it"):
+        bl.load("armmp", "qemu-arm", tmp_path)
+
+
+def test_report_refuses_a_run_with_no_figure(tmp_path, capsys):
+    nan = _run_of(tmp_path, "nan", _metric(value=NAN))
+    _one_line(capsys, ["report", str(nan)],
+              f"{nan}/results.json: metrics[0] memory.free_free_kb: nan is no figure")
+    assert not list(tmp_path.rglob("report.html"))
+
+
+def test_report_of_two_runs_refuses_a_zero_on_the_side_judged_against(tmp_path, capsys):
+    login = {"suite": "boot_time", "name": "guest_login", "unit": "s", "clock": "guest-deterministic"}
+    zero = _run_of(tmp_path, "zero", _metric(**login, value=0.0))
+    some = _run_of(tmp_path, "some", _metric(**login, value=20.7))
+    _one_line(capsys, ["report", str(zero), str(some), "--html", str(tmp_path / "r.html")],
+              "0 s as a baseline")
+    assert main(["report", str(some), str(zero), "--html", str(tmp_path / "r.html")]) == 0   # B may be 0

@@ -222,9 +222,11 @@ class BadRun(InputError):
 METRIC_FIELDS = frozenset(f.name for f in fields(Metric))
 
 
-def load_run(path) -> dict:
+def load_run(path, reference: bool = False, judged: bool = False) -> dict:
     """A run's results.json (the directory, or the file itself); BadRun naming the file
-    when it is missing, empty, truncated or not a run's results."""
+    when it is missing, empty, truncated or not a run's results, BadFigure when a figure is
+    no number (catalogue.usable). reference: its figures are what others are judged against
+    (side A, baselines to be); judged: each metric must be the catalogue's, in its unit."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
@@ -251,4 +253,17 @@ def load_run(path) -> dict:
         if missing or extra:
             raise BadRun(f"{p}: field 'metrics[{i}]' " + (f"lacks {', '.join(missing)}" if missing else
                          f"has {', '.join(map(repr, extra))}, which no run's metric has"))
+        _check_figures(m, f"{p}: metrics[{i}] {m['suite']}.{m['name']}", reference, judged)
     return data
+
+
+def _check_figures(m: dict, where: str, reference: bool, judged: bool):
+    key = f"{m['suite']}.{m['name']}"
+    spec = catalogue.METRICS.get(key)
+    if judged and (spec is None or spec.unit != m["unit"]):   # no floor to judge it by
+        raise BadRun(f"{where}: " + (f"in {m['unit']!r}, the catalogue says {spec.unit!r}" if spec else
+                                     "not in the catalogue (boardlab/measure/catalogue.py)"))
+    if m["value"] is not None:   # None: missing, nothing measured
+        catalogue.usable(key, [m["value"]], where, reference)
+        if m.get("samples"):     # none: the value alone
+            catalogue.usable(key, m["samples"], where, reference)
