@@ -200,7 +200,7 @@ def test_baselines_update_of_a_metric_with_a_key_no_run_has(tmp_path, capsys, mo
     run = tmp_path / "run"
     run.mkdir()
     m = {"board": "qemu-arm", "kernel": "armmp", "suite": "memory", "name": "free_free_kb",
-         "value": 1.0, "unit": "kB", "colour": "red"}
+         "value": 1.0, "unit": "kB", "verdict": "new", "colour": "red"}
     (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [m]}))
     _one_line(capsys, ["baselines", "update", str(run)], "field 'metrics[0]' has 'colour'")
 
@@ -349,10 +349,12 @@ def test_a_zero_baseline_is_refused_where_the_floor_is_relative_only(tmp_path):
         bl.load("armmp", "qemu-arm", tmp_path)
 
 
-def test_report_refuses_a_run_with_no_figure(tmp_path, capsys):
+def test_report_refuses_a_run_with_no_figure_or_no_verdict(tmp_path, capsys):
     nan = _run_of(tmp_path, "nan", _metric(value=NAN))
+    no_verdict = _run_of(tmp_path, "no-verdict", {k: v for k, v in _metric().items() if k != "verdict"})
     _one_line(capsys, ["report", str(nan)],
               f"{nan}/results.json: metrics[0] memory.free_free_kb: nan is no figure")
+    _one_line(capsys, ["report", str(no_verdict)], "field 'metrics[0]' lacks verdict")
     assert not list(tmp_path.rglob("report.html"))
 
 

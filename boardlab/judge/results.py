@@ -247,7 +247,7 @@ def load_run(path, reference: bool = False, judged: bool = False) -> dict:
             or not isinstance(data.get("metrics"), list):
         raise BadRun(f"{p}: not a run's results (no 'meta' mapping and 'metrics' list)")
     for i, m in enumerate(data["metrics"]):
-        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit")
+        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit", "verdict")
                    if not isinstance(m, dict) or k not in m]
         extra = sorted(set(m) - METRIC_FIELDS) if not missing else []
         if missing or extra:
