@@ -381,3 +381,17 @@ def test_lava_results_refuse_a_measurement_that_is_no_figure(tmp_path, capsys, m
     (d / "job.log").write_text("".join(json.dumps(x) + "\n" for x in lines))
     _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.log: test case memory.free_free_kb: {says}")
     assert sorted(p.name for p in d.iterdir()) == ["job.log", "job.yaml"]
+
+
+def test_history_submit_reads_every_run_before_it_queues_one(tmp_path, capsys):
+    """A missing run, or one with a figure that is no figure after a good one: one line,
+    exit 2, and no queue (nor data directory) made; --if-kept says so too, where the lab
+    keeps no history (it exited 0 saying nothing)."""
+    data = tmp_path / "history"
+    good, nan = _run_of(tmp_path, "good", _metric()), _run_of(tmp_path, "nan", _metric(value=NAN))
+    for argv, says in [(["/nonexistent"], "/nonexistent: no results.json"),
+                       (["--if-kept", "/nonexistent"], "/nonexistent: no results.json"),
+                       ([str(good), str(nan)], f"{nan}/results.json: metrics[0] memory.free_free_kb: nan is no figure"),
+                       (["--if-kept", str(good), str(nan)], "nan is no figure")]:
+        _one_line(capsys, ["history", "submit", "--data", str(data), *argv], says)
+        assert not data.exists(), argv
