@@ -395,3 +395,23 @@ def test_history_submit_reads_every_run_before_it_queues_one(tmp_path, capsys):
                        (["--if-kept", str(good), str(nan)], "nan is no figure")]:
         _one_line(capsys, ["history", "submit", "--data", str(data), *argv], says)
         assert not data.exists(), argv
+
+
+@pytest.mark.parametrize("schedule, verb, says", [
+    ("when: {nightly: {on_calendar: '*-*-* 02:15:00'}}\njobs: {a: {board: qemu-arm, when: nightly}}\n",
+     "--cron", "when.nightly.cron is missing"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: {board: qemu-arm, when: nightly}}\n",
+     "--systemd", "when.nightly.on_calendar is missing"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: board when}\n", "--cron",
+     "jobs.a must be a mapping of board, when, ..., got 'board when'"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: {board: qemu-arm, when: [nightly]}}\n", "--cron",
+     "jobs.a.when is ['nightly']; defined: nightly"),
+    ("when: [nightly]\njobs: {a: {board: qemu-arm, when: nightly}}\n", "--systemd",
+     "'when' must be a mapping of group -> {cron, on_calendar}, got ['nightly']"),
+])
+def test_lava_schedule_names_a_malformed_schedule(tmp_path, capsys, schedule, verb, says):
+    path = tmp_path / "schedule.yaml"
+    path.write_text(schedule)
+    code, err = _run(capsys, ["lava", "schedule", verb, "--schedule", str(path)])
+    assert code == 2 and err == f"boardlab lava schedule: {path}: {says}", err
+    assert not capsys.readouterr().out

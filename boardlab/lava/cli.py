@@ -220,7 +220,8 @@ def cmd_server(args):
 
 
 def cmd_schedule(args):
-    sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE))
+    sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE),
+                               times=("on_calendar",) if args.systemd else ("cron",))
     if args.systemd:
         for name, text in lava.systemd_units(sched).items():
             print(f"# /etc/systemd/system/{name}\n{text}")
