@@ -415,3 +415,20 @@ def test_lava_schedule_names_a_malformed_schedule(tmp_path, capsys, schedule, ve
     code, err = _run(capsys, ["lava", "schedule", verb, "--schedule", str(path)])
     assert code == 2 and err == f"boardlab lava schedule: {path}: {says}", err
     assert not capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"name": "free_kb"}, "memory.free_kb: not in the catalogue"),
+    ({"value": NAN}, "memory.free_free_kb: nan is no figure"),
+    ({"suite": "boot_time", "name": "guest_login", "unit": "s", "value": 0.0},
+     "boot_time.guest_login: 0 s as a baseline"),
+])
+def test_compare_of_a_bad_run_creates_nothing(tmp_path, capsys, monkeypatch, no_board, bad, says):
+    """A run directory as side A whose figures cannot be judged: refused before
+    results/compare-*/console/ is made."""
+    good = _run_of(tmp_path, "good", _metric(**{k: v for k, v in bad.items() if k != "value"}))
+    run = _run_of(tmp_path, "bad", _metric(**bad))
+    monkeypatch.chdir(tmp_path)
+    _one_line(capsys, ["compare", "--board", "qemu-arm", "--kernel", str(run), "--kernel", str(good)],
+              f"{run}/results.json: metrics[0] {says}")
+    assert not (tmp_path / "results").exists()
