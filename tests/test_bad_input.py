@@ -432,3 +432,14 @@ def test_compare_of_a_bad_run_creates_nothing(tmp_path, capsys, monkeypatch, no_
     _one_line(capsys, ["compare", "--board", "qemu-arm", "--kernel", str(run), "--kernel", str(good)],
               f"{run}/results.json: metrics[0] {says}")
     assert not (tmp_path / "results").exists()
+
+
+def test_a_run_s_own_figures_become_baselines_only_when_usable(tmp_path):
+    """pytest --update-baselines pools what the run recorded: a NaN or a zero boot time
+    would make a baselines file no later run could read. Refused, nothing written."""
+    from boardlab.judge.results import Metric, update_baselines
+    from boardlab.measure.catalogue import BadFigure
+    for metric in (_metric(value=NAN), _metric(suite="boot_time", name="guest_login", unit="s", value=0.0)):
+        with pytest.raises(BadFigure, match=f"qemu-arm armmp {metric['suite']}.{metric['name']}: "):
+            update_baselines([[Metric(**_metric()), Metric(**metric)]], tmp_path)
+        assert not list(tmp_path.iterdir())

@@ -11,6 +11,7 @@ from pathlib import Path
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
 from boardlab.judge.decide import host_bound
+from boardlab.measure.catalogue import usable
 
 
 def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None,
@@ -50,9 +51,11 @@ def _pooled(runs) -> dict:
 
 
 def _baseline(board: str, kernel: str, key: str, e: dict, facts_of) -> bl.Baseline:
-    """One metric's pooled samples as its baseline; BaselineError where they are not one
-    host's (a host-bound figure) or not of one setting."""
-    m, samples = e["m"], e["samples"]
+    """One metric's pooled samples as its baseline; BadFigure where they are no figures
+    (catalogue.usable), BaselineError where they are not one host's (a host-bound figure)
+    or not of one setting."""
+    m = e["m"]   # a run's own figures (pytest --update-baselines) come here unread by load_run
+    samples = usable(key, e["samples"], f"{board} {kernel} {key}", reference=True)
     if len(e["hosts"]) > 1 and host_bound(m.clock, facts_of(board), key):
         raise bl.BaselineError(
             f"{board} {kernel} {key}: the runs were measured on different hosts "
