@@ -118,7 +118,7 @@ def cmd_baselines(args):
         if not args.runs:
             print("boardlab baselines update: name one or more run directories", file=sys.stderr)
             return 2
-        docs = [load_run(r) for r in args.runs]   # BadRun: exit 2 before anything is written
+        docs = [load_run(r, reference=True, judged=True) for r in args.runs]   # exit 2, nothing written
         harnesses = {d["meta"].get("source") for d in docs}   # lava runs: LAVA's own file
         if len(harnesses) > 1:
             print(f"boardlab baselines update: runs of different harnesses "

@@ -200,7 +200,7 @@ def test_baselines_update_of_a_metric_with_a_key_no_run_has(tmp_path, capsys, mo
     run = tmp_path / "run"
     run.mkdir()
     m = {"board": "qemu-arm", "kernel": "armmp", "suite": "memory", "name": "free_free_kb",
-         "value": 1.0, "unit": "kB", "colour": "red"}
+         "value": 1.0, "unit": "kB", "verdict": "new", "colour": "red"}
     (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [m]}))
     _one_line(capsys, ["baselines", "update", str(run)], "field 'metrics[0]' has 'colour'")
 
@@ -254,3 +254,192 @@ def test_vlab_up_with_a_board_the_virtual_lab_lacks_starts_nothing(capsys, monke
     code, err = _run(capsys, ["vlab", "up", "--board", board])
     assert code == 2 and len(err.splitlines()) == 1 and why in err, err
 
+
+# ---- figures no verdict can use, and baselines update ---------------------------------------
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _metric(kernel="armmp", suite="memory", name="free_free_kb", value=3072.0, unit="kB", **more):
+    return {"board": "qemu-arm", "kernel": kernel, "suite": suite, "name": name, "value": value,
+            "unit": unit, "samples": [value], "verdict": "new", "clock": "none", "host": "vm-a", **more}
+
+
+def _run_of(tmp_path, name, *metrics):
+    run = tmp_path / name
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"meta": {"run_id": name}, "metrics": list(metrics)}))
+    return run
+
+
+def test_baselines_update_of_two_kernels_writes_neither_when_the_second_is_bad(tmp_path, capsys, monkeypatch):
+    """Pooled over two runs, the second kernel's figures are of two settings: refused
+    before the first kernel's file is written."""
+    from boardlab.judge import baselines as bl
+    written = []
+    monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
+    jitter = {"suite": "jitter", "name": "p99_us", "unit": "us", "value": 90.0, "clock": "guest-deterministic"}
+    one = _run_of(tmp_path, "one", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 10}))
+    two = _run_of(tmp_path, "two", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 60}))
+    _one_line(capsys, ["baselines", "update", str(one), str(two)], "rt-armmp jitter.p99_us: the runs were "
+              "measured with other settings")
+    assert written == []
+
+
+def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
+    """The second kernel's stored file is broken: the first kernel's is not written either."""
+    from boardlab.judge import baselines as bl
+    from boardlab.judge.results import Metric, update_baselines
+    (tmp_path / "rt-armmp").mkdir()
+    (tmp_path / "rt-armmp/qemu-arm.yaml").write_text("metrics: {memory.free_free_kb: {value: lots, unit: kB}}\n")
+    runs = [[Metric(**_metric(kernel)) for kernel in ("armmp", "rt-armmp")]]
+    with pytest.raises(bl.BaselineError, match=r"rt-armmp/qemu-arm.yaml: metrics.memory.free_free_kb.value "
+                                               r"must be a number"):
+        update_baselines(runs, tmp_path)
+    assert not (tmp_path / "armmp").exists()
+
+
+@pytest.mark.parametrize("metric, says", [
+    ({"value": NAN}, "nan is no figure"),
+    ({"value": INF}, "inf is no figure"),
+    ({"samples": [3072, NAN, 3072]}, "nan is no figure"),
+    ({"suite": "boot_time", "name": "guest_login", "unit": "s", "value": 0.0}, "0 s as a baseline"),
+    ({"value": "3072"}, "'3072' is not a number"),
+    ({"name": "free_kb"}, "memory.free_kb: not in the catalogue"),
+    ({"unit": "MB"}, "in 'MB', the catalogue says 'kB'"),
+])
+def test_baselines_update_refuses_a_figure_no_verdict_can_use(tmp_path, capsys, monkeypatch, metric, says):
+    from boardlab.judge import baselines as bl
+    monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    m = _metric(**{k: v for k, v in metric.items() if k != "samples"})
+    m["samples"] = metric.get("samples", m["samples"])
+    run = _run_of(tmp_path, "run", m)
+    _one_line(capsys, ["baselines", "update", str(run)], f"{run}/results.json: metrics[0] ")
+    _one_line(capsys, ["baselines", "update", str(run)], says)
+
+
+@pytest.mark.parametrize("stored, says", [
+    ("{value: .nan, unit: kB}", "metrics.memory.free_free_kb: nan is no figure"),
+    ("{value: 3072, unit: kB, samples: [3072, .nan, 3072]}", "metrics.memory.free_free_kb: nan is no figure"),
+    ("{value: .inf, unit: kB}", "metrics.memory.free_free_kb: inf is no figure"),
+])
+def test_a_stored_baseline_that_is_no_figure_is_refused(tmp_path, stored, says):
+    """[3072] x 5 against [3072, nan, 3072] was 'same'; an infinite baseline made the floor
+    infinite."""
+    from boardlab.judge import baselines as bl
+    (tmp_path / "armmp").mkdir()
+    (tmp_path / "armmp/qemu-arm.yaml").write_text(f"metrics:\n  memory.free_free_kb: {stored}\n")
+    with pytest.raises(bl.BaselineError) as e:
+        bl.load("armmp", "qemu-arm", tmp_path)
+    assert str(e.value) == f"{tmp_path}/armmp/qemu-arm.yaml: {says}" + (
+        " (a measurement that failed?)"), str(e.value)
+
+
+def test_a_zero_baseline_is_refused_where_the_floor_is_relative_only(tmp_path):
+    """A zero baseline made the floor 0 and the interval (inf, inf) %; memory's floor is
+    absolute (a page): 0 kB is a figure there."""
+    from boardlab.judge import baselines as bl
+    (tmp_path / "armmp").mkdir()
+    path = tmp_path / "armmp/qemu-arm.yaml"
+    path.write_text("metrics:\n  memory.free_buffers_kb: {value: 0, unit: kB}\n")
+    assert bl.load("armmp", "qemu-arm", tmp_path)["memory.free_buffers_kb"].value == 0
+    path.write_text("metrics:\n  boot_time.guest_login: {value: 0.0, unit: s, samples: [0.0, 0.0]}\n")
+    with pytest.raises(bl.BaselineError, match=r"qemu-arm.yaml: metrics.boot_time.guest_login: 0 s as a "
+                                               r"baseline: the floor is 1.0% of it"):
+        bl.load("armmp", "qemu-arm", tmp_path)
+
+
+def test_report_refuses_a_run_with_no_figure_or_no_verdict(tmp_path, capsys):
+    nan = _run_of(tmp_path, "nan", _metric(value=NAN))
+    no_verdict = _run_of(tmp_path, "no-verdict", {k: v for k, v in _metric().items() if k != "verdict"})
+    _one_line(capsys, ["report", str(nan)],
+              f"{nan}/results.json: metrics[0] memory.free_free_kb: nan is no figure")
+    _one_line(capsys, ["report", str(no_verdict)], "field 'metrics[0]' lacks verdict")
+    assert not list(tmp_path.rglob("report.html"))
+
+
+def test_report_of_two_runs_refuses_a_zero_on_the_side_judged_against(tmp_path, capsys):
+    login = {"suite": "boot_time", "name": "guest_login", "unit": "s", "clock": "guest-deterministic"}
+    zero = _run_of(tmp_path, "zero", _metric(**login, value=0.0))
+    some = _run_of(tmp_path, "some", _metric(**login, value=20.7))
+    _one_line(capsys, ["report", str(zero), str(some), "--html", str(tmp_path / "r.html")],
+              "0 s as a baseline")
+    assert main(["report", str(some), str(zero), "--html", str(tmp_path / "r.html")]) == 0   # B may be 0
+
+
+@pytest.mark.parametrize("measurement, says", [("nan", "nan is no figure"), ("inf", "inf is no figure"),
+                                               ("lots", "'lots' is not a number")])
+def test_lava_results_refuse_a_measurement_that_is_no_figure(tmp_path, capsys, measurement, says):
+    """A test case's measurement, LAVA's text, is checked before results.json is written."""
+    d = tmp_path / "lava-run"
+    d.mkdir()
+    (d / "job.yaml").write_text("device_type: boardlab-qemu-arm\nmetadata: {boardlab.kernel: armmp}\n")
+    case = {"definition": "1_memory", "case": "free_total_kb", "measurement": "3072", "units": "kB",
+            "result": "pass"}
+    lines = [{"dt": "2026-11-20T10:00:0%d" % i, "lvl": "results", "msg": c} for i, c in
+             enumerate([case, dict(case, case="free_free_kb", measurement=measurement)])]
+    (d / "job.log").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.log: test case memory.free_free_kb: {says}")
+    assert sorted(p.name for p in d.iterdir()) == ["job.log", "job.yaml"]
+
+
+def test_history_submit_reads_every_run_before_it_queues_one(tmp_path, capsys):
+    """A missing run, or one with a figure that is no figure after a good one: one line,
+    exit 2, and no queue (nor data directory) made; --if-kept says so too, where the lab
+    keeps no history (it exited 0 saying nothing)."""
+    data = tmp_path / "history"
+    good, nan = _run_of(tmp_path, "good", _metric()), _run_of(tmp_path, "nan", _metric(value=NAN))
+    for argv, says in [(["/nonexistent"], "/nonexistent: no results.json"),
+                       (["--if-kept", "/nonexistent"], "/nonexistent: no results.json"),
+                       ([str(good), str(nan)], f"{nan}/results.json: metrics[0] memory.free_free_kb: nan is no figure"),
+                       (["--if-kept", str(good), str(nan)], "nan is no figure")]:
+        _one_line(capsys, ["history", "submit", "--data", str(data), *argv], says)
+        assert not data.exists(), argv
+
+
+@pytest.mark.parametrize("schedule, verb, says", [
+    ("when: {nightly: {on_calendar: '*-*-* 02:15:00'}}\njobs: {a: {board: qemu-arm, when: nightly}}\n",
+     "--cron", "when.nightly.cron is missing"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: {board: qemu-arm, when: nightly}}\n",
+     "--systemd", "when.nightly.on_calendar is missing"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: board when}\n", "--cron",
+     "jobs.a must be a mapping of board, when, ..., got 'board when'"),
+    ("when: {nightly: {cron: '15 2 * * *'}}\njobs: {a: {board: qemu-arm, when: [nightly]}}\n", "--cron",
+     "jobs.a.when is ['nightly']; defined: nightly"),
+    ("when: [nightly]\njobs: {a: {board: qemu-arm, when: nightly}}\n", "--systemd",
+     "'when' must be a mapping of group -> {cron, on_calendar}, got ['nightly']"),
+])
+def test_lava_schedule_names_a_malformed_schedule(tmp_path, capsys, schedule, verb, says):
+    path = tmp_path / "schedule.yaml"
+    path.write_text(schedule)
+    code, err = _run(capsys, ["lava", "schedule", verb, "--schedule", str(path)])
+    assert code == 2 and err == f"boardlab lava schedule: {path}: {says}", err
+    assert not capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"name": "free_kb"}, "memory.free_kb: not in the catalogue"),
+    ({"value": NAN}, "memory.free_free_kb: nan is no figure"),
+    ({"suite": "boot_time", "name": "guest_login", "unit": "s", "value": 0.0},
+     "boot_time.guest_login: 0 s as a baseline"),
+])
+def test_compare_of_a_bad_run_creates_nothing(tmp_path, capsys, monkeypatch, no_board, bad, says):
+    """A run directory as side A whose figures cannot be judged: refused before
+    results/compare-*/console/ is made."""
+    good = _run_of(tmp_path, "good", _metric(**{k: v for k, v in bad.items() if k != "value"}))
+    run = _run_of(tmp_path, "bad", _metric(**bad))
+    monkeypatch.chdir(tmp_path)
+    _one_line(capsys, ["compare", "--board", "qemu-arm", "--kernel", str(run), "--kernel", str(good)],
+              f"{run}/results.json: metrics[0] {says}")
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_run_s_own_figures_become_baselines_only_when_usable(tmp_path):
+    """pytest --update-baselines pools what the run recorded: a NaN or a zero boot time
+    would make a baselines file no later run could read. Refused, nothing written."""
+    from boardlab.judge.results import Metric, update_baselines
+    from boardlab.measure.catalogue import BadFigure
+    for metric in (_metric(value=NAN), _metric(suite="boot_time", name="guest_login", unit="s", value=0.0)):
+        with pytest.raises(BadFigure, match=f"qemu-arm armmp {metric['suite']}.{metric['name']}: "):
+            update_baselines([[Metric(**_metric()), Metric(**metric)]], tmp_path)
+        assert not list(tmp_path.iterdir())

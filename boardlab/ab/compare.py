@@ -55,8 +55,10 @@ class Side:
         self.timeline = self.timeline or [s.to_dict() for s in spans]
 
 
-def stored_side(spec: str) -> Side | None:
-    """A side that needs no boot: baseline:<board>:<kernel>, or a run directory."""
+def stored_side(spec: str, reference: bool = False) -> Side | None:
+    """A side that needs no boot: baseline:<board>:<kernel>, or a run directory (its
+    figures checked by load_run: catalogue metrics, usable figures; reference: it is side
+    A, what the other is judged against)."""
     if spec.startswith("baseline:"):
         board, kernel, base = bl.load_stored(spec)
         side = Side(f"{kernel} (stored)", samples={k: b.values() for k, b in base.items()}, board=board,
@@ -67,7 +69,8 @@ def stored_side(spec: str) -> Side | None:
         return side
     path = Path(spec)
     if path.is_dir() and (path / "results.json").exists():
-        data = load_run(path)
+        data = load_run(path, reference=reference, judged=True)
+        data["metrics"] = [m for m in data["metrics"] if m["value"] is not None]   # missing: no figures
         boards = {m["board"] for m in data["metrics"]}
         side = Side(f"{path.name}", host=data["meta"].get("host"),
                     board=boards.pop() if len(boards) == 1 else None)
@@ -245,7 +248,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         raise InputError(f"unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
                          f"(known: {', '.join(sample.FAMILIES)})")
     this_host = clocks.this_host()["id"]
-    sides = [stored_side(s) or Side(s, kernel=s) for s in specs]
+    sides = [stored_side(s, reference=i == 0) or Side(s, kernel=s) for i, s in enumerate(specs)]
     if any(s.kernel for s in sides):
         require_env(env_path)   # before anything is written
     if phase_log and not all(s.kernel for s in sides):

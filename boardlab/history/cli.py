@@ -13,6 +13,8 @@ from boardlab.judge.results import load_run
 
 def _land(server, args):   # the main job: only where history is kept
     from boardlab.history.submit import land
+    for run in args.runs:   # a bad run is bad input whether or not the lab keeps a history
+        load_run(Path(run))
     for run in args.runs:
         if land(Path(run), args.lab) and server.is_up():   # the series beside the run's report
             from boardlab.history import charts
@@ -24,8 +26,9 @@ def _land(server, args):   # the main job: only where history is kept
 
 def _submit(server, args):
     from boardlab.history import submit
-    for run in args.runs:
-        submit.enqueue(server, Path(run))   # queued first: nothing is lost if SQUAD is down
+    subs = [s for run in args.runs for s in submit.submissions(Path(run))]   # every run read first
+    if subs:   # queued before it is sent: nothing is lost if SQUAD is down
+        submit.queue(server, subs)
     added, had, left = submit.flush(server, progress=print)
     print(f"history {server.lab}: {added} added, {had} there already, {left} left queued"
           + (f" ({submit.queue_dir(server)}; SQUAD down? boardlab history up)" if left else ""))

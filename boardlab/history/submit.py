@@ -227,10 +227,15 @@ def queue_dir(server: HistoryServer) -> Path:
 
 def enqueue(server: HistoryServer, run_dir: Path) -> list[Path]:
     """The run's submissions written to the queue (a run queued twice: the same files)."""
+    return queue(server, submissions(run_dir))   # read and checked before the queue is made
+
+
+def queue(server: HistoryServer, subs: list[Submission]) -> list[Path]:
+    """Submissions written to the queue."""
     q = queue_dir(server)
     q.mkdir(parents=True, exist_ok=True)
     paths = []
-    for s in submissions(run_dir):
+    for s in subs:
         path = q / f"{s.job_id}.json"
         atomic_write(path, json.dumps(asdict(s), indent=1) + "\n")
         paths.append(path)

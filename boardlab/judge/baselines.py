@@ -19,7 +19,7 @@ import yaml
 from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import clocks, kernelid
-from boardlab.measure.catalogue import METRICS, for_harness
+from boardlab.measure.catalogue import METRICS, BadFigure, for_harness, usable
 from boardlab import yamltext
 
 KERNELS_DIR = PROJECT_ROOT / "kernels"
@@ -149,6 +149,10 @@ def _parse_metric(name, m, path, where) -> Baseline:
             isinstance(o, dict) and isinstance((o.get("source") or {}).get("settings"), dict) for o in others)):
         raise BaselineError(f"{_field(path, where, 'other_settings')} must be a list of metrics, each "
                             f"with its source.settings, got {others!r}")
+    try:
+        usable(name, [m["value"]] + (samples or []), f"{path}: metrics.{where}", reference=True)
+    except BadFigure as e:   # a BaselineError: what a run checks before it boots
+        raise BaselineError(str(e)) from None
     return Baseline(name, float(m["value"]), m["unit"], direction, spread, m.get("source"), samples,
                     [_parse_metric(name, o, path, f"{where}.other_settings[{i}]")
                      for i, o in enumerate(others)] if others else None)

@@ -5,7 +5,6 @@ the results of everything measured before the interruption."""
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -15,7 +14,8 @@ from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
-from boardlab.judge.decide import Figures, decide, host_bound
+from boardlab.judge.decide import Figures, decide
+from boardlab.judge.pooling import update_baselines
 from boardlab.measure import catalogue, clocks, kernelid
 
 
@@ -215,52 +215,6 @@ class RunResults:
                                 facts=self._boards, identities=self.meta.get("kernels", {}))
 
 
-def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = None,
-                     facts: dict | None = None, identities: dict | None = None) -> list[Path]:
-    """Baselines from one or more runs (lists of Metric): per metric all samples pooled
-    (over runs, they carry the run-to-run noise the verdict must not take for a change),
-    their median and spread."""
-    def facts_of(name):   # the facts the runs were measured with, else the checkout's
-        return (facts or {}).get(name) or load_board(name)
-    pooled = {}
-    for metrics in runs:
-        for m in metrics:
-            if m.value is None:   # missing: nothing measured to pool
-                continue
-            entry = pooled.setdefault((m.board, m.kernel, m.key),
-                                      {"m": m, "samples": [], "runs": 0, "hosts": set(), "settings": set()})
-            entry["settings"].add(json.dumps(m.settings, sort_keys=True) if m.settings else "")
-            entry["samples"] += m.samples or [m.value]
-            entry["runs"] += 1
-            entry["hosts"].add(m.host)
-    by_target = {}
-    for (board, kernel, key), e in pooled.items():
-        by_target.setdefault((board, kernel), {})[key] = e
-    written = []
-    for (board, kernel), entries in sorted(by_target.items()):
-        new = {}
-        for key, e in entries.items():
-            m, samples = e["m"], e["samples"]
-            if len(e["hosts"]) > 1 and host_bound(m.clock, facts_of(board), key):
-                raise bl.BaselineError(
-                    f"{board} {kernel} {key}: the runs were measured on different hosts "
-                    f"({', '.join(sorted(str(h) for h in e['hosts']))}); a {m.clock}-clock "
-                    f"figure's baseline comes from one host")
-            if len(e["settings"]) > 1:
-                raise bl.BaselineError(f"{board} {kernel} {key}: the runs were measured with other settings "
-                                       f"({', '.join(sorted(s or 'none said' for s in e['settings']))}); "
-                                       f"a baseline pools runs of one")
-            source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
-            source["runs"] = e["runs"]
-            if m.settings:
-                source["settings"] = m.settings
-            new[key] = bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
-                                   bl.spread_of(samples), source, list(samples))
-        written.append(bl.write(kernel, board, new, root, harness=harness,
-                                identity=(identities or {}).get(f"{board}/{kernel}")))
-    return written
-
-
 class BadRun(InputError):
     """A run directory or results.json that cannot be read as one."""
 
@@ -268,9 +222,11 @@ class BadRun(InputError):
 METRIC_FIELDS = frozenset(f.name for f in fields(Metric))
 
 
-def load_run(path) -> dict:
+def load_run(path, reference: bool = False, judged: bool = False) -> dict:
     """A run's results.json (the directory, or the file itself); BadRun naming the file
-    when it is missing, empty, truncated or not a run's results."""
+    when it is missing, empty, truncated or not a run's results, BadFigure when a figure is
+    no number (catalogue.usable). reference: its figures are what others are judged against
+    (side A, baselines to be); judged: each metric must be the catalogue's, in its unit."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
@@ -291,10 +247,23 @@ def load_run(path) -> dict:
             or not isinstance(data.get("metrics"), list):
         raise BadRun(f"{p}: not a run's results (no 'meta' mapping and 'metrics' list)")
     for i, m in enumerate(data["metrics"]):
-        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit")
+        missing = [k for k in ("board", "kernel", "suite", "name", "value", "unit", "verdict")
                    if not isinstance(m, dict) or k not in m]
         extra = sorted(set(m) - METRIC_FIELDS) if not missing else []
         if missing or extra:
             raise BadRun(f"{p}: field 'metrics[{i}]' " + (f"lacks {', '.join(missing)}" if missing else
                          f"has {', '.join(map(repr, extra))}, which no run's metric has"))
+        _check_figures(m, f"{p}: metrics[{i}] {m['suite']}.{m['name']}", reference, judged)
     return data
+
+
+def _check_figures(m: dict, where: str, reference: bool, judged: bool):
+    key = f"{m['suite']}.{m['name']}"
+    spec = catalogue.METRICS.get(key)
+    if judged and (spec is None or spec.unit != m["unit"]):   # no floor to judge it by
+        raise BadRun(f"{where}: " + (f"in {m['unit']!r}, the catalogue says {spec.unit!r}" if spec else
+                                     "not in the catalogue (boardlab/measure/catalogue.py)"))
+    if m["value"] is not None:   # None: missing, nothing measured
+        catalogue.usable(key, [m["value"]], where, reference)
+        if m.get("samples"):     # none: the value alone
+            catalogue.usable(key, m["samples"], where, reference)

@@ -88,8 +88,8 @@ def cmd_run(args):
 def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qemu_clock=None,
              job=None):
     entries = lava.read_log(Path(log_path).read_text())
-    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host,
-                                qemu_clock=qemu_clock, settings=lava.settings_of(job or {}))
+    res = lava.results_from_log(entries, board, kernel, run_dir, job_ref, host=host, qemu_clock=qemu_clock,
+                                settings=lava.settings_of(job or {}), log_path=log_path)
     expected = lava.expected_of(job or {})
     if expected:   # the job's expected test cases: one not reported is missing, and fails
         res.mark_missing(board.name, kernel, set(expected), expected)
@@ -220,7 +220,8 @@ def cmd_server(args):
 
 
 def cmd_schedule(args):
-    sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE))
+    sched = lava.load_schedule(Path(args.schedule or lava.SCHEDULE),
+                               times=("on_calendar",) if args.systemd else ("cron",))
     if args.systemd:
         for name, text in lava.systemd_units(sched).items():
             print(f"# /etc/systemd/system/{name}\n{text}")

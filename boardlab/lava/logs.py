@@ -16,7 +16,7 @@ from boardlab.judge import baselines as bl
 from boardlab.judge import outcomes
 from boardlab.judge.results import RunResults
 from boardlab.lava.suites import HARNESS
-from boardlab.measure import console
+from boardlab.measure import catalogue, console
 from boardlab import yamltext
 
 def read_log(text: str) -> list[dict]:
@@ -163,15 +163,35 @@ def last_wait(entries) -> str | None:
     return None
 
 
+def measurements(entries, where: str) -> list[tuple[str, dict, float]]:
+    """(suite, test case, its measurement) of each case that has one, every figure checked
+    (catalogue.usable: 'nan' is no figure) before the first is recorded; where: the log."""
+    out = []
+    for case in test_cases(entries):
+        if case.get("measurement") in (None, "None", ""):
+            continue
+        suite = re.sub(r"^\d+_", "", str(case["definition"]))   # LAVA's '1_memory'
+        key = f"{suite}.{case['case']}"
+        try:
+            value = float(case["measurement"])   # LAVA's is text
+        except (TypeError, ValueError):
+            value = case["measurement"]          # catalogue.usable says it is no number
+        out.append((suite, case, catalogue.usable(key, [value], f"{where}: test case {key}")[0]))
+    return out
+
+
 def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref: str,
                      baselines_root: Path = bl.KERNELS_DIR, host: dict | None = None,
-                     qemu_clock: str | None = None, settings: dict | None = None) -> RunResults:
+                     qemu_clock: str | None = None, settings: dict | None = None,
+                     log_path: Path | None = None) -> RunResults:
     """Write results.json for a LAVA job log: boot-time milestones timed from the log,
     the test cases' measurements as the pytest suites name them. Verdicts are the
     gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
     machine the job ran on (default this one, as for lava-run here); qemu_clock: a virtual
     board's clock during the job (default: its facts); settings: {suite: how it was
-    measured} (jobs.settings_of the job definition)."""
+    measured} (jobs.settings_of the job definition); log_path: the log the entries are
+    from, named by an error."""
+    measured = measurements(entries, str(log_path or job_ref))   # before results.json is written
     res = RunResults(run_dir, baselines_root, host, harness=HARNESS)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board.name,
                      "kernel": kernel})
@@ -184,12 +204,9 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     for name, value in milestones.items():
         res.record(board.name, kernel, "boot_time", name, value, samples=[value],
                    test=f"lava:{job_ref}:boot", qemu_clock=qemu_clock)
-    for case in test_cases(entries):
-        if case.get("measurement") in (None, "None", ""):
-            continue
-        suite = re.sub(r"^\d+_", "", str(case["definition"]))   # LAVA's '1_memory'
+    for suite, case, value in measured:
         # unit and direction: the catalogue's (record refuses a unit LAVA got wrong)
-        res.record(board.name, kernel, suite, case["case"], float(case["measurement"]),
+        res.record(board.name, kernel, suite, case["case"], value,
                    case.get("units") or None, test=f"lava:{job_ref}:{case['definition']}"
                    f" result={case.get('result')}", qemu_clock=qemu_clock, settings=(settings or {}).get(suite))
     res.save()

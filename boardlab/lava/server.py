@@ -24,7 +24,9 @@ def lavacli(identity: str | None, *args, check=True) -> str:
     return r.stdout
 
 
-def load_schedule(path: Path = SCHEDULE) -> dict:
+def load_schedule(path: Path = SCHEDULE, times: tuple = ()) -> dict:
+    """The schedule, checked; times: what each group of `when` must say (cron for the
+    cron lines, on_calendar for systemd's timers)."""
     try:
         data = yamltext.load(path.read_text())
     except FileNotFoundError:
@@ -35,15 +37,32 @@ def load_schedule(path: Path = SCHEDULE) -> dict:
         raise LavaInputError(f"{path}: needs a 'jobs' mapping of name -> {{board, kernel, suites, when}}")
     if not isinstance(data.get("trees", {}), dict):
         raise LavaInputError(f"{path}: 'trees' must be a mapping of name -> {{tree, branch, board, when}}")
+    _check_groups(data, path, times)
     for group, needs in (("jobs", ("board", "when")), ("trees", ("tree", "board", "when"))):
         for name, spec in data.get(group, {}).items():
+            if not isinstance(spec, dict):
+                raise LavaInputError(f"{path}: {group}.{name} must be a mapping of "
+                                     f"{', '.join(needs)}, ..., got {spec!r}")
             for key in needs:
-                if key not in (spec or {}):
+                if key not in spec:
                     raise LavaInputError(f"{path}: {group}.{name}.{key} is missing")
-            if spec["when"] not in data.get("when", {}):
+            if not isinstance(spec["when"], str) or spec["when"] not in data.get("when", {}):
                 raise LavaInputError(f"{path}: {group}.{name}.when is {spec['when']!r}; defined: "
                                      f"{', '.join(data.get('when', {}))}")
     return data
+
+
+def _check_groups(data: dict, path: Path, times: tuple):
+    """when: a mapping of group -> {cron, on_calendar}, each group with the times asked for."""
+    groups = data.get("when", {})
+    if not isinstance(groups, dict) or not all(isinstance(g, dict) for g in groups.values()):
+        raise LavaInputError(f"{path}: 'when' must be a mapping of group -> {{cron, on_calendar}}, "
+                             f"got {groups!r}")
+    for name, group in groups.items():
+        for key in times:
+            if not isinstance(group.get(key), str):
+                raise LavaInputError(f"{path}: when.{name}.{key} " + (
+                    f"must be a string, got {group[key]!r}" if key in group else "is missing"))
 
 
 def nightly_commands(schedule: dict) -> list[tuple[str, str, str]]:

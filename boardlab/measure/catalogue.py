@@ -26,6 +26,7 @@ lmbench +55 % and more; the noise bench/noise.py measured on the deterministic c
 - build times 10 %: this host's own, noisy (a rank test)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from boardlab.errors import InputError
@@ -167,6 +168,32 @@ def spec(key: str) -> MetricSpec:
     except KeyError:
         raise UnknownMetric(f"metric {key!r} is not in the catalogue (boardlab/measure/catalogue.py): "
                             f"add it there with its unit, direction and floor") from None
+
+
+class BadFigure(InputError):
+    """A figure no verdict can use: names where it came from and the metric."""
+
+
+def usable(key: str, values, where: str, reference: bool = False) -> list[float]:
+    """The figures of metric key as floats, or BadFigure saying where (the file and the
+    metric there): none at all, one that is no number, NaN or infinite (each would pass a
+    comparison as 'same' or make the floor infinite). reference: they are what others are
+    judged against (a baseline, side A), where a zero of a metric whose floor is relative
+    only would make the floor 0 and every change infinitely many percent."""
+    if not isinstance(values, (list, tuple)):
+        raise BadFigure(f"{where}: {values!r} is not a list of figures")
+    if not values:
+        raise BadFigure(f"{where}: no figures (an empty list): a metric needs one at least")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BadFigure(f"{where}: {v!r} is not a number")
+        if not math.isfinite(v):
+            raise BadFigure(f"{where}: {v} is no figure (a measurement that failed?)")
+    metric = METRICS.get(key)
+    if reference and metric and metric.floor_rel > 0 and metric.floor_abs == 0 and 0 in values:
+        raise BadFigure(f"{where}: 0 {metric.unit} as a baseline: the floor is {metric.floor_rel:.1%} "
+                        f"of it, so every change would be infinitely large")
+    return [float(v) for v in values]
 
 
 def of_suite(suite: str, lava: bool | None = None) -> list[MetricSpec]:

@@ -26,15 +26,16 @@ TEMPLATES = Path(__file__).parent / "templates"
 HISTORY_PAGE = "history/history.html"   # the run's series in the lab's history, where it keeps one
 
 
-def load_side(spec: str) -> tuple[str, dict, list]:
-    """-> (label, {(board, suite.metric): metric as results.json has it}, plot files)."""
+def load_side(spec: str, reference: bool = False) -> tuple[str, dict, list]:
+    """-> (label, {(board, suite.metric): metric as results.json has it}, plot files).
+    reference: the side the other is judged against (results.load_run)."""
     if spec.startswith("baseline:"):
         board, kernel, base = bl.load_stored(spec)
         return (f"{board} {kernel}",
                 {(board, k): {"value": b.value, "unit": b.unit, "samples": b.values(),
                               "verdict": "", "clock": b.clock() or "", "host": b.host_id()}
                  for k, b in base.items()}, [])
-    data = load_run(spec)
+    data = load_run(spec, reference=reference)
     metrics, kernels = {}, set()
     for m in data["metrics"]:
         metrics[(m["board"], f"{m['suite']}.{m['name']}")] = dict(m, harness=data["meta"].get("harness"))
@@ -143,7 +144,7 @@ def pair_rows(a: dict, b: dict) -> list[Row]:
 
 
 def table(spec_a: str, spec_b: str | None = None) -> tuple[list[str], list[Row], list]:
-    la, a, plots = load_side(spec_a)
+    la, a, plots = load_side(spec_a, reference=bool(spec_b))
     if spec_b:
         lb, b, plots_b = load_side(spec_b)
         return (["metric", "unit", la, lb, "delta", "verdict", "why"], pair_rows(a, b),
