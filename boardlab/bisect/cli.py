@@ -1,6 +1,8 @@
 """`boardlab bisect ...` and `boardlab history watch`: the bisect's verbs."""
 from __future__ import annotations
 
+from boardlab.judge.decide import EXACT_SHOWN
+
 
 def cmd_bisect(args):
     from boardlab.bisect import run
@@ -73,7 +75,9 @@ def add_nightly_parser(sub):
     ni.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
                     help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot "
                          f"decides; '' for the build's sizes alone, no boot)")
-    ni.add_argument("--boots", type=int, default=1, help="boots of the kernel (default 1)")
+    ni.add_argument("--boots", type=int, default=EXACT_SHOWN,
+                    help=f"boots of the kernel (default {EXACT_SHOWN}: a night's figure shows it repeats "
+                         f"before one boot of it is a sample)")
     ni.add_argument("--config", default=None, help="kernel config fragment (default: the board's, as bisect)")
     ni.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system (default: the board's)")
     ni.add_argument("--out", default=None, help="run directory (default results/nightly-<rev>-<time>)")

@@ -23,6 +23,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import env_path, load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.history.submit import land
+from boardlab.judge.decide import EXACT_SHOWN
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, sample
@@ -110,7 +111,7 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
 
 
 def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=DEFAULT_FAMILIES,
-            boots: int = 1, config=None, root: str = "", out=None) -> Path:
+            boots: int = EXACT_SHOWN, config=None, root: str = "", out=None) -> Path:
     """The night's run of a tree: its run directory (results.json, console logs), landed."""
     from boardlab.bisect.run import default_config
     board = load_board(board_name or default_board())
