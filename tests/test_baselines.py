@@ -447,3 +447,16 @@ def test_baselines_update_keep_host_bound_writes_only_what_any_host_can_judge(tm
     (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [asdict(m) for m in metrics]}))
     assert main(["baselines", "update", "--keep-host-bound", str(run)]) == 0
     assert set(written) == {"boot_time.guest_login", "memory.mem_eat_kb"}
+
+
+def test_a_spread_without_its_samples_gives_the_samples_it_determines():
+    """Older files kept n, min and max but not the samples: three samples are min, median,
+    max; n alike ones are n times the value; anything else is one value."""
+    three = bl.Baseline("memory.mem_eat_kb", 87296, "kB", "higher",
+                        spread={"min": 87232, "max": 87296, "n": 3})
+    assert three.values() == [87232.0, 87296.0, 87296.0]
+    alike = bl.Baseline("memory.free_total_kb", 112196, "kB", "higher",
+                        spread={"min": 112196, "max": 112196, "n": 5})
+    assert alike.values() == [112196.0] * 5
+    four = bl.Baseline("memory.mem_eat_kb", 87296, "kB", "higher", spread={"min": 87232, "max": 87296, "n": 4})
+    assert four.values() == [87296]

@@ -450,7 +450,8 @@ def raised_mem_eat_baseline(tmp_path):
     shutil.copytree(bl.KERNELS_DIR, root)
     metrics = bl.load("armmp", "qemu-arm", root, lava.HARNESS, shared=False)
     metrics["memory.mem_eat_kb"].value *= 4
-    metrics["memory.mem_eat_kb"].samples = None   # the raised value is the baseline
+    # the raised value is the baseline, shown three times (the judge's rule for one run to count)
+    metrics["memory.mem_eat_kb"].samples = [metrics["memory.mem_eat_kb"].value] * 3
     bl.write("armmp", "qemu-arm", metrics, root, harness=lava.HARNESS)
     return root
 

@@ -43,8 +43,15 @@ class Baseline:
     others: list | None = None      # the same metric measured with other settings (Baselines)
 
     def values(self) -> list[float]:
-        """Side A of a comparison: the samples, or the one stored value."""
-        return [float(x) for x in self.samples] if self.samples else [self.value]
+        """Side A of a comparison: the samples; where a file kept only their spread, the
+        samples it determines exactly (n alike, or three: min, median, max); else the
+        one stored value."""
+        if self.samples:
+            return [float(x) for x in self.samples]
+        n, lo, hi = ((self.spread or {}).get(k) for k in ("n", "min", "max"))
+        if isinstance(n, int) and lo is not None and hi is not None and (n == 3 or (lo == hi and n > 1)):
+            return [float(lo), float(self.value), float(hi)] if n == 3 else [float(lo)] * n
+        return [self.value]
 
     def limit(self, harness: str | None = None) -> float | None:
         """The worst value an exact metric may take and still be the same (its floor past
