@@ -176,6 +176,7 @@ def test_the_bad_end_drops_a_metric_it_does_not_regress_and_the_result_names_eac
     assert judge(b, bad) == BAD
     kept, dropped = endpoint_metrics(bad.verdicts, b.metrics)
     assert kept == [USED, FREE] and dropped == [LOGIN]
+    assert endpoint_metrics({}, b.metrics) == (b.metrics, [])    # a failed boot counted bad: all kept
     b.steps.append(bad)
     b.metrics, b.dropped = kept, {LOGIN: "did not regress between g and b: same"}
     culprit = Step("c" * 40, "mm: leak", "step", samples={USED: [20512.0], FREE: [89488.0]})
@@ -186,6 +187,10 @@ def test_the_bad_end_drops_a_metric_it_does_not_regress_and_the_result_names_eac
     assert at[USED] == {"verdict": "regressed", "good": 20000.0, "bad": 20512.0, "change_pct": 2.56}
     assert at[FREE]["verdict"] == "regressed" and at[FREE]["change_pct"] == -0.569
     assert at[LOGIN]["verdict"] == "dropped"
+    panicked = Step("e" * 40, "mm: panic", "step", "bad", why="boot failed: kernel panic")
+    b.steps.append(panicked)                  # --failed-boot bad: the culprit has no figures
+    assert at_first_bad(b, "e" * 40)[USED]["verdict"] == "not measured (boot failed: kernel panic)"
+    b.steps.pop()
     said = bisect_run.summary(b)
     assert f"first bad commit for {USED},{FREE}: {'c' * 40}\n    mm: leak\n" in said
     assert f"    {USED}: regressed, good 20000 kB -> 20512 kB (+2.56 %)\n" in said

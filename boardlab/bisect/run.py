@@ -55,7 +55,10 @@ def _measure_endpoints(b: Bisect, tree: Path):
 
 
 def endpoint_metrics(outcomes: dict, metrics: list) -> tuple[list, list]:
-    """(the metrics the bad revision regresses: the ones bisected, the others: dropped)."""
+    """(the metrics the bad revision regresses: the ones bisected, the others: dropped).
+    No outcomes (a boot that failed, counted bad by --failed-boot bad): all are kept."""
+    if not outcomes:
+        return list(metrics), []
     kept = [m for m in metrics if outcomes.get(m) == vd.REGRESSED]
     return kept, [m for m in metrics if m not in kept]
 
@@ -196,7 +199,8 @@ def at_first_bad(b: Bisect, rev: str) -> dict:
     for m in b.metrics:
         g = _median(good.get(m, []))
         x = _median(there.samples.get(m, [])) if there else None
-        out[m] = {"verdict": (there.verdicts.get(m) if there else None) or "not measured",
+        unmeasured = f"not measured ({there.why})" if there and there.why and not there.verdicts else "not measured"
+        out[m] = {"verdict": (there.verdicts.get(m) if there else None) or unmeasured,
                   "good": g, "bad": x,
                   "change_pct": round(100.0 * (x - g) / g, 3) if g and x is not None else None}
     for m, why in b.dropped.items():
