@@ -211,6 +211,51 @@ def test_a_state_of_one_metric_written_before_still_loads(tmp_path):
     assert Bisect("/t", "g", "b", [USED, FREE, USED], "qemu-arm", "", "", "").metrics == [USED, FREE]
 
 
+def test_a_revision_is_built_once_and_each_boot_measures_the_families_still_undecided(tmp_path, monkeypatch):
+    """Used memory and the login time (exact) and cyclictest's p99 (noisy) of the good
+    revision: one build; the first three boots measure every family, then the exact ones
+    have shown they repeat and the last two boots run the jitter alone (--repeats 5)."""
+    import contextlib
+
+    import boardlab.boot.session as session
+    from boardlab.bisect import step as bisect_step
+    from boardlab.measure import sample
+    b = _several(tmp_path, (USED, LOGIN, "jitter.p99_us"))
+    builds, measured = [], []
+    monkeypatch.setattr(bisect_step, "build_tree", lambda *a: builds.append(a) or
+                        type("Built", (), {"figures": lambda self: {}})())
+
+    class Strategy:
+        last_boot = type("Rec", (), {"qemu_clock": None})()
+
+        def select(self, **k):
+            pass
+
+        def reboot(self):
+            measured.append([])
+            return None
+
+    @contextlib.contextmanager
+    def board_session(env, log_dir):
+        yield Strategy(), lambda: None
+    monkeypatch.setattr(session, "board_session", board_session)
+    jitter = iter([100, 104, 98, 110, 101])
+
+    def family(name, shell, rec, metric=None):
+        measured[-1].append(name)
+        if name == "jitter":
+            return {"jitter.p99_us": next(jitter)}
+        return {"boot_time": {LOGIN: 20.7220, "boot_time.guest_freeing_init": 3.1},
+                "memory": {USED: 20000.0}}[name]
+    monkeypatch.setattr(sample, "family", family)
+    good = Step("a" * 40, "", "good", dir=str(tmp_path / "good"))
+    bisect_step.measure_revision(b, good, None)
+    assert len(builds) == 1
+    assert measured == [["boot_time", "memory", "jitter"]] * 3 + [["jitter"]] * 2
+    assert {m: len(v) for m, v in good.samples.items()} == {LOGIN: 3, USED: 3, "jitter.p99_us": 5}
+    assert len(good.boot_s) == 5
+
+
 def _sizes_repo(tmp_path, commits=6):
     """A tree of `commits` commits whose 'build' reads the commit's number from f."""
     repo = tmp_path / "sizes"
