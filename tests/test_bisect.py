@@ -22,21 +22,26 @@ from boardlab.cli import main as boardlab_main
 
 def _bisect(tmp_path, metric="boot_time.guest_login", good=(20.7218, 20.7228, 20.7222)) -> Bisect:
     b = Bisect("/tree", "g", "b", metric, "qemu-arm", "/env", "/cfg", str(tmp_path))
-    b.steps.append(Step("a" * 40, "good one", "good", "good", samples=list(good)))
+    b.steps.append(Step("a" * 40, "good one", "good", "good", samples={metric: list(good)}))
     return b
+
+
+def _step(b: Bisect, *samples, role="step") -> Step:
+    """A step of b's single metric with these samples."""
+    return Step("s" * 40, "", role, samples={b.metric: list(samples)})
 
 
 def test_an_exact_metric_needs_one_boot_a_step_once_the_good_revision_shows_it(tmp_path):
     """The good revision boots until three samples show the figure repeats; then a step
     is decided by one boot when that boot decides."""
     b = _bisect(tmp_path)
-    good = Step("g" * 40, "", "good", samples=[20.7218])
+    good = _step(b, 20.7218, role="good")
     assert not _enough(b, good, None)
-    good.samples.append(20.7228)
+    good.samples[b.metric].append(20.7228)
     assert not _enough(b, good, None)      # two samples do not show exactness
-    good.samples.append(20.7222)
+    good.samples[b.metric].append(20.7222)
     assert _enough(b, good, None)
-    assert _enough(b, Step("s" * 40, "", "step", samples=[21.02]), b.good_samples())
+    assert _enough(b, _step(b, 21.02), b.good_samples())
 
 
 def test_a_step_near_the_floor_takes_more_boots_and_is_decided_not_skipped(tmp_path):
@@ -45,41 +50,41 @@ def test_a_step_near_the_floor_takes_more_boots_and_is_decided_not_skipped(tmp_p
     the rank test names it (the culprit found instead of skipped)."""
     good = [20.0000, 20.0020, 20.0040, 20.0010, 20.0030]
     b = _bisect(tmp_path, good=good)
-    near = Step("s" * 40, "", "step", samples=[20.2040])      # +1.0 %: the floor is 0.2 m
+    near = _step(b, 20.2040)      # +1.0 %: the floor is 0.2 m
     assert not _enough(b, near, b.good_samples())
-    near.samples += [20.2060, 20.2080, 20.2050, 20.2070]
+    near.samples[b.metric] += [20.2060, 20.2080, 20.2050, 20.2070]
     assert _enough(b, near, b.good_samples())
     assert judge(b, near) == BAD and near.verdict == "regressed"
 
 
 def test_a_skipped_step_says_what_would_decide_it(tmp_path):
     n = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
-    wide = Step("s" * 40, "", "step", samples=[90, 140, 100, 125, 105])
+    wide = _step(n, 90, 140, 100, 125, 105)
     assert judge(n, wide) == SKIP and "skipped: " in wide.why and "would" in wide.why
 
 
 def test_a_noisy_metric_takes_repeats_then_more_while_unknown(tmp_path):
     b = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
-    step = Step("s" * 40, "", "step", samples=[100, 120, 95, 130])
+    step = _step(b, 100, 120, 95, 130)
     assert not _enough(b, step, b.good_samples())           # fewer than --repeats
-    step.samples.append(99)
+    step.samples[b.metric].append(99)
     # unknown, and no 10 samples drawn from this spread would decide: stop, say why
     assert _enough(b, step, b.good_samples())
-    near = Step("s" * 40, "", "step", samples=[101, 103, 99, 104, 100])
-    near.samples[1:1] = [140]                               # one wild boot: in reach, more boots
+    near = _step(b, 101, 103, 99, 104, 100)
+    near.samples[b.metric][1:1] = [140]                     # one wild boot: in reach, more boots
     assert _enough(b, near, b.good_samples()) is not None
-    near.samples += [97] * 4
+    near.samples[b.metric] += [97] * 4
     assert _enough(b, near, b.good_samples())               # --max-repeats reached
 
 
 def test_regressed_is_bad_same_is_good_unknown_is_skip(tmp_path):
     b = _bisect(tmp_path)
-    later = Step("s" * 40, "", "step", samples=[21.0228])    # +1.45 %: beyond the 1 % floor
+    later = _step(b, 21.0228)    # +1.45 %: beyond the 1 % floor
     assert judge(b, later) == BAD and later.verdict == "regressed"
-    same = Step("s" * 40, "", "step", samples=[20.7301])
+    same = _step(b, 20.7301)
     assert judge(b, same) == GOOD and same.verdict == "same"
     n = _bisect(tmp_path, "jitter.p99_us", good=[100, 104, 98, 110, 101])
-    wide = Step("s" * 40, "", "step", samples=[90, 140, 100, 125, 105])
+    wide = _step(n, 90, 140, 100, 125, 105)
     assert judge(n, wide) == SKIP and wide.verdict == "unknown"
 
 
@@ -87,11 +92,222 @@ def test_the_state_survives_the_step_processes(tmp_path):
     b = _bisect(tmp_path)
     b.save()
     again = Bisect.load(tmp_path)
-    assert again == b and again.good_samples() == [20.7218, 20.7228, 20.7222]
+    assert again == b and again.good_samples() == {b.metric: [20.7218, 20.7228, 20.7222]}
     assert "| 0 | aaaaaaaaaaaa (good) | good one |" in bisect_run.table(again)
     from boardlab.measure.clocks import this_host
     assert (f"clocks: {b.metric} guest-deterministic; build s the host clock ({this_host()['id']})"
             in bisect_run.summary(again))
+
+
+# ---- several metrics, one bisect ---------------------------------------------------------
+
+USED, FREE, LOGIN = "memory.free_used_kb", "memory.free_free_kb", "boot_time.guest_login"
+
+
+def _several(tmp_path, metrics=(USED, FREE, LOGIN)) -> Bisect:
+    """A bisect of three metrics; the good revision's exact samples of each."""
+    b = Bisect("/tree", "g", "b", ",".join(metrics), "qemu-arm", "/env", "/cfg", str(tmp_path))
+    good = {USED: [20000.0] * 3, FREE: [90000.0] * 3, LOGIN: [20.7218, 20.7228, 20.7222],
+            "jitter.p99_us": [100, 104, 98, 110, 101]}
+    b.steps.append(Step("a" * 40, "good one", "good", "good", samples={m: good[m] for m in metrics}))
+    return b
+
+
+def _at(b, used, free, login, role="step", rev="s" * 40) -> Step:
+    return Step(rev, "", role, samples={USED: [used], FREE: [free], LOGIN: [login]})
+
+
+def test_a_step_is_bad_when_any_metric_regressed_good_when_none_did(tmp_path):
+    """Used memory regresses at the culprit and free memory moves with it; the boot time
+    never moves: each is judged on its own, the step is bad for either, good for none."""
+    from boardlab.bisect.step import answer, combined
+    b = _several(tmp_path)
+    assert b.metrics == [USED, FREE, LOGIN] and b.metric == f"{USED},{FREE},{LOGIN}"
+    assert b.families == ["boot_time", "memory"] and b.needs_boot
+    before = _at(b, 20000, 90000, 20.7230)
+    assert _enough(b, before, b.good_samples())
+    assert judge(b, before) == GOOD and before.verdict == "same"
+    assert before.verdicts == {USED: "same", FREE: "same", LOGIN: "same"}
+    culprit = _at(b, 20512, 89488, 20.7225)
+    assert judge(b, culprit) == BAD and culprit.verdict == "regressed"
+    assert culprit.verdicts == {USED: "regressed", FREE: "regressed", LOGIN: "same"}
+    assert f"{USED}: " in culprit.why and f"{LOGIN}: " in culprit.why   # each named
+    alone = _at(b, 20512, 90000, 20.7225)        # one of them is enough
+    assert judge(b, alone) == BAD and alone.verdicts[FREE] == "same"
+    assert answer({USED: "same", FREE: "improved"}) == GOOD and combined({USED: "same", FREE: "improved"}) == "same"
+    assert answer({USED: "same", FREE: "unknown"}) == SKIP and combined({USED: "same", FREE: "unknown"}) == "unknown"
+    assert answer({USED: "unknown", FREE: "regressed"}) == BAD
+    assert answer({}) == SKIP
+
+
+def test_a_step_with_one_metric_undecided_is_skipped_naming_it(tmp_path):
+    """A noisy metric still unknown after --max-repeats: the step says which metric stood
+    and what would decide it; one that regressed makes it bad all the same."""
+    b = _several(tmp_path, (USED, "jitter.p99_us"))
+    wide = Step("s" * 40, "", "step", samples={USED: [20000.0], "jitter.p99_us": [90, 140, 100, 125, 105]})
+    assert _enough(b, wide, b.good_samples())     # the size decided, the noisy one out of reach
+    assert judge(b, wide) == SKIP and wide.verdicts == {USED: "same", "jitter.p99_us": "unknown"}
+    assert "jitter.p99_us: " in wide.why and "skipped: " in wide.why and "would" in wide.why
+    assert f"{USED}: " in wide.why and "skipped" not in wide.why.split("jitter.p99_us: ")[0]
+    worse = Step("s" * 40, "", "step", samples={USED: [20512.0], "jitter.p99_us": [90, 140, 100, 125, 105]})
+    assert judge(b, worse) == BAD
+    assert "skipped" not in worse.why           # not skipped: nothing to decide for a bad step
+    missing = Step("s" * 40, "", "step", samples={USED: [20000.0]})
+    assert not _enough(b, missing, b.good_samples())
+    assert judge(b, missing) == SKIP and "no samples of jitter.p99_us" in missing.why
+
+
+def test_every_metric_is_enough_before_a_step_stops_booting(tmp_path):
+    """One metric decided does not stop the boots while another is still in reach."""
+    from boardlab.bisect.step import metric_enough
+    b = _several(tmp_path, (USED, "jitter.p99_us"))
+    good = b.good_samples()
+    step = Step("s" * 40, "", "step", samples={USED: [20000.0], "jitter.p99_us": [101, 103]})
+    assert metric_enough(b, USED, step.samples[USED], good[USED])
+    assert not metric_enough(b, "jitter.p99_us", step.samples["jitter.p99_us"], good["jitter.p99_us"])
+    assert not _enough(b, step, good)
+    assert metric_enough(b, "build.vmlinux_bss_bytes", [1.0], None)   # a size: the build decides
+
+
+def test_the_bad_end_drops_a_metric_it_does_not_regress_and_the_result_names_each(tmp_path):
+    from boardlab.bisect.run import at_first_bad, endpoint_metrics
+    b = _several(tmp_path)
+    bad = _at(b, 20512, 89488, 20.7225, role="bad", rev="b" * 40)
+    assert judge(b, bad) == BAD
+    kept, dropped = endpoint_metrics(bad.verdicts, b.metrics)
+    assert kept == [USED, FREE] and dropped == [LOGIN]
+    assert endpoint_metrics({}, b.metrics) == (b.metrics, [])    # a failed boot counted bad: all kept
+    b.steps.append(bad)
+    b.metrics, b.dropped = kept, {LOGIN: "did not regress between g and b: same"}
+    culprit = Step("c" * 40, "mm: leak", "step", samples={USED: [20512.0], FREE: [89488.0]})
+    assert judge(b, culprit) == BAD and culprit.verdicts == {USED: "regressed", FREE: "regressed"}
+    b.steps.append(culprit)
+    b.first_bad = {"rev": "c" * 40, "subject": "mm: leak", "metrics": at_first_bad(b, "c" * 40)}
+    at = b.first_bad["metrics"]
+    assert at[USED] == {"verdict": "regressed", "good": 20000.0, "bad": 20512.0, "change_pct": 2.56}
+    assert at[FREE]["verdict"] == "regressed" and at[FREE]["change_pct"] == -0.569
+    assert at[LOGIN]["verdict"] == "dropped"
+    panicked = Step("e" * 40, "mm: panic", "step", "bad", why="boot failed: kernel panic")
+    b.steps.append(panicked)                  # --failed-boot bad: the culprit has no figures
+    assert at_first_bad(b, "e" * 40)[USED]["verdict"] == "not measured (boot failed: kernel panic)"
+    b.steps.pop()
+    said = bisect_run.summary(b)
+    assert f"first bad commit for {USED},{FREE}: {'c' * 40}\n    mm: leak\n" in said
+    assert f"    {USED}: regressed, good 20000 kB -> 20512 kB (+2.56 %)\n" in said
+    assert f"    {FREE}: regressed, good 90000 kB -> 89488 kB (-0.57 %)\n" in said
+    assert f"    {LOGIN}: not bisected: did not regress between g and b: same\n" in said
+    assert f"| {USED} (kB) | {FREE} (kB) | {LOGIN} (s) |" in said
+    b.save()
+    assert Bisect.load(tmp_path) == b
+
+
+def test_a_state_of_one_metric_written_before_still_loads(tmp_path):
+    (tmp_path / "bisect.json").write_text(json.dumps({
+        "tree": "/t", "good": "g", "bad": "b", "metric": LOGIN, "board": "qemu-arm", "env": "/e",
+        "config": "/c", "run_dir": str(tmp_path),
+        "steps": [{"rev": "a" * 40, "subject": "", "role": "good", "samples": [20.7]}]}))
+    b = Bisect.load(tmp_path)
+    assert b.metrics == [LOGIN] and b.good_samples() == {LOGIN: [20.7]}
+    assert Bisect("/t", "g", "b", [USED, FREE, USED], "qemu-arm", "", "", "").metrics == [USED, FREE]
+
+
+def test_a_revision_is_built_once_and_each_boot_measures_the_families_still_undecided(tmp_path, monkeypatch):
+    """Used memory and the login time (exact) and cyclictest's p99 (noisy) of the good
+    revision: one build; the first three boots measure every family, then the exact ones
+    have shown they repeat and the last two boots run the jitter alone (--repeats 5)."""
+    import contextlib
+
+    import boardlab.boot.session as session
+    from boardlab.bisect import step as bisect_step
+    from boardlab.measure import sample
+    b = _several(tmp_path, (USED, LOGIN, "jitter.p99_us"))
+    builds, measured = [], []
+    monkeypatch.setattr(bisect_step, "build_tree", lambda *a: builds.append(a) or
+                        type("Built", (), {"figures": lambda self: {}})())
+
+    class Strategy:
+        last_boot = type("Rec", (), {"qemu_clock": None})()
+
+        def select(self, **k):
+            pass
+
+        def reboot(self):
+            measured.append([])
+            return None
+
+    @contextlib.contextmanager
+    def board_session(env, log_dir):
+        yield Strategy(), lambda: None
+    monkeypatch.setattr(session, "board_session", board_session)
+    jitter = iter([100, 104, 98, 110, 101])
+
+    def family(name, shell, rec, metric=None):
+        measured[-1].append(name)
+        if name == "jitter":
+            return {"jitter.p99_us": next(jitter)}
+        return {"boot_time": {LOGIN: 20.7220, "boot_time.guest_freeing_init": 3.1},
+                "memory": {USED: 20000.0}}[name]
+    monkeypatch.setattr(sample, "family", family)
+    good = Step("a" * 40, "", "good", dir=str(tmp_path / "good"))
+    bisect_step.measure_revision(b, good, None)
+    assert len(builds) == 1
+    assert measured == [["boot_time", "memory", "jitter"]] * 3 + [["jitter"]] * 2
+    assert {m: len(v) for m, v in good.samples.items()} == {LOGIN: 3, USED: 3, "jitter.p99_us": 5}
+    assert len(good.boot_s) == 5
+
+
+def _sizes_repo(tmp_path, commits=6):
+    """A tree of `commits` commits whose 'build' reads the commit's number from f."""
+    repo = tmp_path / "sizes"
+    repo.mkdir()
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "-b", "main")
+    for n in range(commits):
+        (repo / "f").write_text(str(n))
+        run("add", "f")
+        run("-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", f"c{n}")
+    return repo
+
+
+def test_one_bisect_judges_every_metric_and_names_each_at_the_first_bad_commit(tmp_path, monkeypatch):
+    """Three sizes over one range, one bisect: bss grows at c3, data with it, text never
+    moves (dropped at the bad end, said). Each step builds once and judges both."""
+    repo = _sizes_repo(tmp_path)
+    monkeypatch.setattr(bisect_run, "default_config", lambda board: repo / "f")
+    sizes = ("import pathlib\n"
+             "class Built:\n"
+             "    def __init__(self, n): self.n = n\n"
+             "    def figures(self):\n"
+             "        big = self.n >= 3\n"
+             "        return {'vmlinux_bss_bytes': 200000 if big else 100000,\n"
+             "                'vmlinux_data_bytes': 300000 if big else 290000, 'vmlinux_text_bytes': 500000}\n"
+             "def build_tree(board, tree, build_dir, config, uimage):\n"
+             "    return Built(int((pathlib.Path(tree) / 'f').read_text()))\n")
+    here = {}
+    exec(sizes, here)                           # the endpoints, built in this process
+    from boardlab.bisect import step as bisect_step
+    monkeypatch.setattr(bisect_step, "build_tree", here["build_tree"])
+    hook = tmp_path / "hook"                    # the steps, in git bisect run's processes
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(sizes + "import boardlab.build.kbuild\n"
+                                           "boardlab.build.kbuild.build_tree = build_tree\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
+                                                                   os.environ.get("PYTHONPATH")])))
+    metrics = "build.vmlinux_bss_bytes,build.vmlinux_data_bytes,build.vmlinux_text_bytes"
+    b = bisect_run.start(repo, "HEAD~5", "HEAD", metrics, out=tmp_path / "run")
+    c3 = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD~2"], capture_output=True,
+                        text=True).stdout.strip()
+    assert b.first_bad and b.first_bad["rev"] == c3, bisect_run.summary(b)
+    assert b.metrics == ["build.vmlinux_bss_bytes", "build.vmlinux_data_bytes"]
+    assert list(b.dropped) == ["build.vmlinux_text_bytes"]
+    at = b.first_bad["metrics"]
+    assert at["build.vmlinux_bss_bytes"]["change_pct"] == 100.0
+    assert at["build.vmlinux_data_bytes"]["verdict"] == "regressed"
+    assert at["build.vmlinux_text_bytes"]["verdict"] == "dropped"
+    steps = [s for s in b.steps if s.role == "step"]
+    assert steps and all(set(s.samples) == set(b.metrics) for s in steps)   # one build: both
+    said = bisect_run.summary(b)
+    assert "build.vmlinux_text_bytes: not bisected: did not regress" in said
 
 
 @pytest.fixture
@@ -154,7 +370,7 @@ def _endpoints_measured(monkeypatch, small_repo, calls=None):
 
     def measure(b, step, against):
         calls.append(step.role)
-        step.samples = [1000.0 if step.role == "good" else 2000.0]
+        step.samples = {b.metric: [1000.0 if step.role == "good" else 2000.0]}
     monkeypatch.setattr(bisect_step, "measure_revision", measure)
 
 

@@ -45,8 +45,9 @@ class FakeHistory:
 
 def test_watch_handles_each_once_goes_on_past_failures_and_loses_no_note(tmp_path, monkeypatch):
     regression, improvement = point(+3.0), point(+2.0, "memory/mem_eat_kb", build="c" * 12)
-    crash, lab = point(+2.0, "lmbench/lat_pipe_us"), point(+2.0, "lmbench/lat_unix_us")
-    noise = point(+1.0, "boot_time/guest_freeing_init")
+    # each over a range of its own: a bisect each (one range's points share one: below)
+    crash, lab = point(+2.0, "lmbench/lat_pipe_us", before="1" * 12), point(+2.0, "lmbench/lat_unix_us", before="2" * 12)
+    noise = point(+1.0, "boot_time/guest_freeing_init", before="3" * 12)
     hist = FakeHistory(tmp_path, [crash, lab, noise, regression, improvement], monkeypatch, refuse_notes=1)
     calls = []
 
@@ -210,3 +211,70 @@ def test_a_rebased_branch_is_bisected_from_the_merge_base(tmp_path):
                      bisect=lambda tree, good, bad, metric, board: calls.append(good) or
                      SimpleNamespace(first_bad=None, candidates=[], run_dir="/r/4"))
     assert calls == [base] and entry["note"].startswith("bisected from their merge base")
+
+
+def test_the_metrics_one_range_moved_are_bisected_once_each_noted(tmp_path, monkeypatch):
+    """bss, free and used moved between the same two nightly builds on one board: one
+    bisect judges all three; each change point keeps its own note pointing to it, with its
+    own metric's verdict there, or why it was not bisected (it did not regress at the bad
+    end). Another board's points over that range, and an improvement, are not in it."""
+    bss, free = point(+3.0, "build/vmlinux_bss_bytes", env="qemu-arm.none"), point(-1.0, "memory/free_free_kb", env="qemu-arm.none")
+    used, better = point(+2.0, "memory/free_used_kb", env="qemu-arm.none"), point(-2.0, "memory/kernel_code_kb", env="qemu-arm.none")
+    other = point(+2.0, "memory/free_used_kb", env="tqm860l.none")
+    hist = FakeHistory(tmp_path, [bss, free, used, better, other], monkeypatch)
+    calls = []
+
+    def bisect(tree, good, bad, metric, board):
+        calls.append((board, good, bad, metric))
+        metrics = metric.split(",")
+        at = {m: {"verdict": "regressed", "good": 100.0, "bad": 103.0, "change_pct": 3.0} for m in metrics}
+        dropped = {}
+        if "memory.free_free_kb" in metrics:    # it did not regress at the bad end after all
+            dropped = {"memory.free_free_kb": f"did not regress between {good} and {bad}: same"}
+            at["memory.free_free_kb"] = {"verdict": "dropped", "why": dropped["memory.free_free_kb"],
+                                         "good": 9.0, "bad": None, "change_pct": None}
+        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "mm: grow", "metrics": at},
+                               candidates=[], run_dir=f"/r/{board}", dropped=dropped)
+    done = w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    assert sorted(calls) == [
+        ("qemu-arm", GOOD, BAD, "build.vmlinux_bss_bytes,memory.free_free_kb,memory.free_used_kb"),
+        ("tqm860l", GOOD, BAD, "memory.free_used_kb")]
+    assert len(done) == 5
+    kept = notes.read(tmp_path)
+    assert kept[notes.key(bss)]["note"] == (f"first bad commit {'d' * 12} 'mm: grow' (bisect /r/qemu-arm); "
+                                            "build.vmlinux_bss_bytes: regressed, good 100 bytes -> 103 bytes (+3.00 %)")
+    assert kept[notes.key(used)]["note"].startswith(f"first bad commit {'d' * 12} 'mm: grow' (bisect /r/qemu-arm); "
+                                                    "memory.free_used_kb: regressed")
+    assert kept[notes.key(free)]["note"] == (
+        f"not bisected: memory.free_free_kb did not regress between {GOOD} and {BAD}: same; the bisect of "
+        "build.vmlinux_bss_bytes, memory.free_used_kb over the range went on without it (bisect /r/qemu-arm)")
+    assert kept[notes.key(better)]["note"].startswith("an improvement")
+    assert kept[notes.key(other)]["note"].endswith("(bisect /r/tqm860l); memory.free_used_kb: regressed, "
+                                                   "good 100 kB -> 103 kB (+3.00 %)")
+    seen = json.loads((tmp_path / "watched.json").read_text())
+    assert seen[notes.key(bss)]["bisected_with"] == ["memory.free_free_kb", "memory.free_used_kb"]
+    assert seen[notes.key(free)]["first_bad"] is None and seen[notes.key(used)]["first_bad"]["rev"] == "d" * 40
+    assert all(seen[notes.key(c)]["regression"] for c in (bss, free, used, other))
+    from boardlab.history import charts
+    assert charts.culprit(bss, kept) == f"first bad commit {'d' * 12} 'mm: grow'"
+    assert charts.culprit(free, kept) == ""        # not its culprit: it did not regress there
+    calls.clear()
+    assert w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect) == [] and calls == []
+
+
+def test_a_range_whose_bisect_fails_is_tried_again_for_each_of_its_points(tmp_path, monkeypatch):
+    a, b = point(+3.0, "memory/free_used_kb", env="qemu-arm.none"), point(+3.0, "build/vmlinux_bss_bytes", env="qemu-arm.none")
+    hist = FakeHistory(tmp_path, [b, a], monkeypatch)      # changes.find: by environment, metric
+    calls = []
+
+    def bisect(tree, good, bad, metric, board):
+        calls.append(metric)
+        raise LabFault("power switch refused")
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    assert calls == ["build.vmlinux_bss_bytes,memory.free_used_kb"]
+    seen = json.loads((tmp_path / "watched.json").read_text())
+    assert {e["state"] for e in seen.values()} == {w.FAILED} and {e["attempts"] for e in seen.values()} == {1}
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    assert calls == ["build.vmlinux_bss_bytes,memory.free_used_kb"] * 2      # once a watch, together
+    assert all(n["note"].endswith("(attempt 2 of 3: tried again on the next watch)")
+               for n in notes.read(tmp_path).values())

@@ -1,16 +1,18 @@
-"""`boardlab bisect`: the first commit of a kernel tree at which a metric regressed,
-measured on the board.
+"""`boardlab bisect`: the first commit of a kernel tree at which one or more metrics
+regressed, measured on the board.
 
 The good and the bad revision are built and measured first (the good one's samples are
 what every step is judged against; a bad revision that is not 'regressed' against the
 good one is refused: nothing to bisect). Then `git bisect run` calls this module's step
 for each revision git picks: build incrementally through ccache (boardlab.build.kbuild), boot
 the uImage on the board the real way (power, U-Boot, TFTP, the strategy), measure the
-metric (one boot when the catalogue says it is exact, --repeats boots when it is noisy,
-more while the verdict is unknown) and judge it with the lab's own comparison
-(boardlab.judge.verdict): regressed -> bad (exit 1), same or improved -> good (0), a build or
-boot that fails or a verdict still unknown -> skip (125). A size metric needs no boot:
-the build decides.
+metrics (one build, one boot a sample for every family they need; one boot when the
+catalogue says a metric is exact, --repeats boots when it is noisy, more while a verdict
+is unknown) and judge each with the lab's own comparison (boardlab.judge.verdict): any
+regressed -> bad (exit 1), none regressed and every one same or improved -> good (0), a
+build or boot that fails or a verdict still unknown -> skip (125). A size metric needs no
+boot: the build decides. Several metrics that moved over one range are bisected once; a
+metric the bad revision does not regress is dropped before the steps, and said.
 
 Everything lands in one run directory: bisect.json (the setup and every step), per step
 results.json and console logs, bisect.log (git's). The tree is left as it was found
@@ -71,10 +73,11 @@ class Step:
     build_s: float | None = None
     boot_s: list = field(default_factory=list)      # power-on -> shell, per boot
     measure_s: list = field(default_factory=list)   # the measurement, per boot
-    samples: list = field(default_factory=list)
-    verdict: str | None = None
+    samples: dict = field(default_factory=dict)    # {metric: [its samples]}
+    verdict: str | None = None  # the step's: regressed if any metric did (step.combined)
     why: str = ""
     dir: str = ""
+    verdicts: dict = field(default_factory=dict)   # {metric: its outcome}
 
 
 @dataclass
@@ -82,7 +85,7 @@ class Bisect:
     tree: str
     good: str
     bad: str
-    metric: str
+    metrics: list              # catalogue names; "a,b" or one name is taken too
     board: str
     env: str
     config: str
@@ -95,30 +98,69 @@ class Bisect:
     first_bad: dict | None = None
     candidates: list = field(default_factory=list)   # no first bad commit: the skipped ones it is among
     hint: str = ""             # a boot metric's leading span change, good -> bad (judge.bootspans)
+    dropped: dict = field(default_factory=dict)      # {metric: why}: not regressed at the bad end
+
+    def __post_init__(self):
+        self.metrics = metric_list(self.metrics)
 
     # ---- the state file, shared by the parent and every step process -----------------
     @classmethod
     def load(cls, run_dir) -> "Bisect":
         data = json.loads((Path(run_dir) / STATE).read_text())
-        steps = [Step(**s) for s in data.pop("steps")]
+        if "metric" in data:     # a state written before bisects took several metrics
+            data["metrics"] = data.pop("metric")
+        metrics = metric_list(data["metrics"])
+        steps = []
+        for s in data.pop("steps"):
+            if isinstance(s.get("samples"), list):
+                s["samples"] = {metrics[0]: s["samples"]} if s["samples"] else {}
+            steps.append(Step(**s))
         return cls(**data, steps=steps)
 
     def save(self):
         atomic_write(Path(self.run_dir) / STATE, json.dumps(asdict(self), indent=1) + "\n")
 
     @property
+    def metric(self) -> str:
+        """The metrics as one name, comma-separated (a single metric: its name)."""
+        return ",".join(self.metrics)
+
+    @property
+    def specs(self) -> dict:
+        return {m: catalogue.spec(m) for m in self.metrics}
+
+    @property
     def spec(self) -> catalogue.MetricSpec:
-        return catalogue.spec(self.metric)
+        """The first metric's spec (a single-metric bisect's)."""
+        return catalogue.spec(self.metrics[0])
+
+    @property
+    def families(self) -> list:
+        """The families a boot measures for the metrics, in sample.FAMILIES' order (memory
+        first: before any workload); [] when the build decides every one."""
+        wanted = {s.suite for s in self.specs.values()}
+        return [f for f in catalogue.FAMILIES if f in wanted and f != "build"]
 
     @property
     def needs_boot(self) -> bool:
-        return self.spec.suite != "build"
+        return bool(self.families)
 
-    def good_samples(self) -> list:
+    def good_samples(self) -> dict:
         return next(s.samples for s in self.steps if s.role == "good")
 
     def build_dir(self) -> Path:
         return build_dir_of(Path(self.tree), self.board, Path(self.config))
+
+
+def metric_list(metrics) -> list:
+    """"a,b", "a" or ["a", "b"] -> ["a", "b"] (each once, in order)."""
+    if isinstance(metrics, str):
+        metrics = metrics.split(",")
+    out = []
+    for m in (str(m).strip() for m in metrics):
+        if m and m not in out:
+            out.append(m)
+    return out
 
 
 def build_dir_of(tree: Path, board: str, config: Path) -> Path:

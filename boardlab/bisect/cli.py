@@ -23,14 +23,16 @@ def cmd_watch(args):
 def add_parser(sub):
     from boardlab.bisect import BisectError
     from boardlab.build.kbuild import KernelBuildError
-    bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric "
-                                       "regressed, measured on the board (git bisect run)")
+    bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric (or "
+                                       "several) regressed, measured on the board (git bisect run)")
     bi.add_argument("--tree", required=True, help="the kernel source, a git work tree")
     bi.add_argument("--good", required=True, help="a revision without the regression")
     bi.add_argument("--bad", required=True, help="a revision with it")
     bi.add_argument("--metric", required=True,
                     help="a catalogue name, e.g. boot_time.guest_login, lmbench.lat_syscall_null_us, "
-                         "build.vmlinux_text_bytes (a build metric needs no boot)")
+                         "build.vmlinux_text_bytes (a build metric needs no boot); several, comma-"
+                         "separated, are bisected at once: one build and one boot a sample for all, "
+                         "a step bad when any regressed")
     bi.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     bi.add_argument("--env", default=None, help="labgrid environment (default lab/<board>.yaml; "
                                                 "lab/remote/<board>.yaml for a reserved place)")

@@ -1,5 +1,6 @@
-"""The whole bisect: measure the good and the bad revision, `git bisect run` the steps,
-name the first bad commit, leave the tree and the board as they were."""
+"""The whole bisect: measure the good and the bad revision (a metric the bad one does
+not regress is dropped), `git bisect run` the steps, name the first bad commit and each
+metric's verdict there, leave the tree and the board as they were."""
 from __future__ import annotations
 
 import contextlib
@@ -9,10 +10,11 @@ import sys
 from pathlib import Path
 
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
-                             tree_lock)
+                             metric_list, tree_lock)
 from boardlab.bisect.step import run_revision
 from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
 from boardlab.facts.labfacts import default_board
+from boardlab.judge import verdict as vd
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks
@@ -30,7 +32,8 @@ def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path
 
 
 def _measure_endpoints(b: Bisect, tree: Path):
-    """The good and the bad revision, measured first: bad must be regressed against good."""
+    """The good and the bad revision, measured first: bad must regress against good, in
+    one metric at least; a metric it does not regress is dropped (b.dropped), and said."""
     for rev, role in ((b.good, "good"), (b.bad, "bad")):
         git(tree, "checkout", "-q", "--detach", rev)
         step = run_revision(b, rev, role)
@@ -41,15 +44,38 @@ def _measure_endpoints(b: Bisect, tree: Path):
         if role == "bad" and step.answer != "bad":
             raise BisectError(f"{b.metric} did not regress between {b.good} and {b.bad}: "
                               f"{step.verdict or 'not measured'} ({step.why}); nothing to bisect")
+    kept, dropped = endpoint_metrics(step.verdicts, b.metrics)
+    if dropped:
+        b.dropped = {m: f"did not regress between {b.good[:12]} and {b.bad[:12]}: {step.verdicts.get(m)}"
+                     for m in dropped}
+        b.metrics = kept
+        b.save()
+        progress(f"not bisected: {', '.join(f'{m} ({why})' for m, why in b.dropped.items())}; "
+                 f"bisecting {b.metric}")
+
+
+def endpoint_metrics(outcomes: dict, metrics: list) -> tuple[list, list]:
+    """(the metrics the bad revision regresses: the ones bisected, the others: dropped).
+    No outcomes (a boot that failed, counted bad by --failed-boot bad): all are kept."""
+    if not outcomes:
+        return list(metrics), []
+    kept = [m for m in metrics if outcomes.get(m) == vd.REGRESSED]
+    return kept, [m for m in metrics if m not in kept]
 
 
 def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
           repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
-    """Run a whole bisect; returns its state (first_bad set when one was found)."""
-    spec = catalogue.spec(metric)   # an unknown metric is an error before anything is built
-    if spec.suite == "build" and not spec.exact:
-        raise BisectInputError(f"{metric}: an incremental build's time says nothing of the revision; "
-                          f"bisect a size (build.*_bytes) or a metric measured on the board")
+    """Run a whole bisect of one metric or several ("a,b" or a list: one build and one
+    boot a sample for all of them); returns its state (first_bad set when one was found)."""
+    metrics = metric_list(metric)
+    if not metrics:
+        raise BisectInputError("--metric: no metric named")
+    for m in metrics:
+        spec = catalogue.spec(m)   # an unknown metric is an error before anything is built
+        if spec.suite == "build" and not spec.exact:
+            raise BisectInputError(f"{m}: an incremental build's time says nothing of the revision; "
+                                   f"bisect a size (build.*_bytes) or a metric measured on the board")
+    metric = ",".join(metrics)
     if repeats < 1 or max_repeats < 1:
         raise BisectInputError(f"--repeats {repeats} --max-repeats {max_repeats}: boots a revision, at least 1")
     tree = Path(tree).resolve()
@@ -63,7 +89,7 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
     with tree_lock(tree, f"bisect of {metric} {good}..{bad}"):   # two would move each other's checkout
         origin, good, bad = check_tree(tree, good, bad)
         run_dir = prepare_run_dir(out, prefix="bisect-").resolve()
-        b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
+        b = Bisect(str(tree), good, bad, metrics, board, str(env), str(config), str(run_dir), root,
                    repeats, max_repeats, failed_boot)
         b.save()
         return _bisect(b, tree, origin)
@@ -84,7 +110,7 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
     started = False
     try:
         _measure_endpoints(b, tree)
-        if b.spec.suite == "boot_time":
+        if "boot_time" in b.families:
             _where_hint(b)
         git(tree, "checkout", "-q", origin)
         git(tree, "bisect", "start", bad, good, "--")
@@ -107,6 +133,8 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
                            f"{stopped.why}. No revision was judged by it; the steps so far are "
                            f"in {run_dir}/bisect.json. Fix the lab and run again")
         b.first_bad, b.candidates = _answer(b, tree, log)
+        if b.first_bad:
+            b.first_bad["metrics"] = at_first_bad(b, b.first_bad["rev"])
         b.save()
         return b
     finally:
@@ -158,15 +186,54 @@ def _where_hint(b: Bisect):
     b.save()
 
 
+def _median(values) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def at_first_bad(b: Bisect, rev: str) -> dict:
+    """{metric: {verdict, good, bad, change_pct}}: each metric bisected at the first bad
+    commit (its medians, good and there), and each dropped one with why."""
+    good = b.good_samples()
+    there = next((s for s in reversed(b.steps) if s.rev == rev and s.role != "good"), None)
+    out = {}
+    for m in b.metrics:
+        g = _median(good.get(m, []))
+        x = _median(there.samples.get(m, [])) if there else None
+        unmeasured = f"not measured ({there.why})" if there and there.why and not there.verdicts else "not measured"
+        out[m] = {"verdict": (there.verdicts.get(m) if there else None) or unmeasured,
+                  "good": g, "bad": x,
+                  "change_pct": round(100.0 * (x - g) / g, 3) if g and x is not None else None}
+    for m, why in b.dropped.items():
+        out[m] = {"verdict": "dropped", "why": why, "good": _median(good.get(m, [])), "bad": None,
+                  "change_pct": None}
+    return out
+
+
+def verdict_line(metric: str, v: dict) -> str:
+    """One metric at the first bad commit, in a line."""
+    if v["verdict"] == "dropped":
+        return f"{metric}: not bisected: {v['why']}"
+    unit = catalogue.spec(metric).unit
+    fig = lambda x: "-" if x is None else f"{x:g} {unit}"  # noqa: E731
+    change = "" if v["change_pct"] is None else f" ({v['change_pct']:+.2f} %)"
+    return f"{metric}: {v['verdict']}, good {fig(v['good'])} -> {fig(v['bad'])}{change}"
+
+
 def table(b: Bisect) -> str:
-    """Every step, in the order measured, as a Markdown table."""
-    unit = b.spec.unit
-    rows = ["| # | revision | subject | build s | boots | " + f"{b.metric} ({unit})" +
-            " | n | verdict | git |", "|---:|---|---|---:|---:|---:|---:|---|---|"]
+    """Every step, in the order measured, as a Markdown table: a column per metric (the
+    median, n, the verdict)."""
+    metrics = b.metrics + [m for m in b.dropped if m not in b.metrics]
+    rows = ["| # | revision | subject | build s | boots | "
+            + " | ".join(f"{m} ({catalogue.spec(m).unit})" for m in metrics)
+            + " | n | verdict | git |",
+            "|---:|---|---|---:|---:|" + "---:|" * len(metrics) + "---:|---|---|"]
     for i, s in enumerate(b.steps):
-        med = f"{statistics.median(s.samples):g}" if s.samples else "-"
+        meds = " | ".join(f"{statistics.median(s.samples[m]):g}" if s.samples.get(m) else "-" for m in metrics)
+        n = "/".join(str(len(s.samples.get(m, []))) for m in metrics)
+        verdict = (s.verdict or "-") if len(s.verdicts) < 2 else ", ".join(
+            f"{m.split('.', 1)[1]} {o}" for m, o in s.verdicts.items())
         rows.append(f"| {i} | {s.rev[:12]} ({s.role}) | {s.subject[:50]} | {s.build_s or '-'} | "
-                    f"{len(s.boot_s)} | {med} | {len(s.samples)} | {s.verdict or '-'} | {s.answer} |")
+                    f"{len(s.boot_s)} | {meds} | {n} | {verdict} | {s.answer} |")
     return "\n".join(rows) + "\n"
 
 
@@ -174,11 +241,14 @@ def summary(b: Bisect) -> str:
     if b.first_bad:
         head = (f"first bad commit for {b.metric}: {b.first_bad['rev']}\n"
                 f"    {b.first_bad['subject']}\n")
+        head += "".join(f"    {verdict_line(m, v)}\n" for m, v in b.first_bad.get("metrics", {}).items())
     elif b.candidates:
         head = (f"no first bad commit found for {b.metric}: skipped revisions only; it is one of\n"
                 + "".join(f"    {c['rev'][:12]} {c['subject']} ({c['why']})\n" for c in b.candidates))
     else:
         head = f"no first bad commit found for {b.metric} (see the steps below and bisect.log)\n"
+    if b.dropped and not (b.first_bad and b.first_bad.get("metrics")):
+        head += "".join(f"not bisected: {m}: {why}\n" for m, why in b.dropped.items())
     if b.hint:
         head += f"leading change between good and bad: {b.hint}\n"
     return head + "\n" + table(b) + "\n" + clocks_line(b) + f"\nrun directory: {b.run_dir}\n"
@@ -186,8 +256,10 @@ def summary(b: Bisect) -> str:
 
 def clocks_line(b: Bisect) -> str:
     """Which clock the table's figures are on."""
-    suite, name = b.metric.split(".", 1)
-    metric = clocks.metric_clock(suite, name, b.spec.unit, load_board(b.board))
-    metric = "none, a size" if metric == clocks.NO_CLOCK else metric
-    return f"clocks: {b.metric} {metric}; build s the host clock ({clocks.this_host()['id']})\n"
-
+    board = load_board(b.board)
+    said = []
+    for m in b.metrics + [m for m in b.dropped if m not in b.metrics]:
+        spec = catalogue.spec(m)
+        clock = clocks.metric_clock(spec.suite, spec.name, spec.unit, board)
+        said.append(f"{m} {'none, a size' if clock == clocks.NO_CLOCK else clock}")
+    return f"clocks: {', '.join(said)}; build s the host clock ({clocks.this_host()['id']})\n"

@@ -1,5 +1,6 @@
 """One revision of a bisect: build it (incrementally, through ccache), boot it and
-measure the metric, judge it against the good revision's samples. `git bisect run`
+measure its metrics (one boot a sample for all their families), judge each against the
+good revision's samples: bad if any regressed. `git bisect run`
 calls `python -m boardlab.bisect.step RUN_DIR` for each revision it picks: exit 0 good,
 1 bad, 125 skip."""
 from __future__ import annotations
@@ -20,52 +21,76 @@ from boardlab.judge.decide import EXACT_SHOWN, Figures, decide, exactness
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
-from boardlab.measure import sample
+from boardlab.measure import catalogue, sample
 from boardlab.measure.clocks import metric_clock, this_host
 
-def _measure_boot(b: Bisect, strategy, shell, step: Step):
-    """One boot of the selected kernel: the metric's family measured on it."""
-    family = b.spec.suite
+def _lmbench_metric(b: Bisect) -> str | None:
+    """The metric sample.family's lmbench run is narrowed to: one, when every lmbench
+    metric of the bisect is in one group (a cheaper run); None, every group."""
+    lm = [m for m, s in b.specs.items() if s.suite == "lmbench"]
+    return lm[0] if lm and len({sample.lmbench_group_of(m) for m in lm}) == 1 else None
+
+
+def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
+    """One boot of the selected kernel: each family wanted measured on it, once."""
     t0 = time.monotonic()
     rec = strategy.reboot()
     step.boot_s.append(round(time.monotonic() - t0, 2))
     t1 = time.monotonic()
-    figures = sample.family(family, shell(), rec, metric=b.metric)
+    figures = {}
+    for family in families:
+        figures.update(sample.family(family, shell(), rec,
+                                     metric=_lmbench_metric(b) if family == "lmbench" else None))
     step.measure_s.append(round(time.monotonic() - t1, 2))
-    if b.metric not in figures:
-        raise MetricMissing(f"the boot gave no {b.metric} (it measured: {', '.join(figures) or 'nothing'})")
-    return figures
+    wanted = [m for m, s in b.specs.items() if s.suite in families]
+    lacking = [m for m in wanted if m not in figures]
+    if lacking:
+        raise MetricMissing(f"the boot gave no {', '.join(lacking)} "
+                            f"(it measured: {', '.join(figures) or 'nothing'})")
+    return {m: figures[m] for m in wanted}
 
 
-def _figures(b: Bisect, samples: list) -> Figures:
-    """A revision's samples as the judge takes them: this host, the metric's clock on the
-    bisect's board (one board, one session)."""
+def _figures(b: Bisect, metric: str, samples: list) -> Figures:
+    """A revision's samples of a metric as the judge takes them: this host, the metric's
+    clock on the bisect's board (one board, one session)."""
     board = load_board(b.board)
-    return Figures(samples, metric_clock(b.spec.suite, b.spec.name, b.spec.unit, board), this_host()["id"])
+    spec = catalogue.spec(metric)
+    return Figures(samples, metric_clock(spec.suite, spec.name, spec.unit, board), this_host()["id"])
 
 
-def _enough(b: Bisect, step: Step, against: list | None) -> bool:
-    """Whether the samples so far decide. The good revision: EXACT_SHOWN boots where they
-    show the figure exact (decide.exactness: a deterministic clock, samples that agree),
-    else --repeats. A step: as soon as the judge decides (one boot where exactness is
-    shown), else more boots while a verdict is within reach, up to --max-repeats."""
-    samples = step.samples
+def metric_enough(b: Bisect, metric: str, samples: list, against: list | None) -> bool:
+    """Whether a metric's samples so far decide. A size: its one sample (the build
+    decides). The good revision: EXACT_SHOWN boots where they show the figure exact
+    (decide.exactness: a deterministic clock, samples that agree), else --repeats. A step:
+    as soon as the judge decides (one boot where exactness is shown), else more boots
+    while a verdict is within reach, up to --max-repeats."""
     if not samples:
         return False
+    spec = catalogue.spec(metric)
+    if spec.suite == "build":
+        return True
     if against is None:
         shown = len(samples) >= EXACT_SHOWN and exactness(
-            b.spec, _figures(b, samples), _figures(b, samples), load_board(b.board),
-            b.spec.floor(statistics.median(samples))) is None
+            spec, _figures(b, metric, samples), _figures(b, metric, samples), load_board(b.board),
+            spec.floor(statistics.median(samples))) is None
         return shown or len(samples) >= b.repeats
-    v = _verdict(b, against, samples)
+    v = _verdict(b, metric, against, samples)
     if v.outcome != vd.UNKNOWN or len(samples) >= b.max_repeats:
         return True
     return len(samples) >= min(b.repeats, b.max_repeats) and bool(
-        vd.out_of_reach(against, samples, b.spec, b.max_repeats, exact=v.exact))
+        vd.out_of_reach(against, samples, spec, b.max_repeats, exact=v.exact))
 
 
-def measure_revision(b: Bisect, step: Step, against: list | None):
-    """Build the checked-out revision and take its samples (step.samples)."""
+def _enough(b: Bisect, step: Step, against: dict | None) -> bool:
+    """Whether the samples so far decide every metric (metric_enough, each against the
+    good revision's samples of it; against None: this is the good revision)."""
+    return all(metric_enough(b, m, step.samples.get(m, []), None if against is None else against.get(m))
+               for m in b.metrics)
+
+
+def measure_revision(b: Bisect, step: Step, against: dict | None):
+    """Build the checked-out revision and take its samples (step.samples, per metric):
+    one build, then boots, each measuring the families of the metrics not decided yet."""
     board = load_board(b.board)
     step_dir = Path(step.dir)
     uimage = step_dir / f"bisect-{step.rev[:12]}.uImage"
@@ -75,44 +100,107 @@ def measure_revision(b: Bisect, step: Step, against: list | None):
     results = RunResults(step_dir)
     results.meta.update({"bisect": {"rev": step.rev, "subject": step.subject, "role": step.role}})
     kernel = f"bisect-{step.rev[:12]}"
+    sizes = {f"build.{k}": v for k, v in built.figures().items()}
+    for m, spec in b.specs.items():
+        if spec.suite == "build":
+            if m not in sizes:
+                raise MetricMissing(f"the build gave no {m} (it gave: {', '.join(sizes) or 'nothing'})")
+            step.samples[m] = [float(sizes[m])]
+            results.record(b.board, kernel, "build", spec.name, step.samples[m][0], samples=step.samples[m])
     if not b.needs_boot:
-        figures = {f"build.{k}": v for k, v in built.figures().items()}
-        step.samples = [float(figures[b.metric])]
-        results.record(b.board, kernel, "build", b.spec.name, step.samples[0], samples=step.samples)
         return
     from boardlab.boot.session import board_session
+
+    def undecided() -> list:
+        return [f for f in b.families if any(
+            s.suite == f and not metric_enough(b, m, step.samples.get(m, []),
+                                               None if against is None else against.get(m))
+            for m, s in b.specs.items())]
     with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
 
         def one_boot():
-            figures = _measure_boot(b, strategy, shell, step)
-            step.samples.append(float(figures[b.metric]))
-            progress(f"  {step.rev[:12]}: sample {len(step.samples)}: {b.metric} = "
-                     f"{step.samples[-1]:g} {b.spec.unit}")
+            figures = _measure_boot(b, strategy, shell, step, undecided() or b.families)
+            for m, v in figures.items():
+                step.samples.setdefault(m, []).append(float(v))
+            progress(f"  {step.rev[:12]}: boot {len(step.boot_s)}: " + ", ".join(
+                f"{m} = {float(v):g} {b.specs[m].unit}" for m, v in figures.items()))
         vd.sample_until_decided(one_boot, lambda: _enough(b, step, against), 1, b.max_repeats)
-    results.record(b.board, kernel, b.spec.suite, b.spec.name, statistics.median(step.samples),
-                   samples=step.samples, qemu_clock=strategy.last_boot.qemu_clock)
+    for m, spec in b.specs.items():
+        if spec.suite != "build" and step.samples.get(m):
+            results.record(b.board, kernel, spec.suite, spec.name, statistics.median(step.samples[m]),
+                           samples=step.samples[m], qemu_clock=strategy.last_boot.qemu_clock)
 
 
-def _verdict(b: Bisect, good: list, samples: list) -> vd.Verdict:
-    """The judge's verdict on a revision's samples against the good revision's: one board,
-    this host, one bisect session (the good revision measured first: no drift rule)."""
-    return decide(b.spec, _figures(b, good), _figures(b, samples), load_board(b.board), interleaved=True)
+def _verdict(b: Bisect, metric: str, good: list, samples: list) -> vd.Verdict:
+    """The judge's verdict on a revision's samples of a metric against the good revision's:
+    one board, this host, one bisect session (the good revision measured first: no drift
+    rule)."""
+    return decide(catalogue.spec(metric), _figures(b, metric, good), _figures(b, metric, samples),
+                  load_board(b.board), interleaved=True)
+
+
+DECIDED = (vd.REGRESSED, vd.SAME, vd.IMPROVED)
+
+
+def answer(outcomes: dict) -> int:
+    """The step's answer from each metric's outcome: bad if any regressed, good if none
+    did and every one is decided (same or improved), else skip."""
+    if any(o == vd.REGRESSED for o in outcomes.values()):
+        return BAD
+    if outcomes and all(o in DECIDED for o in outcomes.values()):
+        return GOOD
+    return SKIP
+
+
+def combined(outcomes: dict) -> str | None:
+    """The step's one verdict: a single metric's own; else regressed if any regressed,
+    unknown (or what else stood) if any is undecided, improved if all improved, else same."""
+    got = list(outcomes.values())
+    if len(got) == 1:
+        return got[0]
+    if not got:
+        return None
+    if vd.REGRESSED in got:
+        return vd.REGRESSED
+    undecided = [o for o in got if o not in DECIDED]
+    if undecided:
+        return vd.UNKNOWN if vd.UNKNOWN in undecided else undecided[0]
+    return vd.IMPROVED if all(o == vd.IMPROVED for o in got) else vd.SAME
+
+
+def judge_metrics(b: Bisect, good: dict, samples: dict) -> dict:
+    """{metric: its verdict} of a revision's samples against the good revision's, for each
+    metric of the bisect (one without samples: unknown, with why)."""
+    out = {}
+    for m in b.metrics:
+        if not samples.get(m):
+            out[m] = vd.Verdict(vd.UNKNOWN, f"no samples of {m}")
+        else:
+            out[m] = _verdict(b, m, good.get(m, []), samples[m])
+    return out
 
 
 def judge(b: Bisect, step: Step) -> int:
-    """good, bad or skip for a measured step, against the good revision's samples."""
+    """good, bad or skip for a measured step, every metric judged against the good
+    revision's samples (answer); a skip says which metric stood undecided and what
+    would decide it."""
     good = b.good_samples()
-    cmp = _verdict(b, good, step.samples)
-    step.verdict, step.why = cmp.outcome, cmp.why
-    if cmp.outcome == vd.REGRESSED:
-        return BAD
-    if cmp.outcome in (vd.SAME, vd.IMPROVED):
-        return GOOD
-    # skipped after --max-repeats (or out of reach): say what would decide it
-    step.why += "; skipped: " + vd.boots_to_decide(good, step.samples, b.spec, b.max_repeats,
-                                                     both=False, exact=cmp.exact)
-    return SKIP
+    verdicts = judge_metrics(b, good, step.samples)
+    step.verdicts = {m: v.outcome for m, v in verdicts.items()}
+    step.verdict = combined(step.verdicts)
+    code = answer(step.verdicts)
+    named = len(verdicts) > 1
+    whys = []
+    for m, v in verdicts.items():
+        why = v.why
+        if code == SKIP and v.outcome not in DECIDED and step.samples.get(m):
+            # skipped after --max-repeats (or out of reach): say what would decide it
+            why += "; skipped: " + vd.boots_to_decide(good.get(m, []), step.samples[m], catalogue.spec(m),
+                                                      b.max_repeats, both=False, exact=v.exact)
+        whys.append(f"{m}: {why}" if named else why)
+    step.why = "; ".join(whys)
+    return code
 
 
 def run_revision(b: Bisect, rev: str, role: str) -> Step:
@@ -144,9 +232,10 @@ def run_revision(b: Bisect, rev: str, role: str) -> Step:
     b.steps.append(step)
     b.save()
     land(Path(step.dir), load_board(b.board).lab_host, progress=progress)   # into the lab's history
-    med = f"{statistics.median(step.samples):g} {b.spec.unit}" if step.samples else "no samples"
+    meds = ", ".join(f"{m} {statistics.median(v):g} {catalogue.spec(m).unit} (n={len(v)})"
+                     for m, v in step.samples.items() if v) or "no samples"
     progress(f"{role} {sha[:12]}: build {step.build_s} s, boots {step.boot_s} s, "
-             f"{b.metric} {med} (n={len(step.samples)}) -> {step.verdict or '-'}: {step.answer}"
+             f"{meds} -> {step.verdict or '-'}: {step.answer}"
              + (f" ({step.why})" if step.why else ""))
     return step
 

@@ -1,8 +1,10 @@
 """`boardlab history watch`: the bisect that starts itself. Run after the nightly builds
 (`boardlab nightly`; cron or a systemd timer, as `boardlab lava schedule` prints them): it
-asks the history for change points, and for each new one that is a regression between
+asks the history for change points, and for the new ones that are regressions between
 two builds named by revisions of the kernel tree it is given, runs `boardlab bisect`
-between them on the change point's board and metric, unattended.
+between them on the change points' board, unattended: ONE bisect per board environment
+and range, judging every metric that moved there (handle_group); each change point keeps
+its own note, pointing to that bisect's result and its own metric's verdict.
 
 What it decides, in one function each (`decide`, `handle`): an improvement is noted, not
 bisected; a build not named by a revision cannot be bisected; a bisect's own steps are a
@@ -70,32 +72,75 @@ def bisect_from(tree: Path, good: str, bad: str) -> tuple[str | None, str]:
                   f"{bad} (the branch was rebased)")
 
 
+def same_range(a: changes.ChangePoint, b: changes.ChangePoint) -> bool:
+    """Two change points of one board environment over one good..bad range of builds:
+    one bisect answers both."""
+    return (a.environment, a.before, a.build) == (b.environment, b.before, b.build)
+
+
+def _entry(c: changes.ChangePoint, entry: dict | None) -> dict:
+    return dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build),
+                regression=bool(c.worse()))    # the KCIDB export's FAIL (history.kcidb)
+
+
 def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start) -> dict:
     """The change point decided and, if it is to be, bisected: its entry in watched.json
     (state done, failed or given up; result, note, attempts)."""
-    entry = dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build),
-                 regression=bool(c.worse()))    # the KCIDB export's FAIL (history.kcidb)
-    go, why = decide(c)
+    return handle_group([c], tree, {notes.key(c): entry}, bisect)[notes.key(c)]
+
+
+def handle_group(points: list, tree: Path, entries: dict, bisect=run.start) -> dict:
+    """Change points of one board environment and one good..bad range (same_range), each
+    decided, those to be bisected in ONE bisect of all their metrics -> {key: its entry}:
+    each change point keeps its own entry and note, all pointing to the one bisect's
+    result, each with its own metric's verdict at the first bad commit (or why it was not
+    bisected: it did not regress at the bad end)."""
+    out, go = {}, []
+    for c in points:
+        key = notes.key(c)
+        entry = _entry(c, entries.get(key))
+        ok, why = decide(c)
+        if ok:
+            go.append(c)
+            out[key] = entry
+        else:
+            out[key] = dict(entry, state=DONE, result=why, note=why)
     if not go:
-        return dict(entry, state=DONE, result=why, note=why)
-    good, said = bisect_from(tree, entry["good"], entry["bad"])
+        return out
+    first = out[notes.key(go[0])]
+    good, said = bisect_from(tree, first["good"], first["bad"])
     if good is None:
-        return dict(entry, state=DONE, result=said, note=said)
-    attempt = entry.get("attempts", 0) + 1
+        return dict(out, **{notes.key(c): dict(out[notes.key(c)], state=DONE, result=said, note=said)
+                            for c in go})
     said = f"{said}; " if said else ""
+    metrics = [c.metric.replace("/", ".") for c in go]
+    attempts = {notes.key(c): out[notes.key(c)].get("attempts", 0) + 1 for c in go}
     try:
-        b = bisect(tree, good, entry["bad"], c.metric.replace("/", "."),
-                   board=c.environment.split(".")[0])
+        b = bisect(tree, good, first["bad"], ",".join(metrics), board=go[0].environment.split(".")[0])
     except (LabFault, BisectInputError) as e:    # the lab or the tree, not the kernel: again later
-        return _failed(entry, attempt, f"{said}bisect failed: {_line(e)}")
+        return dict(out, **{k: _failed(out[k], n, f"{said}bisect failed: {_line(e)}") for k, n in attempts.items()})
     except BisectError as e:                     # it ended, with a reason (did not regress, ...)
-        return dict(entry, state=DONE, attempts=attempt, result=f"{said}not bisected: {_line(e)}",
-                    note=f"{said}not bisected: {_line(e)}")
+        return dict(out, **{k: dict(out[k], state=DONE, attempts=n, result=f"{said}not bisected: {_line(e)}",
+                                    note=f"{said}not bisected: {_line(e)}") for k, n in attempts.items()})
     except Exception as e:  # noqa: BLE001 - unattended: said, kept, tried again; the watch goes on
-        return _failed(entry, attempt, f"{said}bisect failed: {type(e).__name__}: {_line(e)}")
-    result = said + _result(b)
-    return dict(entry, state=DONE, attempts=attempt, run_dir=b.run_dir, first_bad=b.first_bad,
-                candidates=b.candidates, result=result, note=f"{result} (bisect {b.run_dir})")
+        return dict(out, **{k: _failed(out[k], n, f"{said}bisect failed: {type(e).__name__}: {_line(e)}")
+                            for k, n in attempts.items()})
+    for c, metric in zip(go, metrics):
+        key = notes.key(c)
+        dropped = (getattr(b, "dropped", None) or {}).get(metric)
+        others = [m for m in metrics if m != metric]
+        if dropped:      # bisected with others, but this one did not regress at the bad end
+            result = (f"{said}not bisected: {metric} {dropped}; the bisect of "
+                      f"{', '.join(others)} over the range went on without it")
+            note = f"{result} (bisect {b.run_dir})"
+        else:
+            result = said + _result(b)
+            at = ((b.first_bad or {}).get("metrics") or {}).get(metric)
+            note = f"{result} (bisect {b.run_dir})" + (f"; {run.verdict_line(metric, at)}" if at else "")
+        out[key] = dict(out[key], state=DONE, attempts=attempts[key], run_dir=b.run_dir,
+                        first_bad=None if dropped else b.first_bad, candidates=b.candidates,
+                        result=result, note=note, **({"bisected_with": others} if others else {}))
+    return out
 
 
 def _failed(entry: dict, attempt: int, result: str) -> dict:
@@ -162,17 +207,26 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
     page; returns the entries of those handled (or tried) in this watch."""
     path = server.data / "watched.json"
     records = notes.read(server.data)
-    done = []
-    for c in changes.find(server, board=board, metric=metric):
+    points = changes.find(server, board=board, metric=metric)
+    done, handled = [], set()
+    for c in points:
         key = notes.key(c)
         entry = _load(path).get(key)    # afresh: another watch may have handled it meanwhile
-        if _due(entry):
-            if decide(c)[0]:
-                progress(f"watch: {c.line()}: bisecting {c.before}..{c.build} in {tree}")
-            entry = handle(c, tree, entry, bisect)
-            _store(path, key, entry)    # handled: never twice
-            progress(f"watch: {key}: {entry['state']}: {entry['result']}")
-            done.append(entry)
+        if key not in handled and _due(entry):
+            group = [c]
+            if decide(c)[0]:           # the others of its board and range: one bisect for all
+                group += [p for p in points if p is not c and notes.key(p) not in handled
+                          and same_range(p, c) and decide(p)[0] and _due(_load(path).get(notes.key(p)))]
+                progress(f"watch: {c.environment}: bisecting {c.before}..{c.build} in {tree} for "
+                         + ", ".join(p.line() for p in group))
+            got = handle_group(group, tree, {notes.key(p): _load(path).get(notes.key(p)) for p in group},
+                               bisect)
+            for k, e in got.items():
+                _store(path, k, e)     # handled: never twice
+                progress(f"watch: {k}: {e['state']}: {e['result']}")
+                done.append(e)
+                handled.add(k)
+            entry = got[key]
         if records.get(key) != record(entry):
             notes.keep(server.data, key, record(entry))
         noted = entry.get("noted")
