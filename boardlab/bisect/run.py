@@ -10,6 +10,8 @@ from pathlib import Path
 
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
                              tree_lock)
+from boardlab.bisect import revert as confirm
+from boardlab.bisect import robot
 from boardlab.bisect.step import run_revision
 from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
 from boardlab.facts.labfacts import default_board
@@ -44,7 +46,7 @@ def _measure_endpoints(b: Bisect, tree: Path):
 
 
 def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
-          repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
+          repeats=5, max_repeats=10, failed_boot="skip", out=None, revert=True) -> Bisect:
     """Run a whole bisect; returns its state (first_bad set when one was found)."""
     spec = catalogue.spec(metric)   # an unknown metric is an error before anything is built
     if spec.suite == "build" and not spec.exact:
@@ -66,16 +68,25 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
         b = Bisect(str(tree), good, bad, metric, board, str(env), str(config), str(run_dir), root,
                    repeats, max_repeats, failed_boot)
         b.save()
-        return _bisect(b, tree, origin)
+        return _bisect(b, tree, origin, revert)
 
 
-def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
-    """On a virtual board: its lab host up for the bisect (and down after, if it was)."""
+def _bisect(b: Bisect, tree: Path, origin: str, revert: bool = True) -> Bisect:
+    """On a virtual board: its lab host up for the bisect (and down after, if it was); a
+    culprit confirmed by revert while the board and the tree are still held (revert),
+    and reported (robot)."""
     from boardlab.vlab.host import virtual_host_of
     from boardlab.vlab.lab import kept_up
     host = virtual_host_of(load_board(b.board)) if b.needs_boot else None
     with kept_up(host, boards=(b.board,)) if host else contextlib.nullcontext():
-        return _bisect_steps(b, tree, origin)
+        b = _bisect_steps(b, tree, origin)
+        if b.first_bad:
+            if revert:
+                confirm.confirm(b)
+            else:
+                confirm.not_tried(b, "--no-revert")
+            robot.write(b.run_dir)
+        return b
 
 
 def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
