@@ -208,3 +208,39 @@ def test_a_bisect_that_names_a_culprit_reverts_it_and_writes_the_report(culprit_
             "revert:  confirmed by revert: same against the good revision") in text
     assert "  not looked up (a bisect run by hand" in text
     assert _git(repo, "symbolic-ref", "--short", "HEAD") == "main" and _git(repo, "status", "--porcelain") == ""
+
+
+def test_the_watch_completes_the_report_notes_it_and_the_page_links_it(tmp_path, monkeypatch):
+    """The bisect wrote report.txt; the watch adds the change point and the other boards
+    the history measured over the range, names the revert's answer in the note and keeps
+    the report's path, which the history page links (a copy beside the page)."""
+    from boardlab.bisect import watch as w
+    from boardlab.history import charts, notes
+    from test_watch import BAD as NIGHT_BAD, GOOD as NIGHT_GOOD, FakeHistory, point
+    c = point(+1.45)
+    hist = FakeHistory(tmp_path, [c], monkeypatch)
+    hist.series = {(c.metric, c.environment): [(NIGHT_GOOD, [20.72]), (NIGHT_BAD, [21.02])],
+                   (c.metric, "tqm860l.host"): [(NIGHT_GOOD, [9.0]), (NIGHT_BAD, [9.0])]}
+    run_dir = tmp_path / "bisect-1"
+
+    def bisect(tree, good, bad, metric, board):
+        b = _state(run_dir)
+        b.save()
+        (run_dir / rv.REVERT).write_text(json.dumps(CONFIRMED))
+        robot.write(run_dir)
+        return b
+    done, = w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    report = run_dir / robot.REPORT
+    assert done["report"] == str(report) and done["revert"] == rv.CONFIRMED
+    assert done["note"] == (f"first bad commit {CULPRIT[:12]} 'net: sleep' "
+                            f"(bisect {run_dir}; confirmed by revert; report {report})")
+    text = report.read_text()
+    assert f"seen:    {c.line()}" in text
+    assert "  tqm860l.host boot_time/guest_login: 9 -> 9 (+0.00 %): no change point" in text
+    record = notes.read(tmp_path)[notes.key(c)]
+    assert record["report"] == str(report)
+    series = {(c.metric, c.environment): hist.series[(c.metric, c.environment)]}
+    page = charts.render(tmp_path / "page", "history.html", "t", "s", series, [c], notes.read(tmp_path))
+    assert ' <a href="reports/bisect-1.txt">report</a></td>' in page.read_text()
+    assert (tmp_path / "page" / "reports" / "bisect-1.txt").read_text() == text
+    assert charts.culprit(c, notes.read(tmp_path)) == f"first bad commit {CULPRIT[:12]} 'net: sleep'"

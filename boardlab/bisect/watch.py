@@ -22,7 +22,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from boardlab.bisect import BisectError, BisectInputError, LabFault, git, run
+from boardlab.bisect import BisectError, BisectInputError, LabFault, git, revert, robot, run
+from boardlab import log
 from boardlab.errors import InputError
 from boardlab.files import update_json
 from boardlab.history import changes, notes
@@ -70,9 +71,11 @@ def bisect_from(tree: Path, good: str, bad: str) -> tuple[str | None, str]:
                   f"{bad} (the branch was rebased)")
 
 
-def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start) -> dict:
+def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start,
+           others: list | None = None) -> dict:
     """The change point decided and, if it is to be, bisected: its entry in watched.json
-    (state done, failed or given up; result, note, attempts)."""
+    (state done, failed or given up; result, note, attempts; the culprit's report).
+    others: the metric on the other boards and configs over the range (robot.alongside)."""
     entry = dict(entry or {}, change=c.line(), good=revision(c.before), bad=revision(c.build),
                  regression=bool(c.worse()))    # the KCIDB export's FAIL (history.kcidb)
     go, why = decide(c)
@@ -94,8 +97,25 @@ def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.st
     except Exception as e:  # noqa: BLE001 - unattended: said, kept, tried again; the watch goes on
         return _failed(entry, attempt, f"{said}bisect failed: {type(e).__name__}: {_line(e)}")
     result = said + _result(b)
+    report = _report(b, c, others)
+    where = f"; {report['revert']}; report {report['report']}" if report else ""
     return dict(entry, state=DONE, attempts=attempt, run_dir=b.run_dir, first_bad=b.first_bad,
-                candidates=b.candidates, result=result, note=f"{result} (bisect {b.run_dir})")
+                candidates=b.candidates, result=result, note=f"{result} (bisect {b.run_dir}{where})",
+                **report)
+
+
+def _report(b, c: changes.ChangePoint, others: list | None) -> dict:
+    """The culprit's report (written by the bisect) completed with the change point and
+    what the history measured alongside: {"report": its path, "revert": what the revert
+    found}, or {} when the bisect wrote none."""
+    path = Path(b.run_dir) / robot.REPORT
+    if not (b.first_bad and path.exists()):
+        return {}
+    try:
+        robot.write(b.run_dir, others, seen=c.line())
+    except Exception as e:  # noqa: BLE001 - unattended: the culprit and the bisect's report stand
+        log.progress(f"watch: {path}: not completed with the history's figures: {type(e).__name__}: {_line(e)}")
+    return {"report": str(path), "revert": revert.load(b.run_dir)["state"]}
 
 
 def _failed(entry: dict, attempt: int, result: str) -> dict:
@@ -110,7 +130,8 @@ def _failed(entry: dict, attempt: int, result: str) -> dict:
 
 def record(entry: dict) -> dict:
     """The change point's record for the history page (history.notes), its note whole."""
-    return {"change": entry["change"], "state": entry["state"], "note": entry.get("note") or entry["result"]}
+    return {"change": entry["change"], "state": entry["state"], "note": entry.get("note") or entry["result"],
+            **({"report": entry["report"]} if entry.get("report") else {})}
 
 
 def _result(b) -> str:
@@ -163,13 +184,15 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
     path = server.data / "watched.json"
     records = notes.read(server.data)
     done = []
-    for c in changes.find(server, board=board, metric=metric):
+    series, _ = changes.sample_series(server, board, metric)    # also the culprit report's other boards
+    points = changes.find(server, board=board, metric=metric, samples=series)
+    for c in points:
         key = notes.key(c)
         entry = _load(path).get(key)    # afresh: another watch may have handled it meanwhile
         if _due(entry):
             if decide(c)[0]:
                 progress(f"watch: {c.line()}: bisecting {c.before}..{c.build} in {tree}")
-            entry = handle(c, tree, entry, bisect)
+            entry = handle(c, tree, entry, bisect, robot.alongside(c, series, points))
             _store(path, key, entry)    # handled: never twice
             progress(f"watch: {key}: {entry['state']}: {entry['result']}")
             done.append(entry)
