@@ -244,3 +244,20 @@ def test_the_watch_completes_the_report_notes_it_and_the_page_links_it(tmp_path,
     assert ' <a href="reports/bisect-1.txt">report</a></td>' in page.read_text()
     assert (tmp_path / "page" / "reports" / "bisect-1.txt").read_text() == text
     assert charts.culprit(c, notes.read(tmp_path)) == f"first bad commit {CULPRIT[:12]} 'net: sleep'"
+
+
+def test_a_report_that_fails_loses_no_culprit(culprit_repo, tmp_path, monkeypatch, capsys):
+    from boardlab.bisect import step as bisect_step
+    repo, revs = culprit_repo
+    _steps_build_by_size(tmp_path, monkeypatch)
+    monkeypatch.setattr(bisect_step, "measure_revision", _size)
+    monkeypatch.setattr(bisect_run, "default_config", lambda board: repo / "f")
+
+    def fails(run_dir, *a, **k):
+        raise OSError("No space left on device")
+    monkeypatch.setattr(robot, "write", fails)
+    b = bisect_run.start(repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes", out=tmp_path / "run")
+    assert b.first_bad["rev"] == revs["init: a table"]
+    assert rv.load(tmp_path / "run")["state"] == rv.CONFIRMED
+    said = capsys.readouterr()
+    assert "WARNING: no report of the culprit: OSError: No space left on device" in said.out + said.err

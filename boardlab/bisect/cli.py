@@ -3,15 +3,18 @@ from __future__ import annotations
 
 
 def cmd_bisect(args):
-    from boardlab.bisect import run
+    from pathlib import Path
+
+    from boardlab.bisect import robot, run
     b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
                   config=args.config, root=args.root or "", repeats=args.repeats,
                   max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out,
                   revert=not args.no_revert)
     # git bisect run's last line ends without a newline
     print("\n" + run.summary(b), end="")
-    if b.first_bad:
-        print(f"report: {b.run_dir}/report.txt")
+    report = Path(b.run_dir) / robot.REPORT
+    if b.first_bad and report.exists():
+        print(f"report: {report}")
     return 0 if b.first_bad else 1
 
 

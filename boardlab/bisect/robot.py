@@ -51,7 +51,7 @@ def _revert(b: Bisect, revert: dict) -> list[str]:
 
 
 def _others(b: Bisect, others: list | None) -> list[str]:
-    head = f"other boards and configs over the same range ({b.good[:12]}..{b.bad[:12]}):"
+    head = "other boards and configs over the same range (the history's builds):"
     if others is None:
         return [head, "  not looked up (a bisect run by hand; `boardlab history watch` adds them)"]
     if not others:
