@@ -261,3 +261,15 @@ def test_a_report_that_fails_loses_no_culprit(culprit_repo, tmp_path, monkeypatc
     assert rv.load(tmp_path / "run")["state"] == rv.CONFIRMED
     said = capsys.readouterr()
     assert "WARNING: no report of the culprit: OSError: No space left on device" in said.out + said.err
+
+
+def test_the_watch_can_leave_the_revert_out(tmp_path, monkeypatch):
+    from boardlab.bisect import watch as w
+    from boardlab.cli import main as boardlab_main
+    (tmp_path / "tree" / ".git").mkdir(parents=True)
+    passed = []
+    monkeypatch.setattr(w, "watch", lambda server, tree, **k: passed.append(k["bisect"]) or [])
+    for flag in ([], ["--no-revert"]):
+        assert boardlab_main(["history", "watch", "--tree", str(tmp_path / "tree"),
+                              "--data", str(tmp_path / "data")] + flag) == 0
+    assert passed[0] is bisect_run.start and passed[1].keywords == {"revert": False}

@@ -17,6 +17,7 @@ its build points there: a pointer SQUAD did not take is written on the next watc
 What it has handled is remembered in <data>/watched.json, changed under its lock."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -212,7 +213,8 @@ def cmd_watch(args):
     if not (tree / ".git").exists():
         raise InputError(f"--tree {args.tree}: not a git work tree")
     server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
-    done = watch(server, tree, board=args.board, metric=args.metric)
+    bisect = functools.partial(run.start, revert=False) if args.no_revert else run.start
+    done = watch(server, tree, board=args.board, metric=args.metric, bisect=bisect)
     failed = [d for d in done if d["state"] == FAILED]
     given_up = [d for d in done if d["state"] == GIVEN_UP]
     print(f"history {server.lab}: {len(done)} change point(s) handled"
