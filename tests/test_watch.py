@@ -33,6 +33,8 @@ class FakeHistory:
     def __init__(self, tmp_path, points, monkeypatch, refuse_notes=0):
         self.data, self.points, self.notes, self.refuse = tmp_path, points, [], refuse_notes
         monkeypatch.setattr(changes, "find", lambda server, **k: list(self.points))
+        monkeypatch.setattr(changes, "sample_series", lambda server, *a: (self.series, []))
+        self.series = {}
         monkeypatch.setattr(changes, "annotate", self.annotate)
 
     def annotate(self, server, pts):

@@ -5,12 +5,18 @@ from boardlab.judge.decide import EXACT_SHOWN
 
 
 def cmd_bisect(args):
-    from boardlab.bisect import run
+    from pathlib import Path
+
+    from boardlab.bisect import robot, run
     b = run.start(args.tree, args.good, args.bad, args.metric, board=args.board, env=args.env,
                   config=args.config, root=args.root or "", repeats=args.repeats,
-                  max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out)
+                  max_repeats=args.max_repeats, failed_boot=args.failed_boot, out=args.out,
+                  revert=not args.no_revert)
     # git bisect run's last line ends without a newline
     print("\n" + run.summary(b), end="")
+    report = Path(b.run_dir) / robot.REPORT
+    if b.first_bad and report.exists():
+        print(f"report: {report}")
     return 0 if b.first_bad else 1
 
 
@@ -49,6 +55,9 @@ def add_parser(sub):
     bi.add_argument("--failed-boot", choices=["skip", "bad"], default="skip",
                     help="a revision whose boot fails: skip it (default), or count it bad when the "
                          "failure is what you are hunting")
+    bi.add_argument("--no-revert", action="store_true",
+                    help="do not confirm the culprit by reverting it on the bad revision "
+                         "(built and measured once more) before the report")
     bi.add_argument("--out", default=None, help="run directory (default results/bisect-<time>)")
     bi.set_defaults(func=cmd_bisect, errors=(BisectError, KernelBuildError))
     add_nightly_parser(sub)

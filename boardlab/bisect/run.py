@@ -11,6 +11,8 @@ from pathlib import Path
 
 from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
                              metric_list, tree_lock)
+from boardlab.bisect import revert as confirm
+from boardlab.bisect import robot
 from boardlab.bisect.step import run_revision
 from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
 from boardlab.facts.labfacts import default_board
@@ -64,9 +66,10 @@ def endpoint_metrics(outcomes: dict, metrics: list) -> tuple[list, list]:
 
 
 def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
-          repeats=5, max_repeats=10, failed_boot="skip", out=None) -> Bisect:
+          repeats=5, max_repeats=10, failed_boot="skip", out=None, revert=True) -> Bisect:
     """Run a whole bisect of one metric or several ("a,b" or a list: one build and one
-    boot a sample for all of them); returns its state (first_bad set when one was found)."""
+    boot a sample for all of them); returns its state (first_bad set when one was found); revert:
+    the culprit confirmed by revert and reported (report.txt)."""
     metrics = metric_list(metric)
     if not metrics:
         raise BisectInputError("--metric: no metric named")
@@ -92,16 +95,34 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
         b = Bisect(str(tree), good, bad, metrics, board, str(env), str(config), str(run_dir), root,
                    repeats, max_repeats, failed_boot)
         b.save()
-        return _bisect(b, tree, origin)
+        return _bisect(b, tree, origin, revert)
 
 
-def _bisect(b: Bisect, tree: Path, origin: str) -> Bisect:
-    """On a virtual board: its lab host up for the bisect (and down after, if it was)."""
+def _bisect(b: Bisect, tree: Path, origin: str, revert: bool = True) -> Bisect:
+    """On a virtual board: its lab host up for the bisect (and down after, if it was); a
+    culprit confirmed by revert while the board and the tree are still held (revert),
+    and reported (robot)."""
     from boardlab.vlab.host import virtual_host_of
     from boardlab.vlab.lab import kept_up
     host = virtual_host_of(load_board(b.board)) if b.needs_boot else None
     with kept_up(host, boards=(b.board,)) if host else contextlib.nullcontext():
-        return _bisect_steps(b, tree, origin)
+        b = _bisect_steps(b, tree, origin)
+        if b.first_bad:
+            _confirm_and_report(b, revert)
+        return b
+
+
+def _confirm_and_report(b: Bisect, revert: bool):
+    """The culprit reverted (unless --no-revert) and reported in report.txt. Neither may
+    lose the culprit an hours-long bisect found: a failure here is said, not raised."""
+    try:
+        if revert:
+            confirm.confirm(b)
+        else:
+            confirm.not_tried(b, "--no-revert")
+        robot.write(b.run_dir)
+    except Exception as e:  # noqa: BLE001 - the culprit stands without its report
+        progress(f"WARNING: no report of the culprit: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
 
 
 def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:

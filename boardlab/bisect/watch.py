@@ -19,12 +19,14 @@ its build points there: a pointer SQUAD did not take is written on the next watc
 What it has handled is remembered in <data>/watched.json, changed under its lock."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
 from pathlib import Path
 
-from boardlab.bisect import BisectError, BisectInputError, LabFault, git, run
+from boardlab.bisect import BisectError, BisectInputError, LabFault, git, revert, robot, run
+from boardlab import log
 from boardlab.errors import InputError
 from boardlab.files import update_json
 from boardlab.history import changes, notes
@@ -83,18 +85,21 @@ def _entry(c: changes.ChangePoint, entry: dict | None) -> dict:
                 regression=bool(c.worse()))    # the KCIDB export's FAIL (history.kcidb)
 
 
-def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start) -> dict:
+def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.start,
+           others: list | None = None) -> dict:
     """The change point decided and, if it is to be, bisected: its entry in watched.json
-    (state done, failed or given up; result, note, attempts)."""
-    return handle_group([c], tree, {notes.key(c): entry}, bisect)[notes.key(c)]
+    (state done, failed or given up; result, note, attempts; the culprit's report).
+    others: the metric on the other boards and configs over the range (robot.alongside)."""
+    return handle_group([c], tree, {notes.key(c): entry}, bisect, {notes.key(c): others})[notes.key(c)]
 
 
-def handle_group(points: list, tree: Path, entries: dict, bisect=run.start) -> dict:
+def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, others_of: dict | None = None) -> dict:
     """Change points of one board environment and one good..bad range (same_range), each
     decided, those to be bisected in ONE bisect of all their metrics -> {key: its entry}:
     each change point keeps its own entry and note, all pointing to the one bisect's
     result, each with its own metric's verdict at the first bad commit (or why it was not
-    bisected: it did not regress at the bad end)."""
+    bisected: it did not regress at the bad end). others_of: {key: the metric on the other
+    boards and configs over the range}, for the culprit's report."""
     out, go = {}, []
     for c in points:
         key = notes.key(c)
@@ -136,11 +141,29 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start) -> d
         else:
             result = said + _result(b)
             at = ((b.first_bad or {}).get("metrics") or {}).get(metric)
-            note = f"{result} (bisect {b.run_dir})" + (f"; {run.verdict_line(metric, at)}" if at else "")
+            report = _report(b, c, (others_of or {}).get(key))
+            where = f"; {report['revert']}; report {report['report']}" if report else ""
+            note = (f"{result} (bisect {b.run_dir}{where})"
+                    + (f"; {run.verdict_line(metric, at)}" if at else ""))
         out[key] = dict(out[key], state=DONE, attempts=attempts[key], run_dir=b.run_dir,
                         first_bad=None if dropped else b.first_bad, candidates=b.candidates,
-                        result=result, note=note, **({"bisected_with": others} if others else {}))
+                        result=result, note=note, **({"bisected_with": others} if others else {}),
+                        **({} if dropped else report))
     return out
+
+
+def _report(b, c: changes.ChangePoint, others: list | None) -> dict:
+    """The culprit's report (written by the bisect) completed with the change point and
+    what the history measured alongside: {"report": its path, "revert": what the revert
+    found}, or {} when the bisect wrote none."""
+    path = Path(b.run_dir) / robot.REPORT
+    if not (b.first_bad and path.exists()):
+        return {}
+    try:
+        robot.write(b.run_dir, others, seen=c.line())
+    except Exception as e:  # noqa: BLE001 - unattended: the culprit and the bisect's report stand
+        log.progress(f"watch: {path}: not completed with the history's figures: {type(e).__name__}: {_line(e)}")
+    return {"report": str(path), "revert": revert.load(b.run_dir)["state"]}
 
 
 def _failed(entry: dict, attempt: int, result: str) -> dict:
@@ -155,7 +178,8 @@ def _failed(entry: dict, attempt: int, result: str) -> dict:
 
 def record(entry: dict) -> dict:
     """The change point's record for the history page (history.notes), its note whole."""
-    return {"change": entry["change"], "state": entry["state"], "note": entry.get("note") or entry["result"]}
+    return {"change": entry["change"], "state": entry["state"], "note": entry.get("note") or entry["result"],
+            **({"report": entry["report"]} if entry.get("report") else {})}
 
 
 def _result(b) -> str:
@@ -207,7 +231,8 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
     page; returns the entries of those handled (or tried) in this watch."""
     path = server.data / "watched.json"
     records = notes.read(server.data)
-    points = changes.find(server, board=board, metric=metric)
+    series, _ = changes.sample_series(server, board, metric)    # also the culprit report's other boards
+    points = changes.find(server, board=board, metric=metric, samples=series)
     done, handled = [], set()
     for c in points:
         key = notes.key(c)
@@ -220,7 +245,7 @@ def watch(server: HistoryServer, tree: Path, board=None, metric=None, progress=p
                 progress(f"watch: {c.environment}: bisecting {c.before}..{c.build} in {tree} for "
                          + ", ".join(p.line() for p in group))
             got = handle_group(group, tree, {notes.key(p): _load(path).get(notes.key(p)) for p in group},
-                               bisect)
+                               bisect, {notes.key(p): robot.alongside(p, series, points) for p in group})
             for k, e in got.items():
                 _store(path, k, e)     # handled: never twice
                 progress(f"watch: {k}: {e['state']}: {e['result']}")
@@ -243,7 +268,8 @@ def cmd_watch(args):
     if not (tree / ".git").exists():
         raise InputError(f"--tree {args.tree}: not a git work tree")
     server = HistoryServer(args.lab, port=args.port, data=Path(args.data) if args.data else None)
-    done = watch(server, tree, board=args.board, metric=args.metric)
+    bisect = functools.partial(run.start, revert=False) if args.no_revert else run.start
+    done = watch(server, tree, board=args.board, metric=args.metric, bisect=bisect)
     failed = [d for d in done if d["state"] == FAILED]
     given_up = [d for d in done if d["state"] == GIVEN_UP]
     print(f"history {server.lab}: {len(done)} change point(s) handled"

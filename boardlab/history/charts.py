@@ -1,7 +1,8 @@
 """The history as pictures a person reads: per metric and environment (board and clock),
 the series of builds with each build's samples as an error bar (as the Phoronix study
 showed its kernels side by side), its change points marked where the new level begins,
-and, where the bisect that starts itself ran, the first bad commit named. One page,
+and, where the bisect that starts itself ran, the first bad commit named (its report,
+bisect.robot's, copied beside the page and linked). One page,
 `history.html`, with every chart and the table of change points, each with what became
 of it, whole (the watch's records, history.notes); SQUAD's own charts show the same
 series (min..max bands), a pointer here on each build where a change point begins."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import shutil
 from pathlib import Path
 
 import matplotlib
@@ -36,6 +38,18 @@ def culprit(c: changes.ChangePoint, records: dict) -> str:
     """The first bad commit its bisect found, as the chart labels it ('' if none)."""
     m = CULPRIT.search(note(c, records))
     return m.group(0) if m else ""
+
+
+def report_link(record: dict, out_dir: Path) -> str:
+    """The culprit's report (bisect.robot's report.txt) copied beside the page, linked
+    there: the page is read where it is written, not where the bisect ran."""
+    src = Path(record.get("report") or "")
+    if not record.get("report") or not src.is_file():
+        return ""
+    dest = out_dir / "reports" / (re.sub(r"[^A-Za-z0-9_.-]", "_", src.parent.name) + ".txt")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return f' <a href="reports/{html.escape(dest.name)}">report</a>'
 
 
 def chart(key: tuple, points: list, found: list, records: dict, path: Path) -> Path:
@@ -101,10 +115,12 @@ def render(out_dir: Path, name: str, title: str, source: str, series: dict, poin
                       f'<img alt="{html.escape(key[0])} on {html.escape(key[1])}" '
                       f'src="data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}">')
         for c in found.get(key, []):
-            rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (
+            cells = [html.escape(str(x)) for x in (
                 c.metric, c.environment, c.build, c.before, f"{c.change_pct:+.2f} %",
                 f"{c.interval_pct[0]:+.2f}..{c.interval_pct[1]:+.2f} %", f"{c.pvalue:.2g}",
-                note(c, records) or "-")) + "</tr>")
+                note(c, records) or "-")]
+            cells[-1] += report_link(records.get(notes.key(c), {}), out_dir)
+            rows.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("metric", "environment", "from build", "after",
                                              "change", "95 % interval", "p", "what became of it"))
     path = out_dir / name

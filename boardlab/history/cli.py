@@ -140,6 +140,8 @@ def add_parser(sub):
                                  "export: the file (default results/history-<lab>.kcidb.json)")
     h.add_argument("--kcidb", action="store_true", help="export: as KCIDB JSON (kcidb-io's schema)")
     h.add_argument("--tree", help="watch: the kernel tree (git) whose revisions the builds are")
+    h.add_argument("--no-revert", action="store_true",
+                   help="watch: do not confirm a culprit by reverting it (as `boardlab bisect --no-revert`)")
     h.add_argument("--if-kept", action="store_true",
                    help="submit: only if the lab keeps a history (its data directory exists); "
                         "queued while SQUAD is down")

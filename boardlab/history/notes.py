@@ -1,6 +1,7 @@
 """What became of each change point, kept whole on disk: <data>/notes.json, beside the
 watch's watched.json, {change point key: {"change": its line, "state": ..., "note": what
-its bisect found, or why it was not bisected or given up}}. The history page shows them.
+its bisect found, or why it was not bisected or given up; "report": a culprit's
+report.txt, if one was written}}. The history page shows them.
 SQUAD's annotation of a build is only a pointer here: its one field a build holds 1024
 characters, and five change points' notes at one build did not fit (the culprit's was
 cut)."""
