@@ -6,7 +6,8 @@ reaches the server over the management network, with its own name, token (in a f
 of its own) and work directory, and each board is the device of its own host's worker.
 A token per role, in lavacli's configuration, none in any argv (lava.identities). No
 systemd here: the services the Debian packages describe as units are started by hand,
-each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`), PostgreSQL
+each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`, the arbiter
+under a supervisor: boardlab.services.supervisor), PostgreSQL
 with pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
 registrations live in LAVA's database and files and are reused: `up` is idempotent.
 Relied on, verified: lava-server installs only with PostgreSQL running; power commands
@@ -25,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.services import postgres
+from boardlab.services.supervisor import supervised
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
@@ -195,9 +197,11 @@ class LocalLavaServer:
         identities.write_role_identities(self.identity, f"{self.url}RPC2", tokens)
         self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
         # LAVA holds its boards' places at the coordinator: people reserve them (boardlab.lab.arbiter)
-        self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity",
-                                identities.role_identity(self.identity, "arbiter"), "--state",
-                                str(self.run_dir / "arbiter.json"), *boards])   # the boards it registered
+        # under a supervisor: an arbiter that crashed comes back (its state file says where it was)
+        self._spawn("arbiter", supervised("arbiter", [
+            sys.executable, "-m", "boardlab.lab.arbiter", "--identity",
+            identities.role_identity(self.identity, "arbiter"), "--state", str(self.run_dir / "arbiter.json"),
+            *boards]))   # the boards it registered
         return self
 
     def check(self):
