@@ -1,8 +1,13 @@
 """The supervisor: a command that exits is started again, with a growing delay; stop()
-ends it, and no child is left behind (checked by PID)."""
+ends it, and no child is left behind (checked by PID). `lava server up` starts its
+arbiter under it, and its scheduler only after the arbiter's first round."""
+import json
 import sys
 import threading
 import time
+
+import pytest
+from test_secrets import FakeLava, faked_up
 
 from boardlab.procs import group_alive, running
 from boardlab.services.daemons import Daemons
@@ -78,3 +83,26 @@ def test_as_a_daemon_stopped_by_its_pid_it_leaves_no_child(tmp_path):
     assert daemons.stop("flaky")
     assert not running(pid) and not group_alive(pid)
     assert not any(running(c) for c in children())
+
+
+def test_the_scheduler_starts_after_the_arbiters_first_round(tmp_path, monkeypatch):
+    """A job left queued must not start on a board a person holds: LAVA's places are held
+    first (lava.arbiterstart)."""
+    _, fake, _ = faked_up(tmp_path, monkeypatch, FakeLava())
+    first = {what: next(i for i, cmd in enumerate(fake.argv) if what in cmd)
+             for what in ("boardlab.lab.arbiter", "lava-scheduler", "lava-worker")}
+    assert first["boardlab.lab.arbiter"] < first["lava-scheduler"] < first["lava-worker"]
+    arbiter = fake.argv[first["boardlab.lab.arbiter"]]
+    assert arbiter[1:3] == ["-m", "boardlab.services.supervisor"]   # it comes back if it exits
+
+
+def test_an_arbiter_without_a_round_stops_up_before_the_scheduler(tmp_path, monkeypatch):
+    from boardlab.lava import arbiterstart, localserver
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "arbiter.json").write_text(json.dumps({"round": {"at": time.time() - 60}}))  # an earlier run's
+    monkeypatch.setattr(arbiterstart, "FIRST_ROUND_S", 0.5)
+    fake = FakeLava(arbiter_rounds=False)
+    with pytest.raises(localserver.ServerError, match="first round .*coordinator up"):
+        faked_up(tmp_path, monkeypatch, fake)
+    assert not any("lava-scheduler" in cmd for cmd in fake.argv)
+    assert arbiterstart.last_round_at(tmp_path / "nowhere.json") == 0.0
