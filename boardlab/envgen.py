@@ -2,8 +2,9 @@
 (a test checks they are up to date): the labgrid environments lab/<board>.yaml and
 their RemotePlace variants lab/remote/<board>.yaml, and per lab host under
 places/<host>/: the labgrid exporter config, the coordinator places with tags, and
-(for a real lab host) ser2net, tftpd-hpa and NFS exports configs; and the LAVA device
-types and device dictionaries under jobs/ (boardlab.lava)."""
+(for a real lab host) ser2net, tftpd-hpa and NFS exports configs and the exporter's
+systemd unit; the management host's units under places/management/ (boardlab.lab.units);
+and the LAVA device types and device dictionaries under jobs/ (boardlab.lava)."""
 from __future__ import annotations
 
 import os
@@ -15,7 +16,8 @@ import yaml
 from boardlab.facts import hostconfigs, lanfirewall, pdu
 from boardlab.facts.board import BOARDS_DIR, LAB_ENV_DIR, PLACES_DIR, Board, load_board
 from boardlab.facts.labhosts import LabHost, lab_host_of, lab_hosts
-from boardlab.facts.labfacts import check_listed, lab_boards
+from boardlab.facts.labfacts import check_listed, lab_boards, load_lab
+from boardlab.lab import units
 from boardlab.lava import devices as lava_devices, health as lava_health
 from boardlab import yamltext
 
@@ -155,6 +157,7 @@ def lab_host_files(lab: LabHost) -> dict[Path, str]:
         files[d / "nftables.conf"] = lanfirewall.nftables_conf(lab)
         files[d / lanfirewall.UNIT] = lanfirewall.systemd_unit(lab)
         files[d / "sshd_config.d" / "boardlab.conf"] = lanfirewall.sshd_dropin(lab)
+        files[d / "labgrid-exporter.service"] = units.exporter_unit(lab, load_lab())
     return files
 
 
@@ -167,6 +170,8 @@ def generated_files() -> dict[Path, str]:
         files[LAB_DIR / "remote" / f"{board.name}.yaml"] = render_env(board, remote=True)
     for lab in lab_hosts():
         files.update(lab_host_files(lab))
+    files.update({PLACES_DIR / units.MANAGEMENT_DIR / name: text
+                  for name, text in units.management_units(lab_hosts()).items()})
     files.update(lava_devices.generated_files())   # LAVA's: the same facts
     files.update(lava_health.generated_files())
     return files

@@ -1,9 +1,11 @@
 """The lab's secrets stay out of every command line (a process's argv is world-readable in
 /proc/<pid>/cmdline) and in files only their owner reads: LAVA's worker and role tokens,
 SQUAD's database, secret key and submit token."""
+import json
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,9 +24,10 @@ def _mode(path) -> int:
 class FakeLava:
     """lava-server manage and the processes up starts, recorded instead of run."""
 
-    def __init__(self):
+    def __init__(self, arbiter_rounds=True):
         self.argv = []
         self.worker_tokens = {}
+        self.arbiter_rounds = arbiter_rounds
 
     def run(self, cmd, **kw):
         self.argv.append(list(cmd))
@@ -38,14 +41,20 @@ class FakeLava:
 
     def popen(self, cmd, **kw):
         self.argv.append(list(cmd))
+        if "boardlab.lab.arbiter" in cmd and self.arbiter_rounds:   # its first round, at once
+            state = Path(cmd[cmd.index("--state") + 1])
+            state.write_text(json.dumps({"round": {"at": time.time() + 1}}))
         return SimpleNamespace(pid=os.getpid())
 
 
 @pytest.fixture
 def lava_up(tmp_path, monkeypatch):
     """`LocalLavaServer.up` with every process faked: what it would run, and the files it writes."""
+    return faked_up(tmp_path, monkeypatch, FakeLava())
+
+
+def faked_up(tmp_path, monkeypatch, fake):
     from boardlab.lava import localserver
-    fake = FakeLava()
     monkeypatch.setattr(localserver.subprocess, "run", fake.run)
     monkeypatch.setattr(localserver.subprocess, "Popen", fake.popen)
     monkeypatch.setattr(localserver.postgres, "up", lambda *a, **k: 5432)

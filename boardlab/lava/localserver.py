@@ -6,9 +6,10 @@ reaches the server over the management network, with its own name, token (in a f
 of its own) and work directory, and each board is the device of its own host's worker.
 A token per role, in lavacli's configuration, none in any argv (lava.identities). No
 systemd here: the services the Debian packages describe as units are started by hand,
-each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`), PostgreSQL
-with pg_ctlcluster (boardlab.services.postgres); `down` stops what `up` started. The
-registrations live in LAVA's database and files and are reused: `up` is idempotent.
+each by PID (gunicorn, `lava-server manage lava-scheduler`, `lava-worker`, the arbiter:
+lava.arbiterstart), PostgreSQL with pg_ctlcluster (boardlab.services.postgres); `down`
+stops what `up` started. The registrations live in LAVA's database and files and are
+reused: `up` is idempotent.
 Relied on, verified: lava-server installs only with PostgreSQL running; power commands
 run under a pseudo-terminal; a worker's dispatcher config is /etc/lava-server/dispatcher.d/."""
 from __future__ import annotations
@@ -18,7 +19,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
-from boardlab.lava import devices, health, identities, joboutput
+from boardlab.lava import arbiterstart, devices, health, identities, joboutput
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
 from boardlab.procs import running
@@ -183,6 +183,8 @@ class LocalLavaServer:
                                  "--log-level", "info"],
                     env={"ALLOWED_HOSTS": ",".join(b.rsplit(":", 1)[0] for b in binds[1:])} if binds[1:] else None)
         self._wait("the LAVA web server", lambda: tcp_open(self.port), 60)
+        identities.write_role_identities(self.identity, f"{self.url}RPC2", tokens)
+        self._start_arbiter(boards)   # the boards it registered, held before the scheduler starts
         # "-": our log file (the scheduler drops privileges and could not reopen it by name)
         self._spawn("scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO",
                                   "--log-file", "-"])
@@ -192,13 +194,19 @@ class LocalLavaServer:
                 "lava-worker", "--name", worker_name(lab.name), "--url", self.worker_url(lab),
                 "--token-file", str(token_files[lab.name]), "--worker-dir", str(self.run_dir / f"worker-{lab.name}"),
                 "--level", "INFO", "--log-file", "-"])
-        identities.write_role_identities(self.identity, f"{self.url}RPC2", tokens)
         self._wait("the workers online", lambda: all(self.worker_online(lab.name) for lab in self.labs), 60)
-        # LAVA holds its boards' places at the coordinator: people reserve them (boardlab.lab.arbiter)
-        self._spawn("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity",
-                                identities.role_identity(self.identity, "arbiter"), "--state",
-                                str(self.run_dir / "arbiter.json"), *boards])   # the boards it registered
         return self
+
+    def _start_arbiter(self, boards):
+        """LAVA holds its boards' places at the coordinator, people reserve them: its first
+        round done before the scheduler starts (lava.arbiterstart)."""
+        state, since = self.run_dir / "arbiter.json", time.time()
+        self._spawn("arbiter", arbiterstart.command(identities.role_identity(self.identity, "arbiter"),
+                                                    state, boards))
+        self.echo(f"lava server: waiting for the arbiter's first round (up to {arbiterstart.FIRST_ROUND_S} s)")
+        self._wait("the arbiter's first round (is the labgrid coordinator up? boardlab vlab up)",
+                   lambda: arbiterstart.last_round_at(state) > since, arbiterstart.FIRST_ROUND_S)
+        self.echo(f"lava server: the arbiter's first round done in {time.time() - since:.1f} s")
 
     def check(self):
         """Raise if the server or scheduler died (a job would wait for it for ever). A

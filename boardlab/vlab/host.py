@@ -6,7 +6,8 @@ boardlab.vlab.mgmt), and starts in it, each only if not already running: a seria
 per board, ser2net (RFC2217), tftpd-hpa (hostconfigs.tftpd_retransmit_args), the NFS server
 (rpcbind + nfs-ganesha, user space: this kernel has no nfsd; daemons.private_run), the
 power switch (HTTP; it starts QEMU on the board's clock), sshd (kernels are staged to
-its TFTP directory over ssh, as on a real lab host) and the labgrid exporter.
+its TFTP directory over ssh, as on a real lab host) and the labgrid exporter (under a
+supervisor: it exits when the coordinator goes away, and comes back by itself).
 down: powers the boards off and stops exactly what up started, by PID, then removes
 the host. status: each service and each board's power."""
 from __future__ import annotations
@@ -25,6 +26,7 @@ from boardlab.facts.labfacts import load_lab
 from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.services.daemons import Daemons, ServiceError, private_run, sh
+from boardlab.services.supervisor import supervised
 from boardlab.vlab import sshkeys
 from boardlab.boot.powerctl import lab_host_down
 from boardlab.build import boardimages
@@ -91,11 +93,10 @@ class VirtualLabHost:
         if lab.management:
             out.append(("sshd", ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.run_dir / "sshd_config")],
                         ns, lambda: self._listening("tcp", 22)))
-            out.append(("exporter", [str(Path(sys.executable).parent / "labgrid-exporter"),
-                                     "-c", load_lab().coordinator, "--name", lab.exporter_name or lab.name,
-                                     "--hostname", lab.management_ip,
-                                     str(PLACES_DIR / lab.name / "exporter.yaml")],
-                        ns, self._exported))
+            out.append(("exporter", supervised("exporter", [
+                str(Path(sys.executable).parent / "labgrid-exporter"), "-c", load_lab().coordinator,
+                "--name", lab.exporter_name or lab.name, "--hostname", lab.management_ip,
+                str(PLACES_DIR / lab.name / "exporter.yaml")]), ns, self._exported))
         return out
 
     def _exported(self) -> bool:
