@@ -5,6 +5,8 @@ run directory checked before any boot. The same faults on boards: test_scripted_
 import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,10 +15,13 @@ import pytest
 
 from boardlab.boot import bootplan, bootwatch, powerctl
 from boardlab.boot.boardlock import BoardBusy, BoardLock
+from boardlab.boot.bootlog import BootError
+from boardlab.errors import BUG, INPUT, KERNEL, LAB, fault_of
 from boardlab.facts.board import load_board
 from boardlab.boot import milestonesdue
 from boardlab.judge.results import RunDirError, prepare_run_dir
 from boardlab.measure import console as con
+from paths import ROOT
 
 
 @pytest.mark.parametrize("line, quoted", [
@@ -270,3 +275,79 @@ def test_run_directories_are_new_and_checked_before_a_boot(tmp_path, monkeypatch
     (tmp_path / "a-file").write_text("")
     with pytest.raises(RunDirError, match="a-file/run: not writable"):
         prepare_run_dir(tmp_path / "a-file" / "run")
+
+
+# ---- who is at fault ----------------------------------------------------------------------
+def _errors():
+    from boardlab.bisect import LabFault, MetricMissing
+    from boardlab.boot.bootlog import BootError
+    from boardlab.boot.staging import StagingError
+    from boardlab.build.images import ForeignTreeError
+    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.facts.typedyaml import FactsError
+    from boardlab.lava.errors import LavaError, LavaInputError
+    from boardlab.measure.parsers import ParseError
+    return [
+        (powerctl.PowerError("the switch did not answer"), (LAB, "power")),
+        (BootError("the console (ser2net vlab port 4001) failed", part="console"), (LAB, "console")),
+        (StagingError("cannot stage uImage"), (LAB, "tftp")),
+        (ForeignTreeError("the export holds files boardlab did not put there"), (LAB, "nfs")),
+        (BoardBusy("held by another run"), (LAB, "board")),
+        (LavaError("the server did not answer"), (LAB, "lava")),
+        (LabFault("ser2net down"), (LAB, "")),
+        (BootError("kernel panic", kernel_fault=True, part="nfs"), (KERNEL, "")),
+        (KernelBuildError("make failed"), (KERNEL, "")),
+        (MetricMissing("no guest_login"), (KERNEL, "")),
+        (BootError("no kernel named armmq", party=INPUT), (INPUT, "")),
+        (FactsError("boards/x.yaml: no such field"), (INPUT, "")),
+        (LavaInputError("no such device type"), (INPUT, "")),   # LavaError's below InputError's
+        (ParseError("no figure"), (BUG, "")),
+        (KeyError("board"), (BUG, "")),                         # anything unknown: ours
+    ]
+
+
+def test_each_error_says_who_is_at_fault_and_the_labs_part():
+    for exc, (party, part) in _errors():
+        fault = fault_of(exc)
+        assert (fault.party, fault.part) == (party, part), exc
+        assert fault.line == str(exc).splitlines()[0]
+    assert fault_of(powerctl.PowerError("x")).words() == "the lab broke: power"
+    assert fault_of(BootError("panic", kernel_fault=True)).words() == "your kernel broke"
+
+
+FAULT_SUITE = '''
+import pytest
+from boardlab.boot.bootlog import BootError
+from boardlab.boot.powerctl import PowerError
+from boardlab.boot.staging import StagingError
+from boardlab.build.images import ForeignTreeError
+
+@pytest.fixture
+def shell():
+    {fixture}
+
+def test_boot_milestones(shell):
+    {body}
+'''
+
+
+@pytest.mark.parametrize("part, fixture, body, outcome", [
+    ("power", "pass", "raise PowerError('the switch (vlab port 1) did not answer within 1 s')", "error"),
+    ("console", "pass", "raise BootError('the console (ser2net vlab port 4001) failed', part='console')",
+     "error"),
+    ("tftp", "pass", "raise StagingError('cannot copy uImage into /srv/tftp')", "error"),
+    ("nfs", "pass", "raise ForeignTreeError('/srv/nfs/qemu-arm holds files boardlab did not put there')",
+     "error"),
+    ("power", "raise PowerError('the switch did not answer')", "pass", "error"),   # in set-up
+    ("kernel", "pass", "raise BootError('kernel panic: VFS', kernel_fault=True)", "fail"),
+])
+def test_a_lab_fault_is_a_tests_error_naming_the_part_the_kernels_a_failure(tmp_path, part, fixture,
+                                                                            body, outcome):
+    from boardlab.judge import outcomes
+    (tmp_path / "test_suite.py").write_text(FAULT_SUITE.format(fixture=fixture, body=body))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={tmp_path / 'junit.xml'}", "test_suite.py"], cwd=tmp_path,
+                   capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    [(result, why)] = outcomes.junit(tmp_path / "junit.xml").values()
+    assert result == outcome
+    assert ("your kernel broke" if part == "kernel" else f"the lab broke: {part}: ") in why
