@@ -351,3 +351,31 @@ def test_a_lab_fault_is_a_tests_error_naming_the_part_the_kernels_a_failure(tmp_
     [(result, why)] = outcomes.junit(tmp_path / "junit.xml").values()
     assert result == outcome
     assert ("your kernel broke" if part == "kernel" else f"the lab broke: {part}: ") in why
+
+
+def test_results_say_a_lab_fault_as_an_error_naming_its_part(tmp_path):
+    from boardlab.judge import outcomes
+    from boardlab.judge.results import RunResults
+    res = RunResults(tmp_path)
+    with pytest.raises(powerctl.PowerError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+        raise powerctl.PowerError("the switch did not answer")
+    said = res.meta["outcomes"]["qemu-arm/armmp"]
+    assert said[outcomes.BOOT] == "error" and said["why"][outcomes.BOOT] == \
+        "the lab broke: power: the switch did not answer"
+    with pytest.raises(BootError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+        raise BootError("kernel panic: VFS", kernel_fault=True)
+    assert said[outcomes.BOOT] == "fail" and said["why"][outcomes.BOOT] == "kernel panic: VFS"
+
+
+@pytest.mark.parametrize("error_type, milestones, party, part", [
+    ("Infrastructure", {"linux_version": 1.0}, LAB, "lava"),   # whatever the kernel printed
+    ("Configuration", {}, LAB, "lava"),
+    ("Bug", {}, LAB, "lava"),                                  # LAVA's own bug: the lab's software
+    ("Job", {"linux_version": 1.0}, KERNEL, ""),               # auto-login-action timed out
+    ("Test", {}, LAB, "uboot"),                                # nothing from the kernel
+    ("Job", {"linux_version": 1.0, "login": 3.0}, LAB, "lava"),  # its prompt, unanswered
+])
+def test_lavas_error_types_say_who_is_at_fault(error_type, milestones, party, part):
+    from boardlab.lava.logs import lava_fault
+    fault = lava_fault(error_type, milestones, "auto-login-action timed out")
+    assert (fault.party, fault.part) == (party, part)
