@@ -379,3 +379,19 @@ def test_lavas_error_types_say_who_is_at_fault(error_type, milestones, party, pa
     from boardlab.lava.logs import lava_fault
     fault = lava_fault(error_type, milestones, "auto-login-action timed out")
     assert (fault.party, fault.part) == (party, part)
+
+
+@pytest.mark.parametrize("failed_boot", ["bad", "skip"])
+def test_a_bisect_step_answers_only_for_the_kernels_own_fault(failed_boot):
+    from types import SimpleNamespace
+    from boardlab.bisect import ANSWER, step
+    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.measure.parsers import ParseError
+    from boardlab.measure.sample import MeasureError
+    b = SimpleNamespace(failed_boot=failed_boot)
+    said = lambda e: (ANSWER[step.unmeasured(b, e)[0]], step.unmeasured(b, e)[1])  # noqa: E731
+    assert said(BootError("kernel panic: VFS", kernel_fault=True)) == (failed_boot, "boot failed: kernel panic: VFS")
+    assert said(KernelBuildError("make failed")) == ("skip", "build failed: make failed")
+    assert said(MeasureError("no figure of lat_syscall")) == ("skip", "no figure of lat_syscall")
+    assert said(powerctl.PowerError("no answer")) == ("stop", "lab fault: power: no answer")
+    assert said(ParseError("no figure")) == ("stop", "a boardlab bug: ParseError: no figure")
