@@ -12,6 +12,10 @@ INPUT = "input"     # the user's input: exit 2, one line
 BUG = "bug"         # boardlab itself: anything not said otherwise
 
 
+# each party's words, what a person reads first (a report, a test's message)
+WORDS = {LAB: "the lab broke", KERNEL: "your kernel broke", INPUT: "bad input", BUG: "a boardlab bug"}
+
+
 @dataclass(frozen=True)
 class Fault:
     party: str      # LAB, KERNEL, INPUT or BUG
@@ -21,8 +25,8 @@ class Fault:
     def words(self) -> str:
         """Who broke it, as a person reads it first: 'the lab broke: power', 'your kernel broke'."""
         if self.party == LAB:
-            return f"the lab broke: {self.part or 'unknown part'}"
-        return {KERNEL: "your kernel broke", INPUT: "bad input"}.get(self.party, "a boardlab bug")
+            return f"{WORDS[LAB]}: {self.part or 'unknown part'}"
+        return WORDS.get(self.party, WORDS[BUG])
 
 
 class BoardlabError(Exception):

@@ -395,3 +395,20 @@ def test_a_bisect_step_answers_only_for_the_kernels_own_fault(failed_boot):
     assert said(MeasureError("no figure of lat_syscall")) == ("skip", "no figure of lat_syscall")
     assert said(powerctl.PowerError("no answer")) == ("stop", "lab fault: power: no answer")
     assert said(ParseError("no figure")) == ("stop", "a boardlab bug: ParseError: no figure")
+
+
+def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp_path):
+    from boardlab.judge import outcomes
+    from boardlab.judge.results import RunResults
+    from boardlab.pages import report
+    lab, kernel = RunResults(tmp_path / "lab"), RunResults(tmp_path / "kernel")
+    for res, fault in ((lab, powerctl.PowerError("the switch did not answer")),
+                       (kernel, BootError("kernel panic: VFS", kernel_fault=True))):
+        res.record("qemu-arm", "armmp", "boot_time", "login", 4.9)
+        with pytest.raises(type(fault)), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+            raise fault
+    assert report.who_broke(str(lab.run_dir)) == [
+        "the lab broke: power: the switch did not answer (qemu-arm armmp, kernel/boot)"]
+    assert "your kernel broke: kernel panic: VFS (qemu-arm armmp, kernel/boot)" in \
+        report.markdown(str(kernel.run_dir), with_summary=True)
+    assert report.who_broke(str(kernel.run_dir)) == report.run_ending(kernel.run_dir)[1:]
