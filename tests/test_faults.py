@@ -412,3 +412,32 @@ def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp
     assert "your kernel broke: kernel panic: VFS (qemu-arm armmp, kernel/boot)" in \
         report.markdown(str(kernel.run_dir), with_summary=True)
     assert report.who_broke(str(kernel.run_dir)) == report.run_ending(kernel.run_dir)[1:]
+
+
+@pytest.mark.parametrize("fault, result, raised", [
+    (BootError("kernel panic: VFS", kernel_fault=True), "fail", False),
+    (BootError("the console (ser2net vlab port 4001) failed", part="console"), "error", True),
+])
+def test_a_nightly_says_whose_failed_boot_it_was(tmp_path, monkeypatch, fault, result, raised):
+    import contextlib
+    from types import SimpleNamespace
+    from boardlab.bisect import nightly
+    from boardlab.boot import session
+    from boardlab.judge.results import RunResults
+    from boardlab.vlab import host
+
+    @contextlib.contextmanager
+    def board_session(env, console):
+        yield SimpleNamespace(select=lambda **kw: None), None
+
+    def one_sample(*a):
+        raise fault
+    monkeypatch.setattr(session, "board_session", board_session)
+    monkeypatch.setattr(host, "virtual_host_of", lambda board: None)
+    monkeypatch.setattr(nightly.sample, "one_sample", one_sample)
+    res = RunResults(tmp_path)
+    with pytest.raises(BootError) if raised else contextlib.nullcontext():
+        nightly._measure(res, load_board("qemu-arm"), "abc", tmp_path / "u", ("boot_time",), 1, "")
+    said = res.meta["outcomes"]["qemu-arm/abc"]
+    assert said["kernel/boot"] == result
+    assert said["why"]["kernel/boot"].startswith("the lab broke: console: " if raised else "kernel panic")
