@@ -1,9 +1,7 @@
-"""boardlab's pytest plugin, registered as labgrid registers its own (the `pytest11` entry
-point in pyproject.toml): with `pytest --lg-env lab/<board>.yaml testsuites/`, the options
-and fixtures the suites share - which kernel and root to boot, where the run's results and
-console logs go, the board at shell state (booted once per kernel, then reused), the gate
-each test records its figures through. Inert in a run without a board (tests/): its
-fixtures are only made when a test asks for them."""
+"""boardlab's pytest plugin (the `pytest11` entry point, as labgrid's): with `pytest --lg-env
+lab/<board>.yaml testsuites/`, the suites' options and fixtures - kernel and root, the run's
+directory and console logs, the board at its shell (booted once per kernel), the gate - and a
+lab fault said as an error (boardlab.pytestfaults). Inert without a board (tests/)."""
 import os
 from pathlib import Path
 
@@ -11,6 +9,8 @@ import pytest
 
 from boardlab.judge import baselines, outcomes
 from boardlab.judge.gate import Gate
+
+pytest_plugins = ("boardlab.pytestfaults",)
 
 
 def pytest_addoption(parser):

@@ -5,6 +5,8 @@ run directory checked before any boot. The same faults on boards: test_scripted_
 import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,10 +15,13 @@ import pytest
 
 from boardlab.boot import bootplan, bootwatch, powerctl
 from boardlab.boot.boardlock import BoardBusy, BoardLock
+from boardlab.boot.bootlog import BootError
+from boardlab.errors import BUG, INPUT, KERNEL, LAB, fault_of
 from boardlab.facts.board import load_board
 from boardlab.boot import milestonesdue
 from boardlab.judge.results import RunDirError, prepare_run_dir
 from boardlab.measure import console as con
+from paths import ROOT
 
 
 @pytest.mark.parametrize("line, quoted", [
@@ -270,3 +275,169 @@ def test_run_directories_are_new_and_checked_before_a_boot(tmp_path, monkeypatch
     (tmp_path / "a-file").write_text("")
     with pytest.raises(RunDirError, match="a-file/run: not writable"):
         prepare_run_dir(tmp_path / "a-file" / "run")
+
+
+# ---- who is at fault ----------------------------------------------------------------------
+def _errors():
+    from boardlab.bisect import LabFault, MetricMissing
+    from boardlab.boot.bootlog import BootError
+    from boardlab.boot.staging import StagingError
+    from boardlab.build.images import ForeignTreeError
+    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.facts.typedyaml import FactsError
+    from boardlab.lava.errors import LavaError, LavaInputError
+    from boardlab.measure.parsers import ParseError
+    return [
+        (powerctl.PowerError("the switch did not answer"), (LAB, "power")),
+        (BootError("the console (ser2net vlab port 4001) failed", part="console"), (LAB, "console")),
+        (StagingError("cannot stage uImage"), (LAB, "tftp")),
+        (ForeignTreeError("the export holds files boardlab did not put there"), (LAB, "nfs")),
+        (BoardBusy("held by another run"), (LAB, "board")),
+        (LavaError("the server did not answer"), (LAB, "lava")),
+        (LabFault("ser2net down"), (LAB, "")),
+        (BootError("kernel panic", kernel_fault=True, part="nfs"), (KERNEL, "")),
+        (KernelBuildError("make failed"), (KERNEL, "")),
+        (MetricMissing("no guest_login"), (KERNEL, "")),
+        (BootError("no kernel named armmq", party=INPUT), (INPUT, "")),
+        (FactsError("boards/x.yaml: no such field"), (INPUT, "")),
+        (LavaInputError("no such device type"), (INPUT, "")),   # LavaError's below InputError's
+        (ParseError("no figure"), (BUG, "")),
+        (KeyError("board"), (BUG, "")),                         # anything unknown: ours
+    ]
+
+
+def test_each_error_says_who_is_at_fault_and_the_labs_part():
+    for exc, (party, part) in _errors():
+        fault = fault_of(exc)
+        assert (fault.party, fault.part) == (party, part), exc
+        assert fault.line == str(exc).splitlines()[0]
+    assert fault_of(powerctl.PowerError("x")).words() == "the lab broke: power"
+    assert fault_of(BootError("panic", kernel_fault=True)).words() == "your kernel broke"
+
+
+FAULT_SUITE = '''
+import pytest
+from boardlab.boot.bootlog import BootError
+from boardlab.boot.powerctl import PowerError
+from boardlab.boot.staging import StagingError
+from boardlab.build.images import ForeignTreeError
+
+@pytest.fixture
+def shell():
+    {fixture}
+
+def test_boot_milestones(shell):
+    {body}
+'''
+
+
+@pytest.mark.parametrize("part, fixture, body, outcome", [
+    ("power", "pass", "raise PowerError('the switch (vlab port 1) did not answer within 1 s')", "error"),
+    ("console", "pass", "raise BootError('the console (ser2net vlab port 4001) failed', part='console')",
+     "error"),
+    ("tftp", "pass", "raise StagingError('cannot copy uImage into /srv/tftp')", "error"),
+    ("nfs", "pass", "raise ForeignTreeError('/srv/nfs/qemu-arm holds files boardlab did not put there')",
+     "error"),
+    ("power", "raise PowerError('the switch did not answer')", "pass", "error"),   # in set-up
+    ("kernel", "pass", "raise BootError('kernel panic: VFS', kernel_fault=True)", "fail"),
+])
+def test_a_lab_fault_is_a_tests_error_naming_the_part_the_kernels_a_failure(tmp_path, part, fixture,
+                                                                            body, outcome):
+    from boardlab.judge import outcomes
+    (tmp_path / "test_suite.py").write_text(FAULT_SUITE.format(fixture=fixture, body=body))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={tmp_path / 'junit.xml'}", "test_suite.py"], cwd=tmp_path,
+                   capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    [(result, why)] = outcomes.junit(tmp_path / "junit.xml").values()
+    assert result == outcome
+    assert ("your kernel broke" if part == "kernel" else f"the lab broke: {part}: ") in why
+
+
+def test_results_say_a_lab_fault_as_an_error_naming_its_part(tmp_path):
+    from boardlab.judge import outcomes
+    from boardlab.judge.results import RunResults
+    res = RunResults(tmp_path)
+    with pytest.raises(powerctl.PowerError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+        raise powerctl.PowerError("the switch did not answer")
+    said = res.meta["outcomes"]["qemu-arm/armmp"]
+    assert said[outcomes.BOOT] == "error" and said["why"][outcomes.BOOT] == \
+        "the lab broke: power: the switch did not answer"
+    with pytest.raises(BootError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+        raise BootError("kernel panic: VFS", kernel_fault=True)
+    assert said[outcomes.BOOT] == "fail" and said["why"][outcomes.BOOT] == "kernel panic: VFS"
+
+
+@pytest.mark.parametrize("error_type, milestones, party, part", [
+    ("Infrastructure", {"linux_version": 1.0}, LAB, "lava"),   # whatever the kernel printed
+    ("Configuration", {}, LAB, "lava"),
+    ("Bug", {}, LAB, "lava"),                                  # LAVA's own bug: the lab's software
+    ("Job", {"linux_version": 1.0}, KERNEL, ""),               # auto-login-action timed out
+    ("Test", {}, LAB, "uboot"),                                # nothing from the kernel
+    ("Job", {"linux_version": 1.0, "login": 3.0}, LAB, "lava"),  # its prompt, unanswered
+])
+def test_lavas_error_types_say_who_is_at_fault(error_type, milestones, party, part):
+    from boardlab.lava.logs import lava_fault
+    fault = lava_fault(error_type, milestones, "auto-login-action timed out")
+    assert (fault.party, fault.part) == (party, part)
+
+
+@pytest.mark.parametrize("failed_boot", ["bad", "skip"])
+def test_a_bisect_step_answers_only_for_the_kernels_own_fault(failed_boot):
+    from types import SimpleNamespace
+    from boardlab.bisect import ANSWER, step
+    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.measure.parsers import ParseError
+    from boardlab.measure.sample import MeasureError
+    b = SimpleNamespace(failed_boot=failed_boot)
+    said = lambda e: (ANSWER[step.unmeasured(b, e)[0]], step.unmeasured(b, e)[1])  # noqa: E731
+    assert said(BootError("kernel panic: VFS", kernel_fault=True)) == (failed_boot, "boot failed: kernel panic: VFS")
+    assert said(KernelBuildError("make failed")) == ("skip", "build failed: make failed")
+    assert said(MeasureError("no figure of lat_syscall")) == ("skip", "no figure of lat_syscall")
+    assert said(powerctl.PowerError("no answer")) == ("stop", "lab fault: power: no answer")
+    assert said(ParseError("no figure")) == ("stop", "a boardlab bug: ParseError: no figure")
+
+
+def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp_path):
+    from boardlab.judge import outcomes
+    from boardlab.judge.results import RunResults
+    from boardlab.pages import report
+    lab, kernel = RunResults(tmp_path / "lab"), RunResults(tmp_path / "kernel")
+    for res, fault in ((lab, powerctl.PowerError("the switch did not answer")),
+                       (kernel, BootError("kernel panic: VFS", kernel_fault=True))):
+        res.record("qemu-arm", "armmp", "boot_time", "login", 4.9)
+        with pytest.raises(type(fault)), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
+            raise fault
+    assert report.who_broke(str(lab.run_dir)) == [
+        "the lab broke: power: the switch did not answer (qemu-arm armmp, kernel/boot)"]
+    assert "your kernel broke: kernel panic: VFS (qemu-arm armmp, kernel/boot)" in \
+        report.markdown(str(kernel.run_dir), with_summary=True)
+    assert report.who_broke(str(kernel.run_dir)) == report.run_ending(kernel.run_dir)[1:]
+
+
+@pytest.mark.parametrize("fault, result, raised", [
+    (BootError("kernel panic: VFS", kernel_fault=True), "fail", False),
+    (BootError("the console (ser2net vlab port 4001) failed", part="console"), "error", True),
+])
+def test_a_nightly_says_whose_failed_boot_it_was(tmp_path, monkeypatch, fault, result, raised):
+    import contextlib
+    from types import SimpleNamespace
+    from boardlab.bisect import nightly
+    from boardlab.boot import session
+    from boardlab.judge.results import RunResults
+    from boardlab.vlab import host
+
+    @contextlib.contextmanager
+    def board_session(env, console):
+        yield SimpleNamespace(select=lambda **kw: None), None
+
+    def one_sample(*a):
+        raise fault
+    monkeypatch.setattr(session, "board_session", board_session)
+    monkeypatch.setattr(host, "virtual_host_of", lambda board: None)
+    monkeypatch.setattr(nightly.sample, "one_sample", one_sample)
+    res = RunResults(tmp_path)
+    with pytest.raises(BootError) if raised else contextlib.nullcontext():
+        nightly._measure(res, load_board("qemu-arm"), "abc", tmp_path / "u", ("boot_time",), 1, "")
+    said = res.meta["outcomes"]["qemu-arm/abc"]
+    assert said["kernel/boot"] == result
+    assert said["why"]["kernel/boot"].startswith("the lab broke: console: " if raised else "kernel panic")

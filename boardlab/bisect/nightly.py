@@ -19,11 +19,12 @@ from pathlib import Path
 from boardlab.bisect import BisectInputError, build_dir_of, git, tree_lock
 from boardlab.boot.bootlog import BootError
 from boardlab.build.kbuild import KernelBuildError, build_tree
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, fault_of
 from boardlab.facts.board import env_path, load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.history.submit import land
 from boardlab.judge.decide import EXACT_SHOWN
+from boardlab.judge.outcomes import of_fault
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, sample
@@ -97,10 +98,10 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
                     samples.setdefault(key, []).append(float(v))
                 progress(f"nightly {kernel}: boot {i + 1}/{boots} measured ({len(figures)} figures)")
         except BootError as e:
-            if not e.kernel_fault:   # the lab's fault, not the kernel's: said, and the night fails
-                outcome(results, board.name, kernel, "kernel/boot", ERROR, str(e).splitlines()[0])
+            result, why = of_fault(fault_of(e))   # the lab's error names its part
+            outcome(results, board.name, kernel, "kernel/boot", result, why)
+            if result != FAIL:   # not the kernel's fault: said, and the night fails
                 raise
-            outcome(results, board.name, kernel, "kernel/boot", FAIL, str(e).splitlines()[0])
             return
         clock = strategy.last_boot.qemu_clock if strategy.last_boot else None
     outcome(results, board.name, kernel, "kernel/boot", PASS)

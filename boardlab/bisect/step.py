@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.bisect import (ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing,
-                             Step, git)
+from boardlab.bisect import ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing, Step, git
 from boardlab.boot.bootlog import BootError
 from boardlab.build.kbuild import KernelBuildError, build_tree
-from boardlab.errors import BoardlabError
+from boardlab.errors import KERNEL, LAB, BoardlabError, fault_of
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import EXACT_SHOWN, Figures, decide, exactness
@@ -203,6 +202,23 @@ def judge(b: Bisect, step: Step) -> int:
     return code
 
 
+def unmeasured(b: Bisect, e: BoardlabError) -> tuple[int, str]:
+    """The answer for a revision that could not be measured, and why. Only the kernel's own
+    fault answers for it: a build that failed or a figure its boot did not give, skip; a
+    boot that failed, --failed-boot. Anyone else's (errors.fault_of: the lab's board, power,
+    console, TFTP, staging) stops the bisect: an outage would skip or blame every revision."""
+    fault = fault_of(e)
+    if fault.party == LAB:
+        return STOP, f"lab fault: {fault.part + ': ' if fault.part else ''}{fault.line}"
+    if fault.party != KERNEL:
+        return STOP, f"{fault.words()}: {type(e).__name__}: {fault.line}"
+    if isinstance(e, BootError):
+        return (BAD if b.failed_boot == "bad" else SKIP), f"boot failed: {fault.line}"
+    if isinstance(e, KernelBuildError):
+        return SKIP, f"build failed: {fault.line}"
+    return SKIP, fault.line
+
+
 def run_revision(b: Bisect, rev: str, role: str) -> Step:
     """Measure one revision (checked out already) and record it in the state."""
     tree = Path(b.tree)
@@ -216,18 +232,8 @@ def run_revision(b: Bisect, rev: str, role: str) -> Step:
     try:
         measure_revision(b, step, against)
         code = GOOD if role == "good" else judge(b, step)
-    except KernelBuildError as e:
-        code, step.why = SKIP, f"build failed: {str(e).splitlines()[0]}"
-    except BootError as e:
-        if not e.kernel_fault:
-            code, step.why = STOP, f"lab fault: {str(e).splitlines()[0]}"
-        else:
-            code = BAD if b.failed_boot == "bad" else SKIP
-            step.why = f"boot failed: {str(e).splitlines()[0]}"
-    except MetricMissing as e:
-        code, step.why = SKIP, str(e).splitlines()[0]
-    except BoardlabError as e:   # board busy, power, staging, results: the lab, not the kernel
-        code, step.why = STOP, f"lab fault: {type(e).__name__}: {str(e).splitlines()[0]}"
+    except BoardlabError as e:
+        code, step.why = unmeasured(b, e)
     step.answer = ANSWER[code]
     b.steps.append(step)
     b.save()

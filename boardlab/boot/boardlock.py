@@ -18,11 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 
 
 class BoardBusy(BoardlabError):
     """Another run holds the board."""
+    party = LAB
+    part = "board"
 
 
 def lock_dir() -> Path:

@@ -11,6 +11,7 @@ from pexpect import TIMEOUT
 
 from boardlab.boot import bootlog, bootwatch
 from boardlab.boot.bootlog import BootError
+from boardlab.errors import INPUT
 from boardlab.measure import console as con
 
 
@@ -23,7 +24,7 @@ class BootFailures:
         ts = getattr(self.console, "timestamper", None)
         if ts is None:
             raise BootError("the console driver keeps no timestamps: use "
-                            "TimestampingSerialDriver in the environment file")
+                            "TimestampingSerialDriver in the environment file", party=INPUT)
         return ts
 
     def _rx_lines(self) -> list[str]:
@@ -80,11 +81,11 @@ class BootFailures:
         except BootError as e:
             return e.reason
 
-    def _fail(self, reason, milestone, tail_lines=12, kernel_fault=False):
+    def _fail(self, reason, milestone, tail_lines=12, kernel_fault=False, part=""):
         """Save the console log, power the board off, raise BootError (kernel_fault: the
-        kernel under test failed by itself, not the lab)."""
+        kernel under test failed by itself, not the lab; part: the lab's that did)."""
         state = self._abandon(f"FAILED: {reason.splitlines()[0]}")
         tail = self._rx_lines()[-tail_lines:] if tail_lines else []
         log_path = self.last_boot.log_path if self.last_boot is not None else None
         raise BootError(f"{reason}\n({state})", milestone=milestone, log_path=log_path,
-                        tail=tail, kernel_fault=kernel_fault)
+                        tail=tail, kernel_fault=kernel_fault, part=part)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from boardlab.boot.bootplan import KernelUnderTest
-from boardlab.errors import BoardlabError
+from boardlab.errors import KERNEL, LAB, BoardlabError
 from boardlab.files import atomic_write
 from boardlab.measure import clocks, console as con
 
@@ -60,11 +60,15 @@ class BootError(BoardlabError):
     kernel under test failed by itself (a panic, a hang or timeout after U-Boot handed
     over, an image bootm refused, no shell after the login prompt), as opposed to a lab
     fault (power, console, U-Boot before the load, TFTP, staging): only the first may
-    judge a kernel (a bisect's failed boot)."""
+    judge a kernel (a bisect's failed boot). part: the lab's part that failed (power,
+    console, tftp, nfs, host); party: who else than the lab, when not the kernel."""
 
-    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), kernel_fault=False):
+    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), kernel_fault=False,
+                 part="", party=LAB):
         self.reason = reason
         self.kernel_fault = kernel_fault
+        self.party = KERNEL if kernel_fault else party
+        self.part = part
         self.milestone = milestone
         self.log_path = log_path
         self.tail = list(tail)

@@ -44,7 +44,8 @@ class KernelToShell:
                 self._fail(f"the NFS root loader failed: {line!r} (the kernel {plan.kernel.name} was booted "
                            f"through the board's loader ramdisk; a kernel with its NFS root built in says so "
                            f"beside its uImage: nfs_root: built-in)",
-                           self._reached(kernel_patterns), kernel_fault=True)
+                           self._reached(kernel_patterns), kernel_fault="NFS mount" not in line,
+                           part="nfs")   # the mount failing is the NFS server's; the rest the kernel's
             elif index < len(expect) - 1:
                 problem = bootplan.uboot_fault(match.group(0).decode("utf-8", "replace"),
                                                plan.boot_faults, plan.loads[0].file,

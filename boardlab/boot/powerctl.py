@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 
 POWER_TIMEOUT_S = 10.0
 _pending: dict[str, threading.Thread] = {}   # board -> a power call that outlived its deadline
@@ -19,6 +19,8 @@ _pending: dict[str, threading.Thread] = {}   # board -> a power call that outliv
 
 class PowerError(BoardlabError):
     """The power switch failed or did not answer in time."""
+    party = LAB
+    part = "power"
 
 
 def switch_name(power, board) -> str:

@@ -22,12 +22,13 @@ import socket
 import subprocess
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.files import replaced
 
 
 class StagingError(BoardlabError):
-    pass
+    party = LAB
+    part = "tftp"
 
 
 def is_this_host(host: str) -> bool:

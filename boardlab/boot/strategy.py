@@ -31,6 +31,7 @@ from boardlab.boot.bootlog import BootError, BootRecord
 from boardlab.boot.kernelboot import KernelToShell
 from boardlab.boot.serialdriver import TimestampingSerialDriver
 from boardlab.boot.ubootdialog import UBootDialog
+from boardlab.errors import BUG, INPUT
 from boardlab.facts.board import load_board
 from boardlab.measure import clocks, kernelid
 
@@ -132,14 +133,14 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
                                       provider.external if provider is not None else None,
                                       phase_log=self.phase_log, kernel_args=self.kernel_args)
         except bootplan.PlanError as e:
-            raise BootError(str(e)) from None
+            raise BootError(str(e), party=INPUT) from None
 
     def require_files(self, plan: bootplan.BootPlan):
         """Every file the boot stages is there (bootplan.require_files)."""
         try:
             bootplan.require_files(self.board, plan.stage)
         except bootplan.PlanError as e:
-            raise BootError(str(e)) from None
+            raise BootError(str(e), party=INPUT) from None
 
     @property
     def kernel_under_test(self) -> bootplan.KernelUnderTest:
@@ -162,7 +163,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         if not isinstance(status, Status):
             status = Status[status]
         if status == Status.unknown:
-            raise BootError(f"can not transition to {status}")
+            raise BootError(f"can not transition to {status}", party=BUG)
         # One run per board: BoardBusy before anything touches another run's board. The
         # lock is held while the board is on and let go once it is off.
         self.lock.acquire()
@@ -192,9 +193,9 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         except CONSOLE_LOST as e:
             self._fail(f"the console ({bootlog.console_where(self.console)}) failed: "
                        f"{type(e).__name__}: {e}. Is ser2net running there (did it restart, "
-                       f"or the lab host go away)?", None)
+                       f"or the lab host go away)?", None, part="console")
         except OSError as e:   # this machine's own: a file, a permission, a full disk
-            self._fail(f"board {self.board.name}: {type(e).__name__}: {e}", None)
+            self._fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
         except BaseException:   # Ctrl-C, or any other error: never leave the board on
             self._abandon("interrupted" if status != Status.off else "power-off interrupted")
             raise
@@ -229,7 +230,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
             powerctl.switch(self.power, False, self.board)
         except powerctl.PowerError as e:
             self.status = Status.unknown
-            raise BootError(f"{e} (POWER-OFF FAILED, the board may still be on)") from None
+            raise BootError(f"{e} (POWER-OFF FAILED, the board may still be on)", part="power") from None
         self.status = Status.off
 
     @step()
@@ -250,7 +251,7 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         try:
             powerctl.switch(self.power, True, self.board)
         except powerctl.PowerError as e:
-            self._fail(str(e), None)
+            self._fail(str(e), None, part="power")
         self.last_boot.qemu_clock = clocks.switch_clock(self.board)
         uboot_s = self.timeout("uboot_s")
         self.uboot.login_timeout = int(uboot_s)   # the facts', or this strategy's override
@@ -268,7 +269,8 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
                 self.target.deactivate(self.uboot)
                 self.console.sendline("")
         if not self.uboot.get_status():
-            self._fail(self._no_prompt_reason(uboot_s, no_countdown, error), None)
+            self._fail(self._no_prompt_reason(uboot_s, no_countdown, error), None,
+                       part="console")   # no U-Boot: its reason names the power and the wiring
         self._stamps.mark("uboot prompt", time.monotonic())
         self.last_boot.power_on_to_uboot_s = round(time.monotonic() - t_on, 4)
 

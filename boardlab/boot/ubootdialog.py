@@ -52,7 +52,7 @@ class UBootDialog:
         except TIMEOUT:
             self._stop_uboot_command()
             self._fail(f"U-Boot command {cmd!r} did not come back to the prompt "
-                       f"{self.board.uboot.prompt!r} within {timeout:.0f} s", None)
+                       f"{self.board.uboot.prompt!r} within {timeout:.0f} s", None, part="uboot")
         return before.decode("utf-8", "replace")
 
     def stage(self, local) -> str:
@@ -64,7 +64,7 @@ class UBootDialog:
         try:
             staging.stage(local, internal, getattr(provider, "host", None), self.logger.info)
         except (staging.StagingError, OSError) as e:
-            self._fail(f"board {self.board.name}: cannot stage {local}: {e}", None)
+            self._fail(f"board {self.board.name}: cannot stage {local}: {e}", None, part="tftp")
         return external + local.name
 
     def _load(self, load, origin: bool):
@@ -85,14 +85,14 @@ class UBootDialog:
         except TIMEOUT:
             self._stop_uboot_command()
             self._fail(f"loading {load.file} from the TFTP server {server} did not finish "
-                       f"within {load_s:.0f} s", None)
+                       f"within {load_s:.0f} s", None, part="tftp")
         out = before.decode("utf-8", "replace")
         if index > 0:
             out += match.group(0).decode("utf-8", "replace")
             self._stop_uboot_command()
         problem = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, load.file, server)
         if problem:
-            self._fail(problem, None)
+            self._fail(problem, None, part="tftp")
 
     def _stop_uboot_command(self):
         """Ctrl-C to U-Boot (a TFTP retry loop), and its prompt back if it comes."""

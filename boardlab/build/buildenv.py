@@ -7,14 +7,15 @@ import os
 import subprocess
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import Board
 
 CACHE_DIR = Path(os.environ.get("BOARDLAB_CACHE", "/var/cache/boardlab"))
 
 
 class ImageBuildError(BoardlabError):
-    pass
+    party = LAB
+    part = "images"
 
 
 def run(cmd, **kw):

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from boardlab.build.buildenv import CACHE_DIR, mkimage
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
@@ -244,6 +244,8 @@ OUR_MARKS = (SYNC_MARK, ".boardlab-inputs")
 
 class ForeignTreeError(BoardlabError):
     """An NFS export holds files boardlab did not put there."""
+    party = LAB
+    part = "nfs"
 
 
 def sync_tree(src: Path, dst: Path):

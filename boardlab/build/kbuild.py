@@ -14,7 +14,7 @@ from pathlib import Path
 
 from boardlab.build import sources
 from boardlab.build.buildenv import CACHE_DIR, mkimage
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, KERNEL
 from boardlab.facts.board import Board
 from boardlab.log import progress
 from boardlab.measure import kernelid
@@ -44,7 +44,7 @@ ARCH = {
 
 
 class KernelBuildError(BoardlabError):
-    pass
+    party = KERNEL   # the tree under test did not build
 
 
 @dataclass

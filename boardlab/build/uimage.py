@@ -6,7 +6,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, INPUT
 
 MAGIC = 0x27051956
 HEADER = struct.Struct(">IIIIIIIBBBB32s")
@@ -16,7 +16,7 @@ COMPRESSION = {0: "none", 1: "gzip", 2: "bzip2", 3: "lzma", 4: "lzo", 5: "lz4", 
 
 
 class UImageError(BoardlabError, ValueError):
-    pass
+    party = INPUT    # a file given as a uImage that is not one
 
 
 @dataclass(frozen=True)

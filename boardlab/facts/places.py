@@ -8,14 +8,15 @@ import shutil
 import subprocess
 import sys
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import PLACES_DIR, FactsError
 from boardlab.facts.labhosts import load_lab_host
 from boardlab import yamltext
 
 
 class PlacesError(BoardlabError):
-    pass
+    party = LAB
+    part = "coordinator"
 
 
 def client(coordinator, *args, place=None, check=True, env=None):

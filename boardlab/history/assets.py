@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.build.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 
 REGISTRY = "https://registry.npmjs.org"
 
 
 class AssetError(BoardlabError):
-    pass
+    party = LAB
+    part = "history"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from boardlab.services import postgres
 from boardlab.build.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError, InputError
+from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
@@ -43,7 +43,8 @@ DATABASES = ("sqlite", "postgresql")
 
 
 class HistoryError(BoardlabError):
-    pass
+    party = LAB
+    part = "history"
 
 
 def squad_python(*args, **kw) -> subprocess.CompletedProcess:

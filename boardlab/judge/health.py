@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import Board
 from boardlab.judge import baselines as bl
 from boardlab.judge import verdict as vd
@@ -62,6 +62,8 @@ def health_figure(board: Board, root_dir: Path = bl.KERNELS_DIR) -> HealthFigure
 
 class CheckFailed(BoardlabError):
     """The board failed its health check (the message says where)."""
+    party = LAB
+    part = "board"
 
 
 def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthFigure:

@@ -3,8 +3,8 @@
 - results.json `meta.outcomes`: {"<board>/<kernel>": {test: result, "why": {test: why}}}, the
   tests kernel/checkout, kernel/build, kernel/boot (a nightly build's, the suites' boot, a
   LAVA job's) and lava/job, each pass, fail (the kernel's: it did not build, it did not
-  boot) or error (a lab fault: the lab broke, not the kernel; a BootError whose
-  kernel_fault is False, LAVA's infrastructure);
+  boot) or error (anyone else's, as errors.fault_of says: the lab broke, its part named
+  in the why, or the input, or boardlab);
 - the suites' own tests, as pytest's junit.xml beside it says them: passed, failed,
   skipped, or errored (in set-up or tear-down: not the kernel's doing, unless the kernel
   failed to boot in that run, when they did not run at all: skipped).
@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from boardlab.boot.bootlog import BootError
+from boardlab.errors import KERNEL, Fault, fault_of
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 WORST_FIRST = (FAIL, ERROR, PASS)   # KCIDB's order: what a run's several answers sum to
@@ -48,15 +48,22 @@ def record(results, board: str, kernel: str, test: str, result: str, why: str = 
         results.save()
 
 
+def of_fault(fault: Fault) -> tuple[str, str]:
+    """A fault as a test's result and why: the kernel's a fail; anyone else's an error
+    whose why says whose ('the lab broke: power: ...'): the kernel is not judged by it."""
+    if fault.party == KERNEL:
+        return FAIL, fault.line
+    return ERROR, f"{fault.words()}: {fault.line}"
+
+
 @contextlib.contextmanager
 def boot_recorded(results, board: str, kernel: str):
     """A boot (the suites' board to a shell) said as kernel/boot: pass, fail when the kernel
-    failed by itself, error when the lab did (BootError.kernel_fault); the error goes on."""
+    failed by itself, error when anyone else did (of_fault); the error goes on."""
     try:
         yield
-    except BootError as e:
-        record(results, board, kernel, BOOT, FAIL if e.kernel_fault else ERROR, first_line(e),
-               keep_worst=True)
+    except Exception as e:
+        record(results, board, kernel, BOOT, *of_fault(fault_of(e)), keep_worst=True)
         raise
     record(results, board, kernel, BOOT, PASS, keep_worst=True)
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, InputError
+from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.judge import baselines as bl
@@ -64,6 +64,8 @@ class Metric:
 
 class RunDirError(BoardlabError):
     """The run's directory cannot be made or written."""
+    party = LAB
+    part = "host"    # this machine's disk or permissions
 
 
 def prepare_run_dir(path=None, prefix: str = "") -> Path:

@@ -11,9 +11,8 @@ do not see the host's load. A version that fails to build, boot or pass its suit
 named in the summary (the failing test too) and the sweep goes on; <out>/sweep.json
 lets a second call resume where the first stopped.
 
-The study's own boards (those with a kernels/6.1/<board>.config) are cross-built at the
-two ends of the list, the oldest 6.1 and the newest 6.12, for their build sizes (no board
-boots here); `<out>/study.md` then holds the study's tables (pages.study_table)."""
+The study's own boards (a kernels/6.1/<board>.config) are cross-built at both ends of the list,
+oldest 6.1 and newest 6.12, for build sizes only: `<out>/study.md`, the study's tables."""
 from __future__ import annotations
 
 import json
@@ -26,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from boardlab.build import kbuild, sources
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, KERNEL
 from boardlab.facts.board import PROJECT_ROOT, Board, env_path, load_board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
@@ -40,6 +39,7 @@ SHOWN = ("boot_time.guest_login", "memory.mem_eat_kb", "lmbench.lat_syscall_null
 
 class SuitesFailed(BoardlabError):
     """A kernel whose suites failed: the failing tests named, their figures kept."""
+    party = KERNEL   # the kernel's suites failed on the board
 
 
 @dataclass

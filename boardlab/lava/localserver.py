@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.services import postgres
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
@@ -41,6 +41,8 @@ PG_USER = "lava-server"   # as the shared PostgreSQL cluster's users are written
 
 class ServerError(BoardlabError):
     """The local LAVA server could not be brought up or down: names the step."""
+    party = LAB
+    part = "lava"
 
 
 def _manage(*args, check=True) -> subprocess.CompletedProcess:

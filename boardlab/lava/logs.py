@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.boot.bootplan import milestone_patterns
+from boardlab.errors import KERNEL, LAB, Fault
 from boardlab.facts.board import Board
 from boardlab.judge import baselines as bl
 from boardlab.judge import outcomes
@@ -213,18 +214,30 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     return res
 
 
-# LAVA's error types that are the lab's (lava_common.exceptions), not the kernel's
-LAB_ERRORS = ("Infrastructure", "Bug", "Configuration", "Canceled", "MultinodeTimeout")
+# LAVA's error types (lava_common.exceptions) that are the lab's wherever they come: its
+# InfrastructureError (the device, its power and serial), ConfigurationError, LAVABug, a cancel
+LAB_ERRORS = ("Infrastructure", "Configuration", "Bug", "Canceled", "MultinodeTimeout")
+
+
+def lava_fault(error_type: str | None, milestones: dict, why: str) -> Fault:
+    """Who broke a LAVA job that failed before its shell. JobError (the job's input, by its
+    definition) and TestError are raised for a boot action's timeout too ('auto-login-action
+    timed out'): there, what the kernel printed says whose it was."""
+    if error_type in LAB_ERRORS:
+        return Fault(LAB, "lava", why)
+    if "linux_version" not in milestones:   # nothing from the kernel: power, console, U-Boot, TFTP
+        return Fault(LAB, "uboot", why)
+    if "login" not in milestones:           # U-Boot handed over: BootError.kernel_fault's rule
+        return Fault(KERNEL, "", why)
+    return Fault(LAB, "lava", why)          # at its login prompt, which LAVA did not answer
 
 
 def job_outcomes(entries, milestones: dict) -> dict:
     """What happened in the job, as judge.outcomes says it: {test: (result, why)}.
-    kernel/boot: pass when the board came to its shell; else, in a job that failed, fail
-    when the kernel started and did not come to its login (U-Boot handed over: the
-    kernel's, as BootError.kernel_fault says), error when it was the lab's (LAVA's error
-    type, nothing from the kernel, or a login prompt LAVA did not answer). lava/job, once
-    the board booted: pass, or error when the job did not complete (its tests' answer is
-    unknown). A job whose log has no end yet (running) says no more than its boot."""
+    kernel/boot: pass when the board came to its shell; else, in a job that failed, as
+    lava_fault says (fail: the kernel's, error: the lab's). lava/job, once the board
+    booted: pass, or error when the job did not complete (its tests' answer is unknown).
+    A job whose log has no end yet (running) says no more than its boot."""
     job = next((e["msg"] for e in reversed(entries) if e.get("lvl") == "results"
                 and isinstance(e.get("msg"), dict) and e["msg"].get("definition") == "lava"
                 and e["msg"].get("case") == "job"), None)
@@ -237,6 +250,4 @@ def job_outcomes(entries, milestones: dict) -> dict:
         return said
     if not failed:
         return {}
-    kernels = "linux_version" in milestones and "login" not in milestones \
-        and job.get("error_type") not in LAB_ERRORS
-    return {outcomes.BOOT: (outcomes.FAIL if kernels else outcomes.ERROR, why)}
+    return {outcomes.BOOT: outcomes.of_fault(lava_fault(job.get("error_type"), milestones, why))}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, KERNEL
 from boardlab.measure import catalogue, parsers, target_load, workloads
 
 FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
@@ -74,6 +74,7 @@ def mem_eat(shell) -> dict:
 
 class MeasureError(BoardlabError, RuntimeError):
     """A measurement command failed on the board, or its output lacks a figure."""
+    party = KERNEL   # the board is up: what fails on it runs on the kernel under test
 
 
 def lmbench_runner(shell, quick: bool = True):

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import KERNEL, WORDS, BoardlabError
 from boardlab.facts.board import load_board
 from boardlab.judge import baselines as bl
+from boardlab.judge import outcomes
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import load_run
@@ -165,7 +167,30 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
 
 def markdown(spec_a: str, spec_b: str | None = None, with_summary: bool = False) -> str:
     head, rows, _ = table(spec_a, spec_b)
-    return (summary_text(rows) if with_summary else "") + markdown_table(head, [r.cells for r in rows])
+    broke = [line for spec in (spec_a, spec_b) if spec for line in who_broke(spec)]
+    return ((summary_text(rows) + "".join(f"{line}\n" for line in broke) + ("\n" if broke else "")
+             if with_summary else "") + markdown_table(head, [r.cells for r in rows]))
+
+
+JUNIT_ERROR = re.compile(r'^failed on (?:setup|teardown) with "(.*)"$')   # pytest's junit wording
+
+
+def who_broke(spec: str) -> list[str]:
+    """Who broke a run, before its figures: each fail of what happened to its kernel
+    (judge.outcomes: its boot, build, a suite's test) is 'your kernel broke'; each error
+    says whose it was as its why does ('the lab broke: power: ...'), else that it is one."""
+    if spec.startswith("baseline:"):
+        return []
+    out = []
+    for (board, kernel), said in sorted(outcomes.of_run(Path(spec), load_run(spec)).items()):
+        for test, (result, why) in sorted(said.items()):
+            why = JUNIT_ERROR.sub(r"\1", why)
+            if result not in (outcomes.FAIL, outcomes.ERROR):
+                continue
+            head = WORDS[KERNEL] if result == outcomes.FAIL else "error"
+            said_whose = why.startswith(tuple(WORDS.values()))
+            out.append(f"{'' if said_whose else head + ': '}{why} ({board} {kernel}, {test})")
+    return out
 
 
 JUDGED = (vd.SAME, vd.IMPROVED, vd.REGRESSED)
@@ -198,6 +223,7 @@ def run_ending(run_dir: Path) -> list[str]:
     are, the verdicts' counts, and, with a phase-log boot, where the boot time went."""
     _, rows, _ = table(str(run_dir))
     out = [f"{run_dir}: {summary_text(rows).splitlines()[0]}; the report: boardlab report {run_dir}"]
+    out += who_broke(str(run_dir))
     phases = Path(run_dir) / "boot-phases.json"
     if phases.exists():
         doc = json.loads(phases.read_text())
@@ -239,6 +265,7 @@ def html_page(spec_a: str, spec_b: str | None, path: Path) -> Path:
     path.write_text(env.get_template("report.html.j2").render(
         title=spec_a + (f" vs. {spec_b}" if spec_b else ""), head=head, families=families(rows),
         summary=summary(rows), delta_svg=delta_svg, total=len(rows),
+        broke=[line for spec in (spec_a, spec_b) if spec for line in who_broke(spec)],
         history=HISTORY_PAGE if (Path(spec_a) / HISTORY_PAGE).exists() else None,
         plots=[{"title": p.stem, "data": base64.b64encode(p.read_bytes()).decode()} for p in plots]))
     return path

@@ -11,13 +11,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 from boardlab.log import progress
 from boardlab.procs import group_alive, running
 
 
 class ServiceError(BoardlabError):
     """A service this project runs (or a command it needs) failed: names which and why."""
+    party = LAB
+    part = "service"
 
 
 def sh(*cmd, check=True, netns=None):

@@ -11,13 +11,14 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
-from boardlab.errors import BoardlabError
+from boardlab.errors import BoardlabError, LAB
 
 USERS = Path(os.environ.get("BOARDLAB_STATE_DIR", "/var/lib/boardlab")) / "postgres.users"
 
 
 class PostgresError(BoardlabError):
-    pass
+    party = LAB
+    part = "postgres"
 
 
 @contextmanager

@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, InputError
+from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.facts import hostconfigs, lanfirewall
 from boardlab.facts.board import PLACES_DIR, load_board
 from boardlab.facts.labhosts import load_lab_host
@@ -35,6 +35,7 @@ from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
 class LabError(ServiceError):
     """The virtual lab could not be brought up, down or used: names the step."""
+    party, part = LAB, "host"
 
 
 class VirtualLabHost:
