@@ -41,8 +41,7 @@ PG_USER = "lava-server"   # as the shared PostgreSQL cluster's users are written
 
 class ServerError(BoardlabError):
     """The local LAVA server could not be brought up or down: names the step."""
-    party = LAB
-    part = "lava"
+    party, part = LAB, "lava"
 
 
 def _manage(*args, check=True) -> subprocess.CompletedProcess:

@@ -6,8 +6,7 @@ boardlab.vlab.mgmt), and starts in it, each only if not already running: a seria
 per board, ser2net (RFC2217), tftpd-hpa (hostconfigs.tftpd_retransmit_args), the NFS server
 (rpcbind + nfs-ganesha, user space: this kernel has no nfsd; daemons.private_run), the
 power switch (HTTP; it starts QEMU on the board's clock), sshd (kernels are staged to
-its TFTP directory over ssh, as on a real lab host) and the labgrid exporter (under a
-supervisor: it exits when the coordinator goes away, and comes back by itself).
+its TFTP directory over ssh) and the labgrid exporter (supervised: it comes back by itself).
 down: powers the boards off and stops exactly what up started, by PID, then removes
 the host. status: each service and each board's power."""
 from __future__ import annotations
