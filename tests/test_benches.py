@@ -266,3 +266,39 @@ def test_shared_board_counts_collisions():
     rounds = [{"hold": (t, t + 50), "run": job}]
     assert sb.collisions(rounds, [(t + 10, sb.PERSON), (t + 150, sb.LAVA_SIDE)]) == 0
     assert sb.collisions(rounds, [(t + 25, sb.LAVA_SIDE), (t + 150, sb.PERSON), (t + 300, sb.PERSON)]) == 2
+
+
+def test_critical_path_against_the_main_job():
+    cp = bench("critical_path")
+    alone = {"set-up": 2.0, "images": 18.0, "build": 240.0, "suites": 400.0}
+    assert cp.critical_path(alone) == (420.0, "suites")
+    assert cp.critical_path({**alone, "build": 500.0}) == (520.0, "build")
+    host = {"id": "host-1", "cpus": 2}
+    out = cp.report(alone, 441.0, {"set-up": 3.0, "build": 300.0}, {"images": "cached"}, host)
+    assert out.startswith("host host-1 (2 cores), host clock")
+    assert "| images | 18.0 | - | cached |" in out and "| build | 240.0 | 300.0 |  |" in out
+    assert "= 2.0 + 18.0 + max(240.0, 400.0) = 420.0 s (the longer: suites)" in out
+    assert "beyond it: +21.0 s" in out and "1.05 x (goal <= 1.1 x: met)" in out
+    assert "1.12 x (goal <= 1.1 x: NOT met)" in cp.report(alone, 470.0, {}, {}, host)
+
+
+def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
+    cp = bench("critical_path")
+    (tmp_path / "steps.tsv").write_text("set-up (apt, venv)\t3\nlab up (services)\t4\n"
+                                        "lab up: images of qemu-arm\t2\nsuites\t480\nreport\t1\n")
+    (tmp_path / "results.json").write_text(json.dumps({"metrics": [], "meta": {"build_alongside_s": 410.5}}))
+    (tmp_path / "junit.xml").write_text(
+        '<testsuite><testcase classname="testsuites.test_jitter" name="a" time="300"/>'
+        '<testcase classname="testsuites.test_memory" name="b" time="2.5"/>'
+        '<testcase classname="testsuites.test_build" name="c" time="60"/></testsuite>')
+    parts, rest = cp.in_main_job(tmp_path, "qemu-arm")
+    assert parts == {"set-up": 3.0, "images": 2.0, "build": 410.5, "suites": 302.5}
+    assert "lab up (services) 4.0 s" in rest and "build suite's tests 60.0 s" in rest
+    assert cp.in_main_job(tmp_path / "nowhere", "qemu-arm")[0] == dict.fromkeys(cp.PARTS)
+    assert cp.setup_note("setup: host ready for the main job (31 packages)\n").startswith("already installed")
+    assert "installing: qemu" in cp.setup_note("setup: installing: qemu-system-arm\nsetup: host ready\n")
+    assert cp.images_note("images for qemu-arm are up to date (/x)", False).startswith("cached")
+    assert "cold" in cp.images_note("building images for qemu-arm into /x", True)
+    cmd = cp.pytest_cmd("qemu-arm", tmp_path)
+    assert cmd[-1] == "--ignore=testsuites/test_build.py" and "--quick" in cmd and "testsuites/" in cmd
+    assert "--quick" not in cp.pytest_cmd("qemu-arm", tmp_path, full=True)

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The main job's critical path: its parts each alone on this host, then the main job
+(scripts/main-job.sh) itself, against set-up + images + max(build, suites). Goal (issue
+"The house", item 9): the main job within 1.1 x that sum.
+
+The parts, one after the other, with nothing else running (the virtual lab down at the start):
+- set-up: `scripts/setup-host.sh --main-job`, as the main job calls it. On a host already
+  set up that is its idempotent re-run (checks only); the bench says whether it installed
+  anything.
+- images: `boardlab vlab build --board <the lab's default board>`; cached unless --cold,
+  and said which. --cold removes the board's own image directory (its images.dir, which
+  must be <cache>/images/<board>) before this part and again before the main job, so both
+  build them; nothing else is removed (the debs, the kernel source, other boards' images
+  stay).
+- build: the build suite's kernel build, the process the main job's --build-alongside
+  starts (boardlab.build.alongside.BuildAlongside: each kernels/*/<board>.config, clean,
+  -j<cores>, nice 19), alone.
+- suites: the main job's pytest command word for word with --ignore=testsuites/test_build.py:
+  the board's suites without the build suite (the lab is brought up before it, untimed).
+Then the main job, timed whole, with the lab down as a person starts it.
+
+The parts are separate runs, so each is clean; what the sum leaves out is the main job's
+own: its lab up (services), pytest's start, the build suite's boot of the fresh kernel
+(it needs the build, so it follows max(build, suites)) and the report. That lands in the
+gap printed. Beside each part alone: the same part inside the main job (its steps.tsv,
+junit.xml, and the build's own seconds in results.json).
+
+    .venv/bin/python bench/critical_path.py [--cold]
+    # as root (the set-up, the lab), the virtual lab down, nothing else running
+
+Every figure is on the host clock of this machine (its id is printed). Logs and the run
+directories go to results/critical-path-<date>-<time>/."""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from boardlab.build import alongside, kbuild  # noqa: E402
+from boardlab.build.boardimages import build_lock  # noqa: E402
+from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.errors import InputError  # noqa: E402
+from boardlab.facts.board import load_board  # noqa: E402
+from boardlab.facts.labfacts import default_board  # noqa: E402
+from boardlab.measure.clocks import this_host  # noqa: E402
+from boardlab.pages import timing  # noqa: E402
+from boardlab.vlab.lab import VirtualLab, kept_up  # noqa: E402
+
+GOAL = 1.1
+PARTS = ("set-up", "images", "build", "suites")
+BUILD_SUITE = "testsuites/test_build.py"
+GAP = "lab up, pytest's start, the fresh kernel's boot after the build, the report"
+
+
+# ---- the pure core: figures from given times and logs ----------------------------------
+
+def critical_path(alone: dict) -> tuple[float, str]:
+    """set-up + images + max(build, suites), and which of build and suites is the longer."""
+    longer = "build" if alone["build"] >= alone["suites"] else "suites"
+    return alone["set-up"] + alone["images"] + alone[longer], longer
+
+
+def _s(seconds) -> str:
+    return "-" if seconds is None else f"{seconds:.1f}"
+
+
+def report(alone: dict, main_s: float, in_main: dict, notes: dict, host: dict) -> str:
+    """The parts alone beside the same parts in the main job, the sum, the gap, the ratio."""
+    path, longer = critical_path(alone)
+    ratio = main_s / path if path > 0 else float("inf")
+    lines = [f"host {host['id']} ({host['cpus']} cores), host clock, seconds", "",
+             "| part | alone | in the main job | |", "|---|---:|---:|---|"]
+    lines += [f"| {p} | {_s(alone[p])} | {_s(in_main.get(p))} | {notes.get(p, '')} |" for p in PARTS]
+    lines += [f"| main job | | {_s(main_s)} | {notes.get('main job', '')} |", "",
+              f"critical path: set-up + images + max(build, suites) = {alone['set-up']:.1f} + "
+              f"{alone['images']:.1f} + max({alone['build']:.1f}, {alone['suites']:.1f}) = {path:.1f} s "
+              f"(the longer: {longer})",
+              f"the main job beyond it: {main_s - path:+.1f} s ({GAP})",
+              f"main job / critical path: {ratio:.2f} x (goal <= {GOAL} x: "
+              f"{'met' if ratio <= GOAL else 'NOT met'})"]
+    return "\n".join(lines) + "\n"
+
+
+def in_main_job(run: Path, board: str) -> tuple[dict, str]:
+    """The parts as the main job's run directory shows them ({part: s or None}), and a
+    line on the rest of its steps (what the critical path leaves out)."""
+    try:
+        steps = dict(timing.read_steps(run))
+    except InputError:
+        steps = {}
+    suites = timing.suite_seconds(run / "junit.xml")
+    try:
+        build = json.loads((run / "results.json").read_text())["meta"].get("build_alongside_s")
+    except (OSError, ValueError, KeyError):
+        build = None
+    parts = {"set-up": steps.get("set-up (apt, venv)"), "images": steps.get(f"lab up: images of {board}"),
+             "build": build,
+             "suites": sum(t for s, t in suites.items() if s != "test_build") if suites else None}
+    rest = (f"in the main job: lab up (services) {steps.get('lab up (services)', '-')} s; its suites step "
+            f"{steps.get('suites', '-')} s, of it the build suite's tests {suites.get('test_build', '-')} s "
+            f"(waiting for the build, then the fresh kernel's boot); report {steps.get('report', '-')} s")
+    return parts, rest
+
+
+def setup_note(log: str) -> str:
+    """What the set-up's run did, from its log: checks only, or what it installed."""
+    did = [ln.removeprefix("setup: ") for ln in log.splitlines()
+           if re.match(r"setup: (installing|creating|adding|apt-get update)", ln)]
+    if not did:
+        return "already installed: its idempotent re-run (checks only)"
+    return "NOT only checks: " + "; ".join(d[:80] for d in did[:3]) + (" ..." if len(did) > 3 else "")
+
+
+def images_note(log: str, cold: bool) -> str:
+    if re.search(r"images for \S+ are up to date", log):
+        return "cached (up to date): --cold builds them"
+    if "building images for" in log:
+        return "built, cold (--cold: the board's image cache removed first)" if cold else \
+            "built (not cached: their inputs changed or none were there)"
+    return "neither built nor found up to date: see its log"
+
+
+def pytest_cmd(board: str, run_dir: Path, full: bool = False) -> list[str]:
+    """The main job's pytest (scripts/main-job.sh) with the build suite left out."""
+    return [".venv/bin/pytest", "--lg-env", f"lab/{board}.yaml", "testsuites/", *([] if full else ["--quick"]),
+            "--build-alongside", "--run-dir", str(run_dir), "--junitxml", str(run_dir / "junit.xml"),
+            f"--ignore={BUILD_SUITE}"]
+
+
+# ---- the parts, each alone ----------------------------------------------------------
+
+def timed(name: str, cmd: list[str], log: Path) -> tuple[int, float, str]:
+    """(exit status, host seconds, the log's text) of one command, from ROOT."""
+    print(f"{name}: {' '.join(cmd)} (log {log})", flush=True)
+    t0 = time.monotonic()
+    with open(log, "w") as out:
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+    seconds = time.monotonic() - t0
+    print(f"{name}: {seconds:.1f} s" + ("" if rc == 0 else f", exit {rc}"), flush=True)
+    return rc, seconds, log.read_text(errors="replace")
+
+
+def drop_image_cache(board) -> None:
+    """--cold: the board's own image directory removed, under its build lock; refused
+    unless it is <cache>/images/<board> (nothing else is ever removed)."""
+    images, own = Path(board.images.dir).resolve(), (CACHE_DIR / "images").resolve()
+    if images.parent != own or images.name != board.name:
+        raise SystemExit(f"critical_path: --cold: {images} is not the project's image cache of "
+                         f"{board.name} ({own / board.name}): nothing removed")
+    with build_lock(board):
+        if images.exists():
+            shutil.rmtree(images)
+    print(f"--cold: removed {images}", flush=True)
+
+
+def build_alone(board, log: Path) -> tuple[int, float, str]:
+    """The build suite's build, started as --build-alongside starts it, with nothing beside it."""
+    if why := alongside.not_buildable(board):
+        return 0, 0.0, f"nothing to build: {why}"
+    print(f"build: {', '.join(c.parent.name for c in alongside.configs_of(board.name))} for {board.name}, "
+          f"clean, -j{os.cpu_count()}, nice 19 (log {log})", flush=True)
+    t0 = time.monotonic()
+    build = alongside.BuildAlongside(board, alongside.configs_of(board.name), log)
+    try:
+        got = build.result()
+    except kbuild.KernelBuildError as e:
+        return 1, time.monotonic() - t0, f"FAILED: {e}"
+    finally:
+        build.stop()
+    seconds = time.monotonic() - t0
+    print(f"build: {seconds:.1f} s", flush=True)
+    return 0, seconds, (f"{', '.join(got)}: make {sum(r.real_s for r in got.values()):.1f} s; "
+                        f"the process --build-alongside starts, clean, -j{os.cpu_count()}")
+
+
+def parts_alone(board, work: Path, cold: bool) -> tuple[dict, dict, int]:
+    """({part: s}, {part: note}, worst exit status) of the four parts, one after the other."""
+    alone, notes, worst = {}, {}, 0
+    rc, alone["set-up"], log = timed("set-up", ["bash", "scripts/setup-host.sh", "--main-job"],
+                                     work / "setup.log")
+    notes["set-up"], worst = setup_note(log) + ("" if rc == 0 else f"; exit {rc}"), max(worst, rc)
+    if cold:
+        drop_image_cache(board)
+    rc, alone["images"], log = timed("images", [".venv/bin/boardlab", "vlab", "build", "--board", board.name],
+                                     work / "images.log")
+    notes["images"], worst = images_note(log, cold) + ("" if rc == 0 else f"; exit {rc}"), max(worst, rc)
+    rc, alone["build"], notes["build"] = build_alone(board, work / "kernel-build.log")
+    worst = max(worst, rc)
+    run = work / "suites-alone"
+    with kept_up("vlab", boards=(board.name,)):   # up before the clock starts; down after if it was
+        rc, alone["suites"], _ = timed("suites", pytest_cmd(board.name, run, bool(os.environ.get("BOARDLAB_FULL"))),
+                                       work / "suites.log")
+    suites = timing.suite_seconds(run / "junit.xml")
+    notes["suites"] = (f"{', '.join(f'{s} {t:.0f}' for s, t in suites.items())}; without {BUILD_SUITE}"
+                       + ("" if rc == 0 else f"; pytest exit {rc}"))   # timed all the same
+    return alone, notes, max(worst, rc)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cold", action="store_true",
+                    help="remove the default board's own image cache (<cache>/images/<board>, nothing "
+                         "else) before the images part and before the main job: both build them")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("critical_path: run as root (the set-up, the virtual lab)", file=sys.stderr)
+        return 2
+    if any(h.is_up() for h in VirtualLab().hosts.values()):
+        print("critical_path: the virtual lab is up: the parts are timed alone, and the main job "
+              "brings it up itself: boardlab vlab down first", file=sys.stderr)
+        return 2
+    board = load_board(default_board())
+    host = this_host()
+    work = ROOT / "results" / f"critical-path-{time.strftime('%Y%m%d-%H%M%S')}"
+    work.mkdir(parents=True)
+    print(f"host {host['id']} ({host['cpus']} cores); board {board.name}; logs in {work}", flush=True)
+    alone, notes, worst = parts_alone(board, work, args.cold)
+    shared = any(h.is_up() for h in VirtualLab().hosts.values())   # another user kept it up
+    if args.cold and not shared:
+        drop_image_cache(board)   # the main job builds them too, as the images part did
+    status, main_s, log = timed("main job", ["bash", "scripts/main-job.sh"], work / "main-job.log")
+    found = re.findall(r"^results: (\S+)", log, re.M)
+    in_main, rest = in_main_job(Path(found[-1]), board.name) if found else ({}, "the main job named no run directory")
+    notes["main job"] = (f"exit {status}" + (f", {found[-1]}" if found else "")
+                         + ("; the lab was up (another user's): the main job used it as it was"
+                            + (", its images kept" if args.cold else "") if shared else ""))
+    print("\n" + report(alone, main_s, in_main, notes, host) + rest)
+    return 1 if worst or status else 0   # the figures stand; a failed part or verdict is said
+
+
+if __name__ == "__main__":
+    sys.exit(main())
