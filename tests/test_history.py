@@ -211,6 +211,56 @@ def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path, monkeyp
         server.down()
 
 
+@pytest.mark.slow
+@pytest.mark.vlab   # SQUAD, and builds in the lab host's shared kernel tree
+def test_one_commit_moving_three_sizes_is_one_bisect_and_every_note_lasts(tmp_path, monkeypatch):
+    """The nightly loop on a tree where one commit (a 96 KiB table) moves several sizes at
+    once: one bisect for all of them, each metric named at the culprit, one report,
+    confirmed by revert; then ten more nights and mornings (`nightly`, `history changes`,
+    `watch`): every change point's note still whole on the page's record."""
+    import subprocess
+
+    from boardlab.bisect import run
+    from boardlab.bisect.nightly import nightly
+    from boardlab.bisect.watch import watch
+    from boardlab.history import changes, notes
+    from kerneltree import make_tree
+    tree = make_tree()
+    revs = subprocess.run(["git", "-C", str(tree.path), "rev-list", "--reverse", f"{tree.base}..{tree.head}"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    nights = [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
+    monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "no-lab-history")
+    server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
+    try:
+        server.up()
+        for n, rev in enumerate(nights):
+            submit.enqueue(server, nightly(tree.path, rev, "qemu-arm", families=(), boots=1,
+                                           out=tmp_path / f"night-{n:02d}"))
+        submit.flush(server, progress=lambda *_: None)
+        bisects = []
+        done = watch(server, tree.path, board="qemu-arm", progress=lambda *_: None,
+                     bisect=lambda *a, **k: bisects.append(a[3]) or run.start(*a, **k))
+        moved = [e for e in done if e.get("first_bad")]
+        assert len(bisects) == 1 and len(moved) >= 3, (bisects, [e["result"] for e in done])
+        assert {e["first_bad"]["rev"] for e in moved} == {tree.culprits["size"]}
+        named = moved[0]["first_bad"]["metrics"]
+        assert len(named) >= 3 and all(v["verdict"] == "regressed" for v in named.values()), named
+        assert {e["report"] for e in moved} == {moved[0]["report"]}           # one report
+        assert moved[0]["revert"] == "confirmed by revert", open(moved[0]["report"]).read()
+        first = {k: r["note"] for k, r in notes.read(server.data).items()}
+        for n in range(10):   # ten more nights at the head, and each morning's look
+            submit.enqueue(server, nightly(tree.path, tree.head, "qemu-arm", families=(), boots=1,
+                                           out=tmp_path / f"later-{n:02d}"))
+            submit.flush(server, progress=lambda *_: None)
+            changes.annotate(server, changes.find(server, board="qemu-arm"))
+            assert watch(server, tree.path, board="qemu-arm", progress=lambda *_: None) == []
+        kept = {k: r["note"] for k, r in notes.read(server.data).items()}
+        assert all(kept.get(k) == note for k, note in first.items()), (first, kept)
+        print(f"notes after ten more nights: {len(kept)}, longest {max(map(len, kept.values()))} chars")
+    finally:
+        server.down()
+
+
 def test_an_export_kcidb_refuses_is_named_by_its_field():
     from boardlab.history import kcidb
     from boardlab.history.server import HistoryError
