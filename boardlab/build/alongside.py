@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 
 from boardlab.build import kbuild
-from boardlab.facts.board import Board
-from boardlab.facts.kernelpin import KERNELS_DIR
+from boardlab.facts.board import KERNELS_DIR, Board
 from boardlab.log import progress
 
 BESIDE_BUILD = {"host_shared_with": "kernel build"}       # the board's host-clock figures
