@@ -182,3 +182,10 @@ def test_the_kernels_directory_is_named_once():
     spelled = [_rel(p) for p in CODE for line in p.read_text().splitlines()
                if re.search(r'KERNELS_DIR =|PROJECT_ROOT / "kernels"', line)]
     assert spelled == ["boardlab/facts/board.py"]
+
+
+def test_matplotlib_is_set_up_in_one_place():
+    """pages.plots.pyplot() sets matplotlib's backend; every plot is drawn with it."""
+    setting = [_rel(p) for p in CODE if re.search(r"matplotlib\.use\(|rcParams|import matplotlib\.pyplot",
+                                                    p.read_text())]
+    assert setting == ["boardlab/pages/plots.py"]
