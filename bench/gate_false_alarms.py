@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines, verdict
+from boardlab.judge import verdict
+from boardlab.measure import baselines
 from boardlab.judge.gate import Gate
 from boardlab.judge.results import RunResults
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.history import changes  # noqa: E402
-from boardlab.judge import baselines  # noqa: E402
+from boardlab.measure import baselines  # noqa: E402
 
 BUILDS, STEP_AT = 20, 10
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from boardlab.judge import baselines, outcomes
+from boardlab.judge import outcomes
+from boardlab.measure import baselines
 from boardlab.judge.gate import Gate
 
 pytest_plugins = ("boardlab.pytestfaults",)
@@ -217,9 +218,8 @@ def fresh_shell(board_strategy, shell, disturbed_boots):
 @pytest.fixture(scope="session")
 def results(run_dir, request):
     """The run's results.json; with --update-baselines, written as baselines at the end."""
-    from boardlab.judge.baselines import KERNELS_DIR
     from boardlab.judge.results import RunResults
-    res = RunResults(run_dir, Path(request.config.getoption("--baselines-dir") or KERNELS_DIR))
+    res = RunResults(run_dir, Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR))
     request.config.boardlab_results = res
     yield res
     if request.config.getoption("--update-baselines") and res.metrics:

@@ -41,7 +41,7 @@ def _bad_runs(tmp_path):
 
 
 def test_report_and_baselines_update_name_a_broken_results_file(tmp_path, capsys, monkeypatch):
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     written = []
     monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
     empty, trunc, alien = _bad_runs(tmp_path)
@@ -183,7 +183,7 @@ def test_a_kernel_config_outside_the_tree_is_refused_before_any_source(tmp_path,
 
 
 def test_seed_reference_without_the_study_file(tmp_path, capsys, monkeypatch):
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     from boardlab.judge import reference
     monkeypatch.setattr(reference, "REFERENCE", tmp_path / "shared/reference/x.yaml")
     monkeypatch.setattr(reference.seed, "__defaults__", (tmp_path / "shared/reference/x.yaml", tmp_path))
@@ -195,7 +195,7 @@ def test_seed_reference_without_the_study_file(tmp_path, capsys, monkeypatch):
 
 
 def test_baselines_update_of_a_metric_with_a_key_no_run_has(tmp_path, capsys, monkeypatch):
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
     run = tmp_path / "run"
     run.mkdir()
@@ -226,7 +226,7 @@ def test_a_broken_yaml_file_is_one_line_with_where_it_breaks(tmp_path):
     """PyYAML's own message is four lines with the quoted line; every loader says one."""
     from boardlab.errors import BoardlabError
     from boardlab.facts import kernelpin, typedyaml
-    from boardlab.judge import baselines
+    from boardlab.measure import baselines
     from boardlab.lava.server import load_schedule
     broken = "jobs:\n  a: {board: qemu-arm\n"
     (tmp_path / "k").mkdir()
@@ -275,7 +275,7 @@ def _run_of(tmp_path, name, *metrics):
 def test_baselines_update_of_two_kernels_writes_neither_when_the_second_is_bad(tmp_path, capsys, monkeypatch):
     """Pooled over two runs, the second kernel's figures are of two settings: refused
     before the first kernel's file is written."""
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     written = []
     monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
     jitter = {"suite": "jitter", "name": "p99_us", "unit": "us", "value": 90.0, "clock": "guest-deterministic"}
@@ -288,7 +288,7 @@ def test_baselines_update_of_two_kernels_writes_neither_when_the_second_is_bad(t
 
 def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
     """The second kernel's stored file is broken: the first kernel's is not written either."""
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     from boardlab.judge.results import Metric, update_baselines
     (tmp_path / "rt-armmp").mkdir()
     (tmp_path / "rt-armmp/qemu-arm.yaml").write_text("metrics: {memory.free_free_kb: {value: lots, unit: kB}}\n")
@@ -309,7 +309,7 @@ def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
     ({"unit": "MB"}, "in 'MB', the catalogue says 'kB'"),
 ])
 def test_baselines_update_refuses_a_figure_no_verdict_can_use(tmp_path, capsys, monkeypatch, metric, says):
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
     m = _metric(**{k: v for k, v in metric.items() if k != "samples"})
     m["samples"] = metric.get("samples", m["samples"])
@@ -326,7 +326,7 @@ def test_baselines_update_refuses_a_figure_no_verdict_can_use(tmp_path, capsys, 
 def test_a_stored_baseline_that_is_no_figure_is_refused(tmp_path, stored, says):
     """[3072] x 5 against [3072, nan, 3072] was 'same'; an infinite baseline made the floor
     infinite."""
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     (tmp_path / "armmp").mkdir()
     (tmp_path / "armmp/qemu-arm.yaml").write_text(f"metrics:\n  memory.free_free_kb: {stored}\n")
     with pytest.raises(bl.BaselineError) as e:
@@ -338,7 +338,7 @@ def test_a_stored_baseline_that_is_no_figure_is_refused(tmp_path, stored, says):
 def test_a_zero_baseline_is_refused_where_the_floor_is_relative_only(tmp_path):
     """A zero baseline made the floor 0 and the interval (inf, inf) %; memory's floor is
     absolute (a page): 0 kB is a figure there."""
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     (tmp_path / "armmp").mkdir()
     path = tmp_path / "armmp/qemu-arm.yaml"
     path.write_text("metrics:\n  memory.free_buffers_kb: {value: 0, unit: kB}\n")

@@ -5,7 +5,7 @@ import json
 import pytest
 import yaml
 
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import reference
 from boardlab.pages import report
 from boardlab.judge import verdict as vd

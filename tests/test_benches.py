@@ -52,7 +52,7 @@ def test_a_bench_imports(path):
 def test_what_a_bench_names_is_there(path):
     """What a bench reaches only once it runs is there too: each name a function imports
     (`from X import Y` anywhere in it) and each attribute it reads of a module it holds
-    (`baselines.milestones_due`), which neither the import nor --help touches."""
+    (`baselines.load`), which neither the import nor --help touches."""
     module, missing = bench(path.stem), []
     sys.path.insert(0, str(ROOT / "tests"))   # as the benches do for tests/kerneltree.py
     try:
@@ -173,7 +173,7 @@ def test_gate_detection_table_of_tiny_pools(capsys):
 def test_gate_false_alarms_runs_through_the_gate(tmp_path):
     import collections
     from boardlab.facts.board import load_board
-    from boardlab.judge import baselines
+    from boardlab.measure import baselines
     g = bench("gate_false_alarms")
     base = baselines.load("virt-nfs", "qemu-ppc")["memory.mem_eat_kb"]   # the bench's default
     (usual, _), (second, _) = collections.Counter(base.values()).most_common(2)

@@ -84,7 +84,7 @@ def test_a_uimage_whose_file_name_uboot_cannot_take_is_refused(qemu_arm, tmp_pat
 
 @pytest.mark.parametrize("kernel", ["../../etc", "/etc", "a/../../b", ""])
 def test_a_baseline_path_stays_under_kernels(kernel):
-    from boardlab.judge import baselines as bl
+    from boardlab.measure import baselines as bl
     with pytest.raises(bl.BaselineError, match="must stay under"):
         bl.baseline_path(kernel, "qemu-arm")
 

@@ -174,3 +174,18 @@ def test_the_ppc_board_marker_is_exactly_the_tests_on_that_board():
     rest, on_ppc = collected_under("not slow and not ppc_board"), collected_under("not slow and ppc_board")
     assert len(rest) > 400 and not [nodeid for uses, nodeid in rest if uses]
     assert len(on_ppc) >= 13 and all(uses for uses, _ in on_ppc)
+
+
+def test_the_kernels_directory_is_named_once():
+    """kernels/ (configs, pins, stored baselines) is facts.board.KERNELS_DIR, imported
+    wherever it is used (its baseline files are read by measure/baselines.py)."""
+    spelled = [_rel(p) for p in CODE for line in p.read_text().splitlines()
+               if re.search(r'KERNELS_DIR =|PROJECT_ROOT / "kernels"', line)]
+    assert spelled == ["boardlab/facts/board.py"]
+
+
+def test_matplotlib_is_set_up_in_one_place():
+    """pages.plots.pyplot() sets matplotlib's backend; every plot is drawn with it."""
+    setting = [_rel(p) for p in CODE if re.search(r"matplotlib\.use\(|rcParams|import matplotlib\.pyplot",
+                                                    p.read_text())]
+    assert setting == ["boardlab/pages/plots.py"]

@@ -8,7 +8,7 @@ from boardlab.facts.board import load_board
 from boardlab.judge import verdict
 from boardlab.judge.gate import Gate
 from boardlab.judge.results import RunResults
-from boardlab.judge.baselines import Baseline
+from boardlab.measure.baselines import Baseline
 from paths import ROOT
 from test_baselines import write_baseline
 

@@ -13,7 +13,7 @@ import yaml
 from boardlab.boot import bootplan
 from boardlab.build import kbuild
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.kernel.frombuild import build_version
 from paths import ROOT

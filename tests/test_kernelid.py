@@ -6,7 +6,7 @@ import pytest
 from pathlib import Path
 import yaml
 
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.pages import report
 from boardlab.judge.results import RunResults, load_run

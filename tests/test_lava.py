@@ -21,7 +21,7 @@ from boardlab import envgen, lava
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.measure import catalogue, clocks
 from boardlab.net import free_port
 from paths import DATA, ROOT

@@ -13,7 +13,7 @@ import pytest
 
 from boardlab.judge.decide import host_bound
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.pages import report
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric, update_baselines

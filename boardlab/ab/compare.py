@@ -18,7 +18,7 @@ from boardlab.boot.session import board_session, require_env
 from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.errors import InputError
 from boardlab.files import atomic_write
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge import bootspans
 from boardlab.judge.decide import Figures, decide

@@ -14,14 +14,14 @@ from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, ch
 from boardlab.bisect import revert as confirm
 from boardlab.bisect import robot
 from boardlab.bisect.step import run_revision
-from boardlab.facts.board import PROJECT_ROOT, env_path, load_board
+from boardlab.facts.board import KERNELS_DIR, env_path, load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks
 
-def default_config(board: str, kernels: Path = PROJECT_ROOT / "kernels") -> Path:
+def default_config(board: str, kernels: Path = KERNELS_DIR) -> Path:
     """The board's own kernel config: kernels/virt-nfs/<board>.config (the virtual board's),
     else the one kernels/*/<board>.config there is (kernels/6.1/tqm860l.config)."""
     preferred = kernels / "virt-nfs" / f"{board}.config"

@@ -10,6 +10,7 @@ import time
 from pexpect import TIMEOUT
 
 from boardlab.boot import bootplan, milestonesdue
+from boardlab.facts.board import KERNELS_DIR
 from boardlab.measure import console as con
 
 
@@ -23,7 +24,7 @@ class KernelToShell:
         kernel_patterns = plan.milestones[:-1]   # up to the login prompt
         self.deadline = time.monotonic() + self.timeout("boot_s")
         own = milestonesdue.milestones_due(self.board.name, plan.kernel.name,
-                                           self.baselines_dir or milestonesdue.KERNELS_DIR)
+                                           self.baselines_dir or KERNELS_DIR)
         expected = own.narrowed(self.milestones_due(self.board.name, plan.kernel.name)) \
             if self.milestones_due else own   # a caller only narrows the strategy's own
         faults = [f.pattern for f in plan.boot_faults]

@@ -6,22 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from boardlab.boot.bootwatch import MILESTONES, Expected
-from boardlab.facts.board import PROJECT_ROOT
-from boardlab import yamltext
-
-KERNELS_DIR = PROJECT_ROOT / "kernels"
+from boardlab.facts.board import KERNELS_DIR
+from boardlab.measure import baselines as bl
 
 
 def _times(board: str, kernel: str, root: Path) -> dict:
+    """The boot_time.* milestones of the kernel's stored baseline (the shared file, as
+    pytest measures them); none when it has none or the file is unusable: the run's gate
+    reports that file, a boot is not failed for it."""
     try:
-        metrics = (yamltext.load((Path(root) / kernel / f"{board}.yaml").read_text()) or {}).get("metrics") or {}
-    except (OSError, yaml.YAMLError, AttributeError):
+        stored = bl.load(kernel, board, Path(root))
+    except (OSError, bl.BaselineError):
         return {}
-    return {n: float(metrics[f"boot_time.{n}"]["value"]) for n in MILESTONES
-            if isinstance(metrics.get(f"boot_time.{n}"), dict) and "value" in metrics[f"boot_time.{n}"]}
+    return {n: stored[f"boot_time.{n}"].value for n in MILESTONES if f"boot_time.{n}" in stored}
 
 
 def milestones_due(board: str, kernel: str, root: Path = KERNELS_DIR) -> Expected:
@@ -31,10 +29,10 @@ def milestones_due(board: str, kernel: str, root: Path = KERNELS_DIR) -> Expecte
     if own:
         return Expected(own, f"the baseline of kernel {kernel}")
     times, kernels = {}, []
-    for path in sorted(Path(root).glob(f"*/{board}.yaml")):
-        other = _times(board, path.parent.name, root)
+    for other_kernel in bl.kernels_of(board, root):
+        other = _times(board, other_kernel, root)
         if other:
-            kernels.append(path.parent.name)
+            kernels.append(other_kernel)
         for name, t in other.items():
             times[name] = max(t, times.get(name, 0.0))
     if not times:

@@ -3,7 +3,7 @@ way): the clean build of each kernels/<kernel>/<board>.config runs in a process 
 while the board's suites measure, so a run takes the longer of the two, not their sum.
 The build runs at the lowest CPU priority (nice 19): the board's QEMU keeps a core of its
 own and the build takes the rest (both cores while the board waits), so the suites are not
-stretched by it (docs/setup-runs.md: the main job's times before and after).
+stretched by it (docs/notes/setup-runs.md: the main job's times before and after).
 
 The board's figures on the guest-deterministic clock do not depend on the host's load.
 Figures on the host clock do, so they say what shared the host (their settings): the
@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 
 from boardlab.build import kbuild
-from boardlab.facts.board import Board
-from boardlab.facts.kernelpin import KERNELS_DIR
+from boardlab.facts.board import KERNELS_DIR, Board
 from boardlab.log import progress
 
 BESIDE_BUILD = {"host_shared_with": "kernel build"}       # the board's host-clock figures

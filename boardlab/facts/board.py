@@ -21,6 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BOARDS_DIR = PROJECT_ROOT / "boards"
 PLACES_DIR = PROJECT_ROOT / "places"
 LAB_ENV_DIR = PROJECT_ROOT / "lab"     # the labgrid environments `boardlab gen` writes
+KERNELS_DIR = PROJECT_ROOT / "kernels"   # kernel configs, pins and stored baselines, per kernel
 
 
 def env_path(board_name: str) -> Path:

@@ -11,11 +11,10 @@ from pathlib import Path
 import yaml
 
 from boardlab.errors import InputError, one_line
-from boardlab.facts.board import PROJECT_ROOT
+from boardlab.facts.board import KERNELS_DIR
 from boardlab.files import atomic_write
 from boardlab import yamltext
 
-KERNELS_DIR = PROJECT_ROOT / "kernels"
 HEADER = ("# The package the baselines of this kernel were measured with: the lab builds the kernel\n"
           "# from exactly it (the .deb or source tarball cached). Moved only by\n"
           "# `boardlab kernel pin`, which re-measures and records why.\n")

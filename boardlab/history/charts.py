@@ -14,14 +14,12 @@ import re
 import shutil
 from pathlib import Path
 
-import matplotlib
+from boardlab.history import changes, notes
+from boardlab.history.server import HistoryServer
+from boardlab.measure import catalogue
+from boardlab.pages.plots import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from boardlab.history import changes, notes  # noqa: E402
-from boardlab.history.server import HistoryServer  # noqa: E402
-from boardlab.measure import catalogue  # noqa: E402
+plt = pyplot()
 
 CULPRIT = re.compile(r"first bad commit [0-9a-f]+ .*?(?= \(bisect |$)")
 CHANGE_COLOUR = "#c00"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import Board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue

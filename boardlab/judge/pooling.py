@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge.decide import host_bound
 from boardlab.measure.catalogue import usable
 

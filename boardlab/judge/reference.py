@@ -9,7 +9,7 @@ import yaml
 
 from boardlab.errors import InputError, one_line
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.measure import catalogue
 from boardlab.measure.parsers import parse_kernel_memory
 from boardlab import yamltext

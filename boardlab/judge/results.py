@@ -12,7 +12,7 @@ from pathlib import Path
 from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.pooling import update_baselines

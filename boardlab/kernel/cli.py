@@ -7,10 +7,10 @@ from pathlib import Path
 
 from boardlab.build import registry
 from boardlab.errors import InputError
-from boardlab.facts.board import PROJECT_ROOT, load_board
+from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, load_board
 from boardlab.facts.kernelpin import load_pin
 from boardlab.facts.labfacts import default_board
-from boardlab.judge.baselines import load_identity
+from boardlab.measure.baselines import load_identity
 from boardlab.measure import kernelid
 
 
@@ -45,7 +45,7 @@ def _fragment(args, board) -> Path:
     """--config, checked before any source is fetched: a file of this tree (a build names
     its fragment by its path in the tree, so that the build can be made again)."""
     if not args.config:
-        return PROJECT_ROOT / "kernels" / "virt-nfs" / f"{board.name}.config"
+        return KERNELS_DIR / "virt-nfs" / f"{board.name}.config"
     path = Path(args.config).resolve()
     if not path.is_file():
         raise InputError(f"--config {args.config}: no such file")

@@ -17,7 +17,7 @@ from boardlab.build import sources
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, Board, env_path
 from boardlab.facts.kernelpin import Pin, load_pin, pin_path, write_pin
-from boardlab.judge.baselines import baseline_path
+from boardlab.measure.baselines import baseline_path
 from boardlab.log import progress
 
 

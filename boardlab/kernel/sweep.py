@@ -26,7 +26,7 @@ from pathlib import Path
 
 from boardlab.build import kbuild, sources
 from boardlab.errors import BoardlabError, KERNEL
-from boardlab.facts.board import PROJECT_ROOT, Board, env_path, load_board
+from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, Board, env_path, load_board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
 from boardlab.kernel.frombuild import build_version, default_name, source_date
@@ -53,7 +53,7 @@ class Entry:
     run_dir: str = ""
 
 
-STUDY_CONFIGS = PROJECT_ROOT / "kernels" / "6.1"   # <board>.config: the study's boards, their defconfigs
+STUDY_CONFIGS = KERNELS_DIR / "6.1"   # <board>.config: the study's boards, their defconfigs
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.facts.board import NFSROOT_TARBALL, Board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge.decide import Figures, why_not
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import TESTDEFS_DIR, device_type_name

@@ -13,7 +13,7 @@ import yaml
 from boardlab.boot.bootplan import milestone_patterns
 from boardlab.errors import KERNEL, LAB, Fault
 from boardlab.facts.board import Board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import outcomes
 from boardlab.judge.results import RunResults
 from boardlab.lava.suites import HARNESS

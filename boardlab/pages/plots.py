@@ -6,8 +6,17 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+
+def pyplot():
+    """matplotlib's pyplot, set up to draw into files only (the Agg backend: no display,
+    no GUI toolkit): the one place boardlab sets matplotlib up; every plot, here and in
+    history.charts, is drawn with what this returns."""
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+plt = pyplot()
 
 
 def _finish(fig, ax, path: Path, title: str, xlabel: str, ylabel: str | None = None,

@@ -17,7 +17,7 @@ import jinja2
 
 from boardlab.errors import KERNEL, WORDS, BoardlabError
 from boardlab.facts.board import load_board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge import outcomes
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide

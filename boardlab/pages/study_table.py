@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.pages.report import _facts, _fmt, _order, _pct, delta_pct, markdown_table
 from boardlab.judge.results import load_run
 from boardlab.judge import verdict as vd
@@ -33,10 +33,10 @@ def _version_key(kernel: str):
 def study_kernels(board: str, root: Path = bl.KERNELS_DIR) -> list[str]:
     """Kernels of `board` whose stored baselines are the study's numbers, oldest first."""
     found = []
-    for path in Path(root).glob(f"*/{board}.yaml"):
-        base = bl.load(path.parent.name, board, root)
+    for kernel in bl.kernels_of(board, root):
+        base = bl.load(kernel, board, root)
         if base and all((b.source or {}).get("kind") == "study" for b in base.values()):
-            found.append(path.parent.name)
+            found.append(kernel)
     return sorted(found, key=_version_key)
 
 

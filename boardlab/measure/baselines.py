@@ -4,7 +4,12 @@ direction, and the source (the 2005 study, or measured: date, host, clock, repea
 
 The verdict against a baseline is boardlab.judge.verdict's (the baseline's samples are side A,
 the run's side B), with each metric's floor from boardlab.measure.catalogue; a baseline measured
-on another clock, or a host-bound one measured on another host, does not judge."""
+on another clock, or a host-bound one measured on another host, does not judge.
+
+This is the one reader of those files. It sits in measure/, not judge/, because the
+strategy (boot/, a room below judge/) reads when a boot's milestones are due from the same
+files (boot.milestonesdue); it needs only measure/ (the catalogue, clocks, kernel
+identity), facts/ and the ground floor."""
 from __future__ import annotations
 
 import os
@@ -17,12 +22,11 @@ from pathlib import Path
 import yaml
 
 from boardlab.errors import InputError, one_line
-from boardlab.facts.board import PROJECT_ROOT
+from boardlab.facts.board import KERNELS_DIR
 from boardlab.measure import clocks, kernelid
 from boardlab.measure.catalogue import METRICS, BadFigure, for_harness, usable
 from boardlab import yamltext
 
-KERNELS_DIR = PROJECT_ROOT / "kernels"
 DIRECTIONS = ("lower", "higher")
 
 
@@ -117,6 +121,11 @@ def baseline_path(kernel: str, board: str, root: Path = KERNELS_DIR, harness: st
         if not name or name.startswith("/") or ".." in name.split("/") or "\0" in name:
             raise BaselineError(f"{what} name {name!r}: a baseline's path must stay under {root}")
     return root / kernel / (f"{board}.{harness}.yaml" if harness else f"{board}.yaml")
+
+
+def kernels_of(board: str, root: Path = KERNELS_DIR) -> list[str]:
+    """The kernels with a stored baseline file of the board (kernels/*/<board>.yaml), by name."""
+    return sorted(p.parent.name for p in Path(root).glob(f"*/{board}.yaml"))
 
 
 def _field(path, metric, key):
