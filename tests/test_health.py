@@ -60,9 +60,8 @@ def test_the_check_raises_when_the_figure_is_outside_its_floor(tmp_path, delta, 
         assert "raise memory.free_total_kb" in calls and "armmp on qemu-arm" in calls
 
 
-def test_a_failed_job_has_its_board_checked_and_bad_boards_are_rechecked(monkeypatch):
+def fake_lavacli(monkeypatch, healths):
     calls = []
-    healths = {"qemu-arm": "Good", "qemu-ppc": "Bad"}
 
     def lavacli(identity, *args, check=True):
         calls.append(args)
@@ -72,8 +71,44 @@ def test_a_failed_job_has_its_board_checked_and_bad_boards_are_rechecked(monkeyp
             return yaml.safe_dump([{"hostname": h, "health": v} for h, v in healths.items()])
         return ""
     monkeypatch.setattr(lava.server, "lavacli", lavacli)
-    lava.server.check_after_failure(None, "qemu-arm", 7, echo=lambda *_: None)
+    return calls
+
+
+def test_a_failed_job_has_its_board_checked_and_bad_boards_are_rechecked(monkeypatch):
+    calls = fake_lavacli(monkeypatch, {"qemu-arm": "Good", "qemu-ppc": "Bad"})
+    failed = {"state": "Finished", "health": "Incomplete", "actual_device": "qemu-arm"}
+    assert lava.server.check_after_failure(None, failed, 7, echo=lambda *_: None)
     assert ("devices", "update", "qemu-arm", "--health", "UNKNOWN") in calls
     assert lava.server.recheck(None, echo=lambda *_: None) == ["qemu-ppc"]
     assert ("devices", "update", "qemu-ppc", "--health", "UNKNOWN") in calls
-    assert "boardlab lab recheck" in lava.cron_lines(lava.load_schedule())
+
+
+@pytest.mark.parametrize("job, health, unknown", [
+    ({"health": "Incomplete"}, "Good", True),
+    ({"health": "Canceled"}, "Good", True),
+    ({"health": "Complete"}, "Good", False),
+    ({"health": "Incomplete", "health_check": True}, "Good", False),   # LAVA set it Bad itself
+    ({"health": "Incomplete"}, "Maintenance", False),                  # an admin's
+    ({"health": "Incomplete"}, "Retired", False),
+    ({"health": "Incomplete"}, "Looping", False),
+    ({"health": "Incomplete", "state": "Running"}, "Good", False),
+])
+def test_one_failed_job_rule_for_the_arbiter_and_a_waiting_submit(monkeypatch, job, health, unknown):
+    from boardlab.lab import rules
+    job = {"state": "Finished", "actual_device": "qemu-arm", **job}
+    calls = fake_lavacli(monkeypatch, {"qemu-arm": health})
+    assert lava.server.check_after_failure(None, job, 7, echo=lambda *_: None) == unknown
+    assert (("devices", "update", "qemu-arm", "--health", "UNKNOWN") in calls) == unknown
+    assert (rules.after_job(job, health, False) == "unknown") == unknown
+
+
+def test_every_lava_board_of_the_real_lab_is_watched_by_its_arbiter():
+    """A scheduled `lava submit` does not wait for its jobs: the arbiter applies the failed-
+    job rule to every board LAVA has (the virtual ones: `lava server up`'s own arbiter)."""
+    from boardlab.facts.labhosts import lab_hosts
+    from boardlab.lab.units import management_units
+    unit = management_units(lab_hosts())["boardlab-arbiter.service"]
+    for host in lab_hosts():
+        if host.kind == "real" and host.lava_worker:
+            for board in host.boards:
+                assert f" {board}" in unit.split("ExecStart=")[1].splitlines()[0]

@@ -20,6 +20,23 @@ from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue
 
 METRIC = "memory.free_total_kb"
+FAILED_JOB = ("Incomplete", "Canceled")   # LAVA's healths of a job that did not complete
+
+
+def failed_job(job: dict) -> bool:
+    """A job that ended failed and was no health check (a failed check has set its board
+    Bad itself)."""
+    return job.get("state") == "Finished" and job.get("health") in FAILED_JOB and not job.get("health_check")
+
+
+def unknown_after(job: dict, health: str) -> bool:
+    """The one rule for a failed job, whoever submitted it and whoever sees it end (the
+    arbiter each round, `boardlab lava submit --wait`): it may have failed for its board,
+    so a board LAVA has as Good is set Unknown and LAVA runs its health check before its
+    next job (LAVA itself does so only after an infrastructure error). Unknown already is;
+    Bad gets no job; Maintenance, Retired and Looping are an admin's (or the arbiter's,
+    which keeps its own: lab.rules.after_job)."""
+    return failed_job(job) and health == "Good"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import yaml
 
 from boardlab.errors import one_line
 from boardlab.facts.board import PROJECT_ROOT
+from boardlab.judge.health import failed_job, unknown_after
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import SCHEDULE
 from boardlab import yamltext
@@ -148,8 +149,7 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
             echo(f"job {job_id}: {state} ({health})")
             last = (state, health)
         if state == "Finished":
-            if health != "Complete" and not info.get("health_check"):
-                check_after_failure(identity, info.get("actual_device") or info.get("device"), job_id, echo)
+            check_after_failure(identity, info, job_id, echo)
             return health
         if time.monotonic() > deadline:
             raise LavaError(f"job {job_id} still {state} after {timeout:.0f} s")
@@ -157,13 +157,16 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
 
 
 
-def check_after_failure(identity: str | None, device: str | None, job_id, echo=print) -> None:
-    """A job that failed may have failed for its board: Unknown makes LAVA run the board's
-    health check before it gives it another job (LAVA itself does this only after an
-    infrastructure error)."""
-    if device and device_health(identity, device) == "Good":
-        lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
-        echo(f"job {job_id} failed: board {device} is checked before its next job")
+def check_after_failure(identity: str | None, info: dict, job_id, echo=print) -> bool:
+    """A finished job (lavacli's `jobs show`): the failed-job rule (judge.health.unknown_after,
+    the arbiter's too, which applies it to every job on the boards it holds, a scheduled
+    `lava submit` without --wait included). Returns whether the board was set Unknown."""
+    device = info.get("actual_device") or info.get("device")
+    if not device or not failed_job(info) or not unknown_after(info, device_health(identity, device)):
+        return False
+    lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
+    echo(f"job {job_id} failed: board {device} is checked before its next job")
+    return True
 
 
 def device_health(identity: str | None, device: str) -> str:
