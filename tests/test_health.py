@@ -112,3 +112,23 @@ def test_every_lava_board_of_the_real_lab_is_watched_by_its_arbiter():
         if host.kind == "real" and host.lava_worker:
             for board in host.boards:
                 assert f" {board}" in unit.split("ExecStart=")[1].splitlines()[0]
+
+
+@pytest.mark.parametrize("now, unknown", [("Good", False), ("Unknown", False), ("Bad", True),
+                                          ("Maintenance", False), ("Retired", False), ("Looping", False)])
+def test_lava_server_up_leaves_an_admins_health_alone_and_checks_a_bad_board(monkeypatch, tmp_path,
+                                                                             now, unknown):
+    """Registering a board at `lava server up`: Retired stays retired, an admin's
+    Maintenance is not cancelled; only a Bad board is set Unknown (checked again)."""
+    from boardlab.lava import localserver
+    calls = []
+
+    def manage(*args, check=True):
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 0, "", "")
+    monkeypatch.setattr(localserver, "_manage", manage)
+    monkeypatch.setattr(localserver, "_django", lambda expr: now)
+    monkeypatch.setattr(localserver, "CONFIG", tmp_path)
+    localserver.LocalLavaServer(tmp_path, labs=["vlab"], echo=lambda *_: None).register_board("qemu-arm")
+    update = [c for c in calls if c[:2] == ("devices", "update")]
+    assert update and (("--health", "UNKNOWN") == update[0][-2:]) == unknown
