@@ -132,3 +132,25 @@ def test_lava_server_up_leaves_an_admins_health_alone_and_checks_a_bad_board(mon
     localserver.LocalLavaServer(tmp_path, labs=["vlab"], echo=lambda *_: None).register_board("qemu-arm")
     update = [c for c in calls if c[:2] == ("devices", "update")]
     assert update and (("--health", "UNKNOWN") == update[0][-2:]) == unknown
+
+
+def test_the_recheck_is_scheduled_as_its_own_role_by_cron_and_systemd_alike():
+    """`lava schedule --cron`, `lava schedule --systemd` and the management host's units
+    (`boardlab gen`) run one recheck: the same command, identity and hour, one unit name."""
+    from boardlab.facts.labhosts import lab_hosts
+    from boardlab.lab.units import management_units
+    sched = lava.load_schedule()
+    command = "boardlab lab recheck --identity boardlab-recheck"
+    cron = [ln for ln in lava.cron_lines(sched).splitlines() if "lab recheck" in ln]
+    assert len(cron) == 1 and cron[0].startswith("15 * * * * root ") and f"/{command} >>" in cron[0]
+    keys = {}
+    for where, units in (("schedule", lava.systemd_units(sched)), ("gen", management_units(lab_hosts()))):
+        for kind in ("service", "timer"):
+            text = units[f"boardlab-lab-recheck.{kind}"]
+            keys[where, kind] = dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln and ln[0] != "#")
+        assert keys[where, "service"]["ExecStart"].endswith(f"/.venv/bin/{command}")
+    assert keys["schedule", "timer"]["OnCalendar"] == keys["gen", "timer"]["OnCalendar"] == "*-*-* *:15:00"
+    # the rest that follows the jobs runs from either path too
+    units = lava.systemd_units(sched)
+    assert "boardlab history changes" in units["boardlab-history.service"]
+    assert "OnCalendar=Sun *-*-* 04:00:00" in units["boardlab-sweep.timer"]
