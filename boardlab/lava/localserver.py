@@ -158,6 +158,7 @@ class LocalLavaServer:
                     "--health-denominator", "hours")
         if _manage("devices", "details", board.name, check=False).returncode != 0:
             _manage("devices", "add", "--device-type", dtype, "--worker", worker, board.name)
+        board.virtual and health.stage_check_files(board)   # its check boots them from its TFTP directory
         unknown = ["--health", "UNKNOWN"] if _django(
             f"Device.objects.get(hostname={board.name!r}).get_health_display()") in UNKNOWN_AT_UP else []
         _manage("devices", "update", board.name, "--worker", worker, *unknown, check=not unknown)
@@ -295,6 +296,5 @@ class LocalLavaServer:
 
     def __enter__(self):
         return self
-
     def __exit__(self, *exc):
         self.down()
