@@ -61,8 +61,8 @@ def add_parser(sub):
                                                           "lava server up`'s, /run/boardlab/lava-server/arbiter.json)")
     p.add_argument("--json", action="store_true", help="as JSON (for a scheduler)")
     p.set_defaults(func=cmd_status)
-    p = verbs.add_parser("check", help="power on, to a shell, one exact figure within its floor, "
-                                       "power off: exit 0 good, 1 bad (with why)")
+    p = verbs.add_parser("check", help="power on, to a shell (and on its NFS root), the boot and memory "
+                                       "within their bands, power off: exit 0 good, 1 bad (with why)")
     p.add_argument("board", help="a board (boards/<board>.yaml)")
     p.add_argument("--env", default=None, help="a labgrid environment instead of lab/<board>.yaml")
     p.add_argument("--log-dir", default=None, help="console logs (default results/lab-check-<board>-<time>)")

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from boardlab.judge.health import failed_job, unknown_after
+
 LAVA_OWNER = "lava-arbiter/lava"         # the holder string of LAVA's own acquisitions
 USABLE = ("Good", "Unknown", "Looping")  # healths LAVA schedules on: LAVA's to hold
 UNAVAILABLE = ("Bad", "Retired")         # not LAVA's to use: left to people
-FAILED = ("Incomplete", "Canceled")
 
 
 @dataclass(frozen=True)
@@ -95,11 +96,12 @@ def observe(entry: dict | None, seen: Seen) -> dict | None:
 def after_job(job: dict, health: str, set_aside: bool) -> str | None:
     """A job ended on a board: 'unknown' (set the board Unknown now: LAVA checks it before
     its next job), 'touched' (the Maintenance the arbiter set comes back as Unknown), or
-    None. A failed job (Incomplete, Canceled) counts whoever submitted it; a failed health
-    check has set the board Bad itself; an admin's health is left alone."""
-    if job.get("state") != "Finished" or job.get("health") not in FAILED or job.get("health_check"):
+    None. A failed job (Incomplete, Canceled) counts whoever submitted it, by the one rule
+    `lava submit --wait` applies too (judge.health.unknown_after); a failed health check
+    has set the board Bad itself; an admin's health is left alone."""
+    if not failed_job(job):
         return None
-    if health == "Good":
+    if unknown_after(job, health):
         return "unknown"
     return "touched" if health == "Maintenance" and set_aside else None
 

@@ -1,56 +1,128 @@
 """LAVA's health checks, generated from the facts like the rest of jobs/: one job per
 device type (jobs/health-checks/<device type>.yaml, which the server reads from
-dispatcher-config/health-checks/ by the name the device dictionary extends). Power on,
-U-Boot, the board's default kernel over TFTP to a shell, one exact figure within its
-floor (boardlab.judge.health: the same rule as `boardlab lab check`), power off.
+dispatcher-config/health-checks/ by the name the device dictionary extends). The rule
+is boardlab.judge.health's, the same as `boardlab lab check`.
 
-LAVA sets the device Good when the check completes and Bad when it is incomplete: the
-test raises (lava-test-raise) when the figure is outside its floor, so a wrong figure
-is as Bad as a board that does not boot. The server runs it on a schedule
-(health_frequency), after a job that failed (`boardlab lava` sets the device Unknown,
-which forces a check), and on a Bad board each hour (`boardlab lava recheck`), so a
-repaired board comes back by itself."""
+The check boots what a labgrid boot boots, over the same wiring: no deploy action (LAVA
+2023.01's tftp deploy copies its files into a directory of its own under tftpd's root,
+mkdtemp, and cannot be pointed at another), but U-Boot's own commands as the labgrid path
+sends them (boot.bootplan.plan_boot): the lab host as TFTP server (serverip), the files
+staged in the board's TFTP directory under its prefix, the board's command line with its
+own NFS export. So a check tries the board's staged kernel and ramdisk, the lab host's
+tftpd and, on a board with an NFS root, its NFS server. With no LAVA overlay on the
+board, the figures are read by an interactive test (commands typed at the shell, their
+answer matched): each figure within its band, or TestError. A host-arrival boot figure
+(the real boards') bounds the wait for the login prompt. One attempt (no failure_retry):
+a board that boots one time in three is Bad, not Good.
+
+LAVA sets the device Good when the check completes and Bad when it is incomplete. The
+server runs it on a schedule (health_frequency), after a job that failed (the failed-job
+rule, judge.health.unknown_after, sets the device Unknown, which forces a check), and on
+a Bad board each hour (`boardlab lab recheck`), so a repaired board comes back by itself."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from boardlab.boot.bootplan import plan_boot
+from boardlab.boot.staging import stage
 from boardlab.facts.board import BOARDS_DIR, Board, load_board
-from boardlab.judge.health import health_figure
+from boardlab.judge.health import GUEST_BOOT, HOST_BOOT, METRIC, HealthCheck, boot_timeout_s, health_check
 from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
-from boardlab.lava.jobs import dump_job, render_job
+from boardlab.lava.jobs import dump_job
+from boardlab.lava.limits import RETRY_SLACK_S
+from boardlab.lava.logs import login_prompt
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
+SAID = "health-check"    # what the board answers: 'health-check: good ...' or 'health-check: bad ...'
+
+# the shell that reads a figure into $v (busybox ash and ELDK's bash alike)
+READ = {METRIC: "v=$(free | awk '/^Mem:/ { print $2 }')",
+        # the stamp the root file system writes to the kernel's log as it starts the login
+        # prompt (measure.console.GUEST_MILESTONES), in printk seconds
+        GUEST_BOOT: "v=$(dmesg | sed -n 's/^[^[]*[[] *\\([0-9.]*\\)[]] boardlab: login prompt.*/\\1/p' | head -n 1)"}
 
 
-def _check_steps(board: Board) -> list[str]:
-    """The inline test's shell steps: read the figure, judge it, raise when outside."""
-    fig = health_figure(board)
-    read = "v=$(free | awk '/^Mem:/ { print $2 }')"
-    if fig.expected is None:
-        return [read, f'echo "boardlab: {fig.describe()}: $v kB"',
-                'lava-test-case free_total_kb --result pass --measurement "$v" --units kB']
-    return [read,
-            f"if [ -n \"$v\" ] && awk -v v=\"$v\" 'BEGIN {{ d = v - {fig.expected:g}; exit !(d <= {fig.floor:g} "
-            f"&& -d <= {fig.floor:g}) }}'; then r=pass; else r=fail; fi",
-            'lava-test-case free_total_kb --result "$r" --measurement "${v:-0}" --units kB',
-            f'[ "$r" = pass ] || lava-test-raise "{fig.key} = $v kB, not {fig.expected:g} +- {fig.floor:g} '
-            f'({fig.kernel} on {fig.board})"']
+def uboot_commands(board: Board, kernel: str, root: str) -> list[str]:
+    """U-Boot's commands of the labgrid path's boot: setenv (serverip: the lab host),
+    the loads from the board's TFTP directory, bootm."""
+    plan = plan_boot(board, kernel, root)
+    return list(plan.setup_commands) + [load.command for load in plan.loads] + [plan.boot_command]
+
+
+def _boot(board: Board, kernel: str, root: str, login_s: int) -> dict:
+    """One boot, one attempt: to U-Boot, its commands (two loads), the login prompt within
+    login_s of the kernel's start, logged in."""
+    t = board.timeouts
+    uboot_s = int(t.uboot_s + 2 * t.load_s)
+    return {"boot": {"method": "u-boot", "commands": uboot_commands(board, kernel, root),
+                     "prompts": [board.shell.prompt],
+                     "auto_login": {"login_prompt": login_prompt(board), "username": board.shell.username},
+                     "timeout": {"seconds": uboot_s + login_s + RETRY_SLACK_S},
+                     "timeouts": {"uboot-commands": {"seconds": uboot_s},
+                                  "auto-login-action": {"seconds": login_s}}}}
+
+
+def _asked(name: str, command: str, why: str) -> dict:
+    """A command whose answer is 'health-check: good ...' or 'health-check: bad ...' (the
+    answer is made by the shell: the echoed command line matches neither)."""
+    return {"name": name, "command": command,
+            "successes": [{"message": f"{SAID}: good"}],
+            "failures": [{"message": f"{SAID}: bad[^\\r\\n]*", "exception": "TestError", "error": why}]}
+
+
+def figure_command(key: str, lo: float, hi: float) -> str:
+    return (f"{READ[key]}; if [ -n \"$v\" ] && awk -v v=\"$v\" 'BEGIN {{ exit !(v >= {lo:.10g} && v <= {hi:.10g}) }}'"
+            f"; then r=good; else r=bad; fi; echo \"{SAID}: $r {key}=$v\"")
+
+
+NFS_COMMAND = f"if grep -q ' / nfs' /proc/mounts; then r=good; else r=bad; fi; echo \"{SAID}: $r root=nfs\""
+
+
+def _test(board: Board, name: str, script: list[dict]) -> dict:
+    return {"test": {"timeout": {"minutes": 2}, "interactive": [
+        {"name": name, "prompts": [board.shell.prompt], "script": script}]}}
+
+
+def _figures_test(board: Board, check: HealthCheck) -> dict | None:
+    script = [_asked(f.key, figure_command(f.key, f.lo, f.hi),
+                     f"{f.key} not {f.band()} ({check.kernel} on {check.board})")
+              for f in check.figures if f.key != HOST_BOOT]   # that one: the login's timeout
+    return _test(board, "figures", script) if script else None
 
 
 def health_check_job(board: Board) -> dict:
-    fig = health_figure(board)
-    job = render_job(board, fig.kernel, [], fig.root, testdefs_url="")
-    job["job_name"] = f"health-check {board.name}: {fig.describe()}"
-    job["priority"] = "high"
-    job["metadata"]["boardlab.health_check"] = fig.key
-    test = {"from": "inline", "name": "health", "path": "inline/health.yaml", "repository": {
-        "metadata": {"format": "Lava-Test Test Definition 1.0", "name": "health",
-                     "description": f"boardlab health check of {board.name}: {fig.describe()}"},
-        "run": {"steps": _check_steps(board)}}}
-    job["actions"].append({"test": {"timeout": {"minutes": 2}, "definitions": [test]}})
-    job["timeouts"]["job"]["minutes"] += 2
-    return job
+    check = health_check(board)
+    login_s = boot_timeout_s(check, board)
+    actions = [_boot(board, check.kernel, check.root, login_s), _figures_test(board, check)]
+    if check.nfs_boot:   # the NFS root, booted as the labgrid path boots it
+        actions += [_boot(board, check.kernel, "nfs", int(board.timeouts.boot_s)),
+                    _test(board, "nfs", [_asked("root_nfs", NFS_COMMAND, f"{board.name}: the root is not NFS")])]
+    actions = [a for a in actions if a]
+    seconds = sum(a["boot"]["timeout"]["seconds"] for a in actions if "boot" in a)
+    return {"device_type": device_type_name(board),
+            "job_name": f"health-check {board.name}: {check.describe()}",
+            "timeouts": {"job": {"minutes": -(-seconds // 60) + 2 * sum("test" in a for a in actions) + 2},
+                         "action": {"minutes": 5}, "connection": {"minutes": 2}},
+            "priority": "high", "visibility": "public",
+            "metadata": {"boardlab.board": board.name, "boardlab.kernel": check.kernel,
+                         "boardlab.root": check.root, "boardlab.nfs_boot": str(check.nfs_boot).lower(),
+                         "boardlab.health_check": " ".join(f.key for f in check.figures) or "boot"},
+            "actions": actions}
+
+
+def stage_check_files(board: Board) -> list[str]:
+    """The files the check boots, put into the board's TFTP directory as a labgrid boot
+    puts them (boot.staging: only when their bytes differ), those built here: `lava server
+    up` does it for the virtual boards, whose lab hosts share this machine's files. A real
+    board's are there from its last labgrid boot (`boardlab lab check BOARD` stages them)."""
+    check, staged = health_check(board), []
+    for root in [check.root] + (["nfs"] if check.nfs_boot else []):
+        for local, name in plan_boot(board, check.kernel, root).stage:
+            if local.is_file() and name not in staged:
+                stage(local, board.tftp.dir)
+                staged.append(name)
+    return staged
 
 
 def health_check_path(board: Board) -> Path:

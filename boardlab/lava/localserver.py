@@ -14,6 +14,7 @@ Relied on, verified: lava-server installs only with PostgreSQL running; power co
 run under a pseudo-terminal; a worker's dispatcher config is /etc/lava-server/dispatcher.d/."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -59,11 +60,13 @@ def _django(expr: str) -> str:
 
 def _reap(pid):
     """Collect our own child's exit status (no zombie left behind)."""
-    if pid:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass   # not our child (started by an earlier `boardlab lava server up`)
+    with contextlib.suppress(ChildProcessError):   # not our child (an earlier `up` started it)
+        pid and os.waitpid(pid, os.WNOHANG)
+
+
+# `up` sets only Bad Unknown (mended meanwhile? checked again); a new device is Good, checked
+# before its first job; Maintenance, Retired, Looping are an admin's (or the arbiter's): kept
+UNKNOWN_AT_UP = ("Bad",)
 
 
 def worker_name(lab_host: str) -> str:
@@ -155,10 +158,9 @@ class LocalLavaServer:
                     "--health-denominator", "hours")
         if _manage("devices", "details", board.name, check=False).returncode != 0:
             _manage("devices", "add", "--device-type", dtype, "--worker", worker, board.name)
-        # Unknown: checked before its first job here; a Bad board is checked again (it may
-        # be mended); a Good one keeps its health
-        now = _django(f"Device.objects.get(hostname={board.name!r}).get_health_display()")
-        unknown = ["--health", "UNKNOWN"] if now != "Good" else []
+        board.virtual and health.stage_check_files(board)   # its check boots them from its TFTP directory
+        unknown = ["--health", "UNKNOWN"] if _django(
+            f"Device.objects.get(hostname={board.name!r}).get_health_display()") in UNKNOWN_AT_UP else []
         _manage("devices", "update", board.name, "--worker", worker, *unknown, check=not unknown)
         return board.name
 
@@ -210,9 +212,8 @@ class LocalLavaServer:
         self.echo(f"lava server: the arbiter's first round done in {time.time() - since:.1f} s")
 
     def check(self):
-        """Raise if the server or scheduler died (a job would wait for it for ever). A
-        worker that died is a fault of one lab host: its jobs end (reap_worker), the other
-        hosts' jobs go on."""
+        """Raise if the server or scheduler died (a job would wait for ever). A dead worker is
+        one lab host's fault: its jobs end (reap_worker), the other hosts' go on."""
         for name, pid in list(self.pids.items()):
             if running(pid):
                 continue
@@ -295,6 +296,5 @@ class LocalLavaServer:
 
     def __enter__(self):
         return self
-
     def __exit__(self, *exc):
         self.down()

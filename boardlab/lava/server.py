@@ -11,8 +11,10 @@ import yaml
 
 from boardlab.errors import one_line
 from boardlab.facts.board import PROJECT_ROOT
+from boardlab.judge.health import failed_job, unknown_after
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import SCHEDULE
+from boardlab.lava.identities import role_identity
 from boardlab import yamltext
 
 def lavacli(identity: str | None, *args, check=True) -> str:
@@ -83,11 +85,19 @@ def schedule_jobs(schedule: dict, when: str | None = None) -> dict[str, dict]:
     return {n: s for n, s in schedule["jobs"].items() if when is None or s["when"] == when}
 
 
-# what follows the nightly runs: the history's change points noted each morning; every
-# linux-source version the archive serves measured once a week (resumes; new ones only)
-AFTER_THE_JOBS = (("45 5 * * *", "history changes", "history"),
-                  ("15 * * * *", "lab recheck", "lab-recheck"),
-                  ("0 4 * * 0", "kernel sweep", "sweep"))
+# the lab's own lavacli identities: <base>-<role> (identities.role_identity), as the
+# management host's units name them (lab.units)
+LAB_IDENTITY_BASE = "boardlab"
+RECHECK_CALENDAR = "*-*-* *:15:00"   # hourly: the recheck's cron line and both its timers
+RECHECK_COMMAND = f"lab recheck --identity {role_identity(LAB_IDENTITY_BASE, 'recheck')}"
+
+# what follows the nightly runs, (cron, systemd's calendar, command, log): the history's
+# change points noted each morning; LAVA's Bad boards checked again each hour, as their
+# own role; every linux-source version the archive serves measured once a week (resumes;
+# new ones only)
+AFTER_THE_JOBS = (("45 5 * * *", "*-*-* 05:45:00", "history changes", "history"),
+                  ("15 * * * *", RECHECK_CALENDAR, RECHECK_COMMAND, "lab-recheck"),
+                  ("0 4 * * 0", "Sun *-*-* 04:00:00", "kernel sweep", "sweep"))
 
 
 WATCH_AT = "0 6 * * *"   # after the nightly jobs and the history's changes
@@ -103,12 +113,21 @@ def cron_lines(schedule: dict, project: Path = PROJECT_ROOT) -> str:
         if schedule_jobs(schedule, when):
             out.append(f"{spec['cron']} root cd {project} && .venv/bin/boardlab lava submit "
                        f"--when {when} >> /var/log/boardlab-lava-submit.log 2>&1")
-    timed = [(cron, cmd, log) for cron, cmd, log in AFTER_THE_JOBS]
+    timed = [(cron, cmd, log) for cron, _, cmd, log in AFTER_THE_JOBS]
     timed += [(schedule["when"].get(when, {}).get("cron", when), cmd, log)
               for when, cmd, log in nightly_commands(schedule)]
     out += [f"{cron} root cd {project} && .venv/bin/boardlab {cmd} >> /var/log/boardlab-{log}.log 2>&1"
             for cron, cmd, log in timed]
     return "\n".join(out) + "\n"
+
+
+def _oneshot(name: str, cmd: str, calendar: str, project: Path) -> dict[str, str]:
+    """name.service running `boardlab cmd`, and name.timer starting it on calendar."""
+    return {f"{name}.service": (f"[Unit]\nDescription=boardlab {cmd.split(' --')[0]}\n\n[Service]\n"
+                                f"Type=oneshot\nWorkingDirectory={project}\n"
+                                f"ExecStart={project}/.venv/bin/boardlab {cmd}\n"),
+            f"{name}.timer": (f"[Unit]\nDescription=boardlab {cmd.split(' --')[0]}\n\n[Timer]\n"
+                              f"OnCalendar={calendar}\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n")}
 
 
 def systemd_units(schedule: dict, project: Path = PROJECT_ROOT) -> dict[str, str]:
@@ -122,15 +141,11 @@ def systemd_units(schedule: dict, project: Path = PROJECT_ROOT) -> dict[str, str
         units[f"boardlab-lava-{when}.timer"] = (
             f"[Unit]\nDescription=boardlab: {when} LAVA jobs\n\n[Timer]\nOnCalendar={spec['on_calendar']}\n"
             f"Persistent=true\n\n[Install]\nWantedBy=timers.target\n")
+    for _, calendar, cmd, log in AFTER_THE_JOBS:   # named as the management host's (lab.units)
+        units.update(_oneshot(f"boardlab-{log}", cmd, calendar, project))
     calendars = {w: spec["on_calendar"] for w, spec in schedule["when"].items()}
     for n, (when, cmd, log) in enumerate(nightly_commands(schedule)):
-        name = f"boardlab-{log}-{n // 2}"
-        units[f"{name}.service"] = (f"[Unit]\nDescription=boardlab {cmd.split(' --')[0]}\n\n[Service]\n"
-                                    f"Type=oneshot\nWorkingDirectory={project}\n"
-                                    f"ExecStart={project}/.venv/bin/boardlab {cmd}\n")
-        units[f"{name}.timer"] = (f"[Unit]\nDescription=boardlab {log}\n\n[Timer]\nOnCalendar="
-                                  f"{calendars.get(when, WATCH_CALENDAR)}\nPersistent=true\n\n"
-                                  f"[Install]\nWantedBy=timers.target\n")
+        units.update(_oneshot(f"boardlab-{log}-{n // 2}", cmd, calendars.get(when, WATCH_CALENDAR), project))
     return units
 
 
@@ -148,8 +163,7 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
             echo(f"job {job_id}: {state} ({health})")
             last = (state, health)
         if state == "Finished":
-            if health != "Complete" and not info.get("health_check"):
-                check_after_failure(identity, info.get("actual_device") or info.get("device"), job_id, echo)
+            check_after_failure(identity, info, job_id, echo)
             return health
         if time.monotonic() > deadline:
             raise LavaError(f"job {job_id} still {state} after {timeout:.0f} s")
@@ -157,13 +171,16 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
 
 
 
-def check_after_failure(identity: str | None, device: str | None, job_id, echo=print) -> None:
-    """A job that failed may have failed for its board: Unknown makes LAVA run the board's
-    health check before it gives it another job (LAVA itself does this only after an
-    infrastructure error)."""
-    if device and device_health(identity, device) == "Good":
-        lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
-        echo(f"job {job_id} failed: board {device} is checked before its next job")
+def check_after_failure(identity: str | None, info: dict, job_id, echo=print) -> bool:
+    """A finished job (lavacli's `jobs show`): the failed-job rule (judge.health.unknown_after,
+    the arbiter's too, which applies it to every job on the boards it holds, a scheduled
+    `lava submit` without --wait included). Returns whether the board was set Unknown."""
+    device = info.get("actual_device") or info.get("device")
+    if not device or not failed_job(info) or not unknown_after(info, device_health(identity, device)):
+        return False
+    lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
+    echo(f"job {job_id} failed: board {device} is checked before its next job")
+    return True
 
 
 def device_health(identity: str | None, device: str) -> str:
