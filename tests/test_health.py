@@ -12,7 +12,7 @@ import yaml
 from boardlab import lava
 from boardlab.boot.bootplan import plan_boot
 from boardlab.facts.board import BOARDS_DIR, load_board
-from boardlab.judge import baselines as bl
+from boardlab.measure import baselines as bl
 from boardlab.judge.health import GUEST_BOOT, HOST_BOOT, METRIC, health_check
 from boardlab.lava import health
 
