@@ -1,0 +1,155 @@
+"""A board LAVA shares, held at the coordinator for a session the way a person holds it
+(boardlab.boot.placehold), against a lab faked at the subprocess boundary
+(tests/fakelab.py: labgrid-client answering in its own words): reserved by name,
+acquired, released also on an error or Ctrl-C; waiting while someone else holds it;
+never bypassed when the coordinator is down; nothing taken when LAVA does not share the
+board; and LAVA's arbiter giving the board to the hold as to a person."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from boardlab.boot import placehold
+from boardlab.boot.placehold import PlaceBusy, PlaceHoldError, place_held, shared_with_lava
+from boardlab.errors import LAB, fault_of
+from boardlab.facts.board import load_board
+from boardlab.lab.arbiter import Arbiter
+from boardlab.lab.rules import LAVA_OWNER
+from fakelab import FakeLab
+
+BOARD = "qemu-arm"
+
+
+@pytest.fixture
+def lab(monkeypatch, tmp_path):
+    """The fake lab, the board shared with LAVA (this host's arbiter state names it, its
+    PID alive: this process's)."""
+    fake = FakeLab([BOARD, "qemu-ppc"])
+    monkeypatch.setattr(subprocess, "run", fake.run)
+    monkeypatch.setattr(placehold, "tcp_open", lambda *a, **k: fake.up)
+    state = tmp_path / "arbiter.json"
+    state.write_text(json.dumps({"round": {"pid": os.getpid(), "places": [BOARD, "qemu-ppc"]}}))
+    monkeypatch.setattr(placehold, "LOCAL_ARBITER_STATE", state)
+    monkeypatch.setenv("BOARDLAB_PLACE_WAIT_S", "5")   # the fake's waits take no time: a test never hangs
+    return fake
+
+
+def verbs(lab):
+    return [c[1:] for c in lab.calls if c[0] == "labgrid-client"]
+
+
+def test_a_free_shared_board_is_reserved_by_name_acquired_and_released(lab):
+    said = []
+    with place_held(load_board(BOARD), "nightly", echo=said.append) as hold:
+        assert lab.places[BOARD]["acquired"] == hold.holder
+        assert hold.holder.endswith("/boardlab-nightly." + __import__("getpass").getuser())
+        assert lab.reservations[0]["filters"] == {"main": {"name": BOARD}}
+        assert lab.reservations[0]["state"] == "acquired"
+    assert lab.places[BOARD]["acquired"] is None and lab.reservations == []
+    assert [v[0] if v[0] != "-p" else v[2] for v in verbs(lab)] == [
+        "reserve", "wait", "acquire", "release", "cancel-reservation"]
+    assert ("-p", f"+{hold.token}", "acquire") in verbs(lab)
+    assert not any(m.startswith("waiting") for m in said)   # a free place: no waiting said
+
+
+def test_it_waits_while_a_person_holds_the_board_and_says_who(lab):
+    lab.person_acquires(BOARD, "vm/alice")
+    waits = []
+
+    def alice_done():
+        waits.append(1)
+        if len(waits) == 3:
+            lab.places[BOARD]["acquired"] = None
+    lab.while_waiting.append(alice_done)
+    said = []
+    with place_held(load_board(BOARD), "compare", echo=said.append) as hold:
+        assert lab.places[BOARD]["acquired"] == hold.holder
+    assert said.count(f"waiting for {BOARD}: held by vm/alice") == 1   # said once, not every poll
+    assert len(waits) == 3 and lab.places[BOARD]["acquired"] is None
+
+
+def test_a_hold_not_had_in_time_is_one_line_naming_the_holder(lab, monkeypatch):
+    lab.person_acquires(BOARD, "vm/alice")
+    monkeypatch.setenv("BOARDLAB_PLACE_WAIT_S", "0")
+    with pytest.raises(PlaceBusy) as e:
+        with place_held(load_board(BOARD), "nightly", echo=lambda m: None):
+            raise AssertionError("the block must not run")
+    assert "held by vm/alice" in str(e.value) and "\n" not in str(e.value)
+    assert fault_of(e.value).party == LAB
+    assert lab.reservations == [] and lab.places[BOARD]["acquired"] == "vm/alice"   # hers, untouched
+
+
+@pytest.mark.parametrize("error", [RuntimeError("the session failed"), KeyboardInterrupt()])
+def test_the_place_is_given_back_on_an_error_or_ctrl_c(lab, error):
+    with pytest.raises(type(error)):
+        with place_held(load_board(BOARD), "bisect", echo=lambda m: None):
+            raise error
+    assert lab.places[BOARD]["acquired"] is None and lab.reservations == []
+
+
+def test_a_coordinator_that_is_down_is_one_line_never_a_bypass(lab, monkeypatch):
+    lab.up = False
+    ran = []
+    with pytest.raises(PlaceHoldError) as e:
+        with place_held(load_board(BOARD), "lab-check", echo=lambda m: None):
+            ran.append(1)
+    assert not ran and "not reachable" in str(e.value) and "not bypassed" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert fault_of(e.value).party == LAB and fault_of(e.value).part == "coordinator"
+    # it answers TCP but labgrid-client cannot talk to it: the same
+    lab.calls.clear()
+    monkeypatch.setattr(placehold, "tcp_open", lambda *a, **k: True)
+    with pytest.raises(PlaceHoldError, match="not reachable"):
+        with place_held(load_board(BOARD), "lab-check", echo=lambda m: None):
+            ran.append(1)
+    assert not ran and verbs(lab) == [("reserve", "--shell", f"name={BOARD}")]
+
+
+def test_a_board_lava_does_not_share_needs_no_coordinator(lab, tmp_path):
+    lab.up = False
+    (tmp_path / "arbiter.json").write_text(json.dumps({"round": {"pid": os.getpid(), "places": ["qemu-ppc"]}}))
+    with place_held(load_board(BOARD), "compare") as hold:
+        assert hold is None
+    (tmp_path / "arbiter.json").unlink()   # no LAVA server on this host
+    with place_held(load_board(BOARD), "compare") as hold:
+        assert hold is None
+    assert lab.calls == []
+
+
+def test_shared_with_lava_by_the_facts_or_by_a_running_arbiter(tmp_path):
+    assert "LAVA worker" in shared_with_lava(load_board("tqm860l"), tmp_path / "none.json")   # a real lab host's
+    state = tmp_path / "arbiter.json"
+    assert shared_with_lava(load_board(BOARD), state) is None
+    state.write_text(json.dumps({"round": {"pid": 2 ** 22 + 1, "places": [BOARD]}}))   # a gone arbiter
+    assert shared_with_lava(load_board(BOARD), state) is None
+    (tmp_path / "arbiter.pid").write_text(f"{os.getpid()}\n")   # its supervisor lives: it comes back
+    assert shared_with_lava(load_board(BOARD), state)
+
+
+def test_lavas_arbiter_gives_the_board_to_the_hold_as_to_a_person(lab, tmp_path):
+    log = []
+    arbiter = Arbiter("127.0.0.1:1", None, {b: {"board": b, "arch": "arm"} for b in (BOARD, "qemu-ppc")},
+                      tmp_path / "arbiter-state.json", echo=log.append)
+    arbiter.round()
+    assert lab.places[BOARD]["acquired"] == LAVA_OWNER
+    lab.start_job(BOARD, 9)
+    rounds = []
+
+    def time_passes():   # an arbiter round per poll; LAVA's job ends meanwhile
+        rounds.append(arbiter.round())
+        if len(rounds) == 2:
+            lab.end_job(9)
+    lab.while_waiting.append(time_passes)
+    said = []
+    with place_held(load_board(BOARD), "nightly", echo=said.append) as hold:
+        assert rounds[0] == [(BOARD, "maintenance")]   # LAVA starts nothing new; its job goes on
+        assert lab.devices[BOARD]["health"] == "Maintenance"
+        assert lab.places[BOARD]["acquired"] == hold.holder
+        assert arbiter.round() == []                     # held like a person's: left alone
+    assert f"waiting for {BOARD}: held by {LAVA_OWNER}" in said
+    assert arbiter.round() == [(BOARD, "acquire")]
+    assert arbiter.round() == [(BOARD, "restore")]
+    assert lab.devices[BOARD]["health"] == "Unknown"   # LAVA checks the board before its next job
+    assert not any("OVERLAP" in m for m in log)
+
