@@ -4,13 +4,15 @@
 acquired, released also on an error or Ctrl-C; waiting while someone else holds it;
 never bypassed when the coordinator is down; nothing taken when LAVA does not share the
 board; and LAVA's arbiter giving the board to the hold as to a person."""
+import contextlib
 import json
 import os
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
-from boardlab.boot import placehold
+from boardlab.boot import placehold, session
 from boardlab.boot.placehold import PlaceBusy, PlaceHoldError, place_held, shared_with_lava
 from boardlab.errors import LAB, fault_of
 from boardlab.facts.board import load_board
@@ -153,3 +155,78 @@ def test_lavas_arbiter_gives_the_board_to_the_hold_as_to_a_person(lab, tmp_path)
     assert lab.devices[BOARD]["health"] == "Unknown"   # LAVA checks the board before its next job
     assert not any("OVERLAP" in m for m in log)
 
+
+def fake_env(events):
+    strategy = SimpleNamespace(board=load_board(BOARD), release_board=lambda: events.append("unlocked"),
+                               transition=lambda status: events.append(f"power {status}"))
+    target = SimpleNamespace(resources=[], get_driver=lambda name: strategy)
+    return SimpleNamespace(get_target=lambda name: target, cleanup=lambda: events.append("cleanup"))
+
+
+def test_board_session_holds_the_place_around_the_board_and_gives_it_back_after_power_off(lab, monkeypatch,
+                                                                                          tmp_path):
+    events = []
+    monkeypatch.setattr(session, "open_env", lambda path: fake_env(events))
+    real = placehold.PlaceHold.end
+    monkeypatch.setattr(placehold.PlaceHold, "end", lambda self: (events.append("place released"), real(self)))
+    with contextlib.suppress(RuntimeError):
+        with session.board_session("lab/qemu-arm.yaml", tmp_path, command="lab-check") as (strategy, _):
+            events.append(f"session: {lab.places[BOARD]['acquired'].split('/')[1].split('.')[0]}")
+            raise RuntimeError("a boot failed")
+    assert events == ["session: boardlab-lab-check", "power off", "unlocked", "place released", "cleanup"]
+    assert lab.places[BOARD]["acquired"] is None and lab.reservations == []
+
+
+def test_lab_check_says_the_coordinator_not_that_the_board_is_bad(monkeypatch, tmp_path):
+    from boardlab.judge.health import check_board
+
+    @contextlib.contextmanager
+    def not_had(env, log_dir, **_):
+        raise PlaceHoldError("board qemu-arm is shared with LAVA (...): the coordinator is not reachable")
+        yield
+    monkeypatch.setattr(session, "board_session", not_had)
+    with pytest.raises(PlaceHoldError, match="not reachable"):
+        check_board("lab/qemu-arm.yaml", tmp_path)
+
+
+def test_a_nightly_whose_board_is_not_had_lands_a_lab_error_and_fails(monkeypatch, tmp_path):
+    from boardlab.bisect import nightly
+    from boardlab.judge.results import load_run
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@e",
+                                                             "commit", "-q", "-m", "c0"]):
+        (repo / "f").write_text("0")
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    monkeypatch.setattr(nightly, "_build", lambda *a: True)
+
+    def measure(*a):
+        raise PlaceBusy("board qemu-arm is shared with LAVA (...): held by vm/alice")
+    monkeypatch.setattr(nightly, "_measure", measure)
+    landed = []
+    monkeypatch.setattr(nightly, "land", lambda run_dir, lab, progress: landed.append(run_dir))
+    with pytest.raises(PlaceBusy):
+        nightly.nightly(repo, "main", "qemu-arm", config=repo / "f", out=tmp_path / "run")
+    said = next(iter(load_run(landed[0])["meta"]["outcomes"].values()))
+    assert said["kernel/boot"] == "error" and "held by vm/alice" in said["why"]["kernel/boot"]
+
+
+def test_a_sweep_whose_board_is_not_had_stops_there_to_be_resumed(monkeypatch, tmp_path):
+    """Not every kernel after it waiting its turn in vain: the sweep stops, sweep.json
+    keeps what was done, a second call goes on."""
+    from boardlab.kernel import sweep
+    monkeypatch.setattr(sweep, "study_boards", lambda: [])
+    monkeypatch.setattr(sweep, "_build_quietly", lambda board, e, fragment: (SimpleNamespace(), None))
+    measured = []
+    monkeypatch.setattr(sweep, "_measure", lambda board, e, out, built: measured.append(e.version))
+
+    @contextlib.contextmanager
+    def not_had(board, command):
+        assert command == "kernel-sweep"
+        raise PlaceHoldError(f"board {board.name} is shared with LAVA (...): the coordinator is not reachable")
+        yield
+    monkeypatch.setattr(sweep, "place_held", not_had)
+    with pytest.raises(PlaceHoldError):
+        sweep.sweep(load_board(BOARD), ["6.1.1-1", "6.1.2-1"], tmp_path / "out", tmp_path / "virt-nfs" / "f", None,
+                    budget=0)
+    assert measured == []

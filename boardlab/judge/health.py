@@ -68,17 +68,21 @@ class CheckFailed(BoardlabError):
 
 def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthFigure:
     """The check through labgrid (the environment's strategy, as a user's script would):
-    CheckFailed with the reason, the board left off."""
+    CheckFailed with the reason, the board left off. A shared board's place not had at the
+    coordinator is not the board's: PlaceHoldError, as it is."""
+    from boardlab.boot.placehold import PlaceHoldError
     from boardlab.boot.session import board_session
     from boardlab.measure import sample
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with board_session(env_path, log_dir) as (strategy, shell):
+        with board_session(env_path, log_dir, command="lab-check") as (strategy, shell):
             fig = health_figure(strategy.board)
             echo(f"{fig.board}: health check: {fig.describe()}")
             strategy.select(kernel=fig.kernel, root=fig.root)
             strategy.transition("shell")
             value = sample.free(shell())[fig.key]
+    except PlaceHoldError:
+        raise
     except BoardlabError as e:
         raise CheckFailed(f"{Path(env_path).stem}: bad: {str(e).splitlines()[0]}") from None
     except Exception as e:   # labgrid's own (a power switch refusing, a console gone)
