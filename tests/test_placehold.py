@@ -90,6 +90,19 @@ def test_the_place_is_given_back_on_an_error_or_ctrl_c(lab, error):
     assert lab.places[BOARD]["acquired"] is None and lab.reservations == []
 
 
+def test_sigterm_gives_the_place_back_too(lab):
+    """A timer's run stopped by systemd: SIGTERM ends the process as an exit, the place
+    released (an acquisition outlives its process at the coordinator), SIGTERM's own
+    handling put back."""
+    import signal
+    with pytest.raises(SystemExit) as e:
+        with place_held(load_board(BOARD), "nightly", echo=lambda m: None):
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert e.value.code == 128 + signal.SIGTERM
+    assert lab.places[BOARD]["acquired"] is None and lab.reservations == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
 def test_a_coordinator_that_is_down_is_one_line_never_a_bypass(lab, monkeypatch):
     lab.up = False
     ran = []

@@ -1,7 +1,8 @@
 """A board shared with LAVA, held at the labgrid coordinator for a session, the way a
 person holds it: `labgrid-client reserve --shell name=PLACE` (a token), wait until the
 coordinator allocates the place to it, `-p +TOKEN acquire`, and at the end, also after
-an error or Ctrl-C, `release` and `cancel-reservation`. LAVA's arbiter (boardlab.lab.
+an error, Ctrl-C or SIGTERM, `release` and `cancel-reservation` (a process killed with
+SIGKILL leaves its acquisition: the coordinator and `boardlab lab status` name it). LAVA's arbiter (boardlab.lab.
 arbiter) sees the reservation as a person's: it sets the LAVA device to Maintenance,
 lets the running job end, releases the place, and takes it back after the hold. Without
 it a command driving the board through its local environment (lab check, nightly, a
@@ -25,12 +26,14 @@ import getpass
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
-from boardlab.errors import LAB, BoardlabError
+from boardlab.errors import LAB, BoardlabError, InputError
 from boardlab.facts.board import Board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import arbitrated, lab_host_of
@@ -193,7 +196,31 @@ class PlaceHold:
 
 
 def wait_s() -> float:
-    return float(os.environ.get("BOARDLAB_PLACE_WAIT_S") or WAIT_S)
+    text = os.environ.get("BOARDLAB_PLACE_WAIT_S") or ""
+    try:
+        return float(text or WAIT_S)
+    except ValueError:
+        raise InputError(f"BOARDLAB_PLACE_WAIT_S={text!r}: seconds to wait for a shared board, a number") from None
+
+
+@contextlib.contextmanager
+def _terminated_as_exit():
+    """SIGTERM (systemd stopping a timer's run, a kill) as SystemExit while the place is
+    held, so the hold is given back: an acquisition outlives its process at the
+    coordinator, and a person's hold is never taken by the arbiter. Only where the signal
+    is Python's default, from the main thread; put back after."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def leave(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -206,12 +233,20 @@ def place_held(board: Board, command: str, echo=progress, arbiter_state: Path | 
         yield None
         return
     hold = PlaceHold(load_lab().coordinator, board.name, command, why, echo)
+    with _terminated_as_exit():
+        with _holding(hold):
+            yield hold
+
+
+@contextlib.contextmanager
+def _holding(hold: PlaceHold):
+    limit = wait_s()
     try:
         hold.reserve()
-        hold.wait(wait_s())
+        hold.wait(limit)
         hold.acquire()
-        _HELD.add(board.name)
-        yield hold
+        _HELD.add(hold.place)
+        yield
     finally:
-        _HELD.discard(board.name)
+        _HELD.discard(hold.place)
         hold.end()
