@@ -1,10 +1,13 @@
 """A lab of places and LAVA devices at the subprocess boundary: `labgrid-client` and
 `lavacli` answered as they answer (places printed by labgrid 26.0.1's own Place.show,
 reservations by Reservation.show, devices as LAVA's scheduler.devices.list returns
-them), and their verbs acting on it (acquire, release, health, cancel). No coordinator,
-no LAVA, no QEMU: for the arbiter's tests and bench/fifty_boards.py."""
+them), and their verbs acting on it (acquire, release, health, cancel; reserve, wait,
+cancel-reservation, show, with the coordinator's scheduling of waiting reservations onto
+free places, by tags or name). No coordinator, no LAVA, no QEMU: for the arbiter's
+tests, the place hold's (boot.placehold) and bench/fifty_boards.py."""
 import contextlib
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -27,6 +30,9 @@ class FakeLab:
         self.jobs = {}                  # id -> lavacli jobs show's dict
         self.calls = []
         self.worker_state = "Online"
+        self.up = True                  # the coordinator answers
+        self.while_waiting = []         # what happens while `labgrid-client wait` waits (an arbiter's round)
+        self._tokens = (f"TOKEN{n:05d}" for n in itertools.count(1))
 
     # ---- what the world does -------------------------------------------------------
     def person_acquires(self, board, owner="vm/alice"):
@@ -71,11 +77,22 @@ class FakeLab:
         return subprocess.CompletedProcess(cmd, rc, out, "" if rc == 0 else out)
 
     def labgrid(self, args, owner):
+        if not self.up:   # labgrid 26.0.1's client when nothing listens at its address
+            return ("ERROR:root:coordinator is unavailable: failed to connect to all addresses\n"
+                    "Server error: Could not connect to coordinator"), 1
+        self.schedule()
         place = None
         if args[:1] == ["-p"]:
             place, args = args[1], args[2:]
+            if place.startswith("+"):   # a reservation token: the place allocated to it
+                token = place[1:]
+                place = next((p for p, r in self._allocated().items() if r["token"] == token), None)
+                if place is None:
+                    return f"labgrid-client: error: reservation token {token} matches nothing", 1
         verbose = args[:1] == ["-v"]
         args = args[1:] if verbose else args
+        if args[:1] in (["reserve"], ["wait"], ["cancel-reservation"], ["show"]):
+            return self.reservation_verb(args, owner, place)
         if args == ["places"]:
             return self.places_text(verbose), 0
         if args == ["reservations"]:
@@ -89,11 +106,63 @@ class FakeLab:
                                     for r in self.reservations):
                 return f"place {place} is already acquired by {p['acquired']}", 1
             p.update(acquired=owner, changed=time.time())
+            self.schedule()
             return f"acquired place {place}", 0
         if args == ["release"]:
+            if p["acquired"] and p["acquired"].split("/")[1] != owner.split("/")[1]:
+                return f"place {place} is acquired by a different user ({p['acquired']}), use --kick", 1
             p.update(acquired=None, changed=time.time())
+            self.schedule()
             return f"released place {place}", 0
         raise AssertionError(f"labgrid-client {args}: not in the fake")
+
+    def reservation_verb(self, args, owner, place):
+        if args[0] == "reserve":   # reserve [--wait] [--shell] KEY=VALUE...
+            token = next(self._tokens)
+            self.reservations.append({"token": token, "owner": owner, "state": "waiting", "allocations": {},
+                                      "filters": {"main": dict(a.split("=", 1) for a in args if "=" in a)}})
+            self.schedule()
+            return f"export LG_TOKEN={token}\n", 0
+        if args[0] == "cancel-reservation":
+            self.reservations = [r for r in self.reservations if r["token"] != args[1]]
+            self.schedule()
+            return "", 0
+        if args[0] == "show":
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                print(f"Place '{place}':")
+                self.place(place).show(level=1)
+            return out.getvalue(), 0
+        res = next((r for r in self.reservations if r["token"] == args[1]), None)   # wait TOKEN
+        if res is None:
+            return f"Server error: reservation {args[1]} not found", 1
+        if res["state"] == "waiting":   # time passes while it waits
+            for happen in self.while_waiting:
+                happen()
+            self.schedule()
+        if res["state"] == "waiting":
+            raise subprocess.TimeoutExpired(["labgrid-client", "wait", args[1]], 30)
+        return self.reservations_text([res]), 0
+
+    def _allocated(self) -> dict:
+        return {r["allocations"]["main"]: r for r in self.reservations if r["allocations"].get("main")}
+
+    def schedule(self):
+        """The coordinator's schedule_reservations: allocated reservations follow their
+        place (acquired, allocated again after a release); waiting ones, oldest first, get
+        a place nobody holds or is allocated whose tags (and name) match their filter."""
+        for r in self.reservations:
+            if r["state"] in ("allocated", "acquired"):
+                r["state"] = "acquired" if self.places[r["allocations"]["main"]]["acquired"] else "allocated"
+        for r in self.reservations:
+            if r["state"] != "waiting":
+                continue
+            taken = self._allocated()
+            for name, p in sorted(self.places.items()):
+                if p["acquired"] is None and name not in taken and \
+                        all({**p["tags"], "name": name}.get(k) == v for k, v in r["filters"]["main"].items()):
+                    r.update(state="allocated", allocations={"main": name})
+                    break
 
     def lavacli(self, args):
         if args == ["devices", "list", "--all", "--json"]:
@@ -122,20 +191,22 @@ class FakeLab:
     def places_text(self, verbose=True) -> str:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            for name, p in sorted(self.places.items()):   # labgrid's print_places -v
-                place = Place(name=name, tags=p["tags"], matches=[ResourceMatch(self.lab_host, name, "*")],
-                              acquired=p["acquired"], created=p["changed"] - 3600, changed=p["changed"],
-                              reservation=p["reservation"] or next(
-                                  (r["token"] for r in self.reservations if r["allocations"].get("main") == name),
-                                  None))
+            for name in sorted(self.places):   # labgrid's print_places -v
                 print(f"Place '{name}':")
-                place.show(level=1)
+                self.place(name).show(level=1)
         return out.getvalue()
 
-    def reservations_text(self) -> str:
+    def place(self, name) -> Place:
+        p = self.places[name]
+        return Place(name=name, tags=p["tags"], matches=[ResourceMatch(self.lab_host, name, "*")],
+                     acquired=p["acquired"], created=p["changed"] - 3600, changed=p["changed"],
+                     reservation=p["reservation"] or next(
+                         (r["token"] for r in self.reservations if r["allocations"].get("main") == name), None))
+
+    def reservations_text(self, reservations=None) -> str:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            for r in self.reservations:
+            for r in self.reservations if reservations is None else reservations:
                 res = Reservation(owner=r["owner"], token=r["token"], state=ReservationState[r["state"]],
                                   filters=r["filters"], allocations={k: [v] for k, v in r["allocations"].items()})
                 print(f"Reservation '{res.token}':")

@@ -187,3 +187,17 @@ def test_fifty_boards_are_read_in_three_calls(monkeypatch, tmp_path):
     assert a.round() == []
     assert [c[:3] for c in lab.calls] == [("labgrid-client", "-v", "places"), ("labgrid-client", "reservations"),
                                           ("lavacli", "devices", "list")]
+
+
+def test_a_reservation_by_place_name_is_a_persons(lab, tmp_path):
+    """boardlab's own hold of a shared board (boot.placehold) reserves name=PLACE: the
+    coordinator matches a place's name as a tag, so the arbiter does too, and the holder
+    is a person to it."""
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.labgrid(["reserve", "--shell", "name=qemu-arm"], "vm/boardlab-nightly.alice")
+    assert a.round() == [("qemu-arm", "maintenance")]
+    assert a.round() == [("qemu-arm", "release")]
+    assert lab.labgrid(["-p", f"+{lab.reservations[0]['token']}", "acquire"], "vm/boardlab-nightly.alice")[1] == 0
+    assert a.round() == [] and lab.devices["qemu-arm"]["health"] == "Maintenance"
+    assert lab.places["qemu-ppc"]["acquired"] == LAVA_OWNER   # the other board stays LAVA's

@@ -14,6 +14,7 @@ from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, LabFault, Step
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
 from boardlab.boot.boardlock import BoardBusy
+from boardlab.boot.placehold import PlaceBusy
 from boardlab.boot.bootlog import BootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError
@@ -236,7 +237,7 @@ def test_a_revision_is_built_once_and_each_boot_measures_the_families_still_unde
             return None
 
     @contextlib.contextmanager
-    def board_session(env, log_dir):
+    def board_session(env, log_dir, **_):
         yield Strategy(), lambda: None
     monkeypatch.setattr(session, "board_session", board_session)
     jitter = iter([100, 104, 98, 110, 101])
@@ -329,6 +330,7 @@ def small_repo(tmp_path):
     (BootError("no answer from the TFTP server 192.168.10.1"), "bad", "stop"),
     (BootError("no answer from the TFTP server 192.168.10.1"), "skip", "stop"),
     (BoardBusy("board qemu-arm is in use by pid 4242"), "bad", "stop"),
+    (PlaceBusy("board qemu-arm is shared with LAVA: held by vm/alice"), "bad", "stop"),
     (StagingError("copying uImage to lab host lab1 failed"), "skip", "stop"),
     (PowerError("power switch 127.0.0.1:8101 did not answer"), "bad", "stop"),
 ])

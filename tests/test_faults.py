@@ -427,7 +427,7 @@ def test_a_nightly_says_whose_failed_boot_it_was(tmp_path, monkeypatch, fault, r
     from boardlab.vlab import host
 
     @contextlib.contextmanager
-    def board_session(env, console):
+    def board_session(env, console, **_):
         yield SimpleNamespace(select=lambda **kw: None), None
 
     def one_sample(*a):

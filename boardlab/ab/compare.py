@@ -122,7 +122,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
     """Boot the sides that name a kernel in turn until decided or max_repeats rounds;
     phase_log: every boot with the kernel's phase log, its spans kept."""
     booting = [s for s in sides if s.kernel]
-    with board_session(env_path, log_dir) as (strategy, shell):
+    with board_session(env_path, log_dir, command="compare") as (strategy, shell):
         board = strategy.board
         rounds = 0
 

@@ -6,9 +6,10 @@ change points in and bisects. The schedule runs it once a night per tree
 What happened is said as tests beside the figures (KCIDB's statuses come from them):
 kernel/checkout, kernel/build, kernel/boot, each pass or fail with why. A build that
 fails or a kernel that does not boot is a result of the night, landed like the others;
-a lab fault (power, console, TFTP) is not the kernel's: it lands as kernel/boot error
-(KCIDB's ERROR), and the night fails loudly. The build directory is the bisect's own
-(one per tree, board and config), so a bisect of a night's range starts warm."""
+a lab fault (power, console, TFTP, a board shared with LAVA not had at the coordinator)
+is not the kernel's: it lands as kernel/boot error (KCIDB's ERROR), and the night fails
+loudly. The build directory is the bisect's own (one per tree, board and config), so a
+bisect of a night's range starts warm."""
 from __future__ import annotations
 
 import contextlib
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from boardlab.bisect import BisectInputError, build_dir_of, git, tree_lock
 from boardlab.boot.bootlog import BootError
+from boardlab.boot.placehold import PlaceHoldError
 from boardlab.build.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError, fault_of
 from boardlab.facts.board import env_path, load_board
@@ -89,7 +91,7 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
     env = env_path(board.name)
     samples: dict = {}
     with kept_up(host, boards=(board.name,)) if host else contextlib.nullcontext(), \
-            board_session(env, results.run_dir / "console") as (strategy, shell):
+            board_session(env, results.run_dir / "console", command="nightly") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=root, ramdisk="")
         try:
             for i in range(boots):
@@ -135,7 +137,9 @@ def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=
     if built and families:   # no families: the build's sizes alone, no board taken
         try:
             _measure(results, board, kernel, uimage, families, boots, root)
-        except BootError:    # the lab's fault: landed as kernel/boot error, then the night fails
+        except (BootError, PlaceHoldError) as e:   # the lab's fault: landed as kernel/boot error, then the night fails
+            if isinstance(e, PlaceHoldError):       # the shared board not had at the coordinator: no boot
+                outcome(results, board.name, kernel, "kernel/boot", *of_fault(fault_of(e)))
             land(run_dir, board.lab_host, progress=progress)
             raise
     land(run_dir, board.lab_host, progress=progress)

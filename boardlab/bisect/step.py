@@ -115,7 +115,7 @@ def measure_revision(b: Bisect, step: Step, against: dict | None):
             s.suite == f and not metric_enough(b, m, step.samples.get(m, []),
                                                None if against is None else against.get(m))
             for m, s in b.specs.items())]
-    with board_session(Path(b.env), step_dir / "console") as (strategy, shell):
+    with board_session(Path(b.env), step_dir / "console", command="bisect") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=b.root or "", ramdisk="")
 
         def one_boot():

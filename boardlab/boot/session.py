@@ -1,11 +1,13 @@
 """A board from a labgrid environment for a script (benches, `boardlab compare`, a
-bisect step): the strategy and its shell, the board powered off at the end whatever
+bisect step, the nightly, `lab check`): the strategy and its shell, the board's place
+held at the coordinator when LAVA shares it, the board powered off at the end whatever
 happens."""
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
 
+from boardlab.boot.placehold import place_held
 from boardlab.errors import InputError, one_line
 
 
@@ -28,24 +30,28 @@ def open_env(env_path):
 
 
 @contextlib.contextmanager
-def board_session(env_path, log_dir: Path, milestones_due=None):
+def board_session(env_path, log_dir: Path, milestones_due=None, command: str = "session"):
     """-> (strategy, shell): shell() is the environment's ShellDriver. milestones_due:
-    narrows the strategy's own (when a silent board has hung). The board is powered off at
-    the end, and its lock never outlives the session: after a power-off that failed (a
-    power switch gone) the process may live on (a test session, a daemon), and the next
-    run powers the board off first anyway."""
+    narrows the strategy's own (when a silent board has hung). command: who holds the
+    board's place at the coordinator when LAVA shares the board (boot.placehold; held
+    before anything touches the board, given back after the power-off, also on an error
+    or Ctrl-C). The board is powered off at the end, and its lock never outlives the
+    session: after a power-off that failed (a power switch gone) the process may live on
+    (a test session, a daemon), and the next run powers the board off first anyway."""
     env = open_env(env_path)
     try:
         target = env.get_target("main")
-        strategy = target.get_driver("Strategy")
-        strategy.log_dir = str(log_dir)
-        strategy.milestones_due = milestones_due
-        try:
-            yield strategy, lambda: target.get_driver("ShellDriver")
-        finally:
+        strategy = target.get_driver("Strategy")   # a strategy is not activated: nothing connects yet
+        remote = any(type(r).__name__ == "RemotePlace" for r in target.resources)   # acquired by its user
+        with contextlib.nullcontext() if remote else place_held(strategy.board, command):
+            strategy.log_dir = str(log_dir)
+            strategy.milestones_due = milestones_due
             try:
-                strategy.transition("off")
+                yield strategy, lambda: target.get_driver("ShellDriver")
             finally:
-                strategy.release_board()
+                try:
+                    strategy.transition("off")
+                finally:
+                    strategy.release_board()
     finally:
         env.cleanup()

@@ -115,5 +115,12 @@ def lab_host_of(board: Board) -> LabHost | None:
     return load_lab_host(path) if path.exists() else None
 
 
+def arbitrated(lab: LabHost) -> bool:
+    """Whether LAVA shares the lab host's boards through the management host's arbiter
+    (boardlab.lab.arbiter): a real lab host with a LAVA worker. A virtual lab host's boards
+    are LAVA's only while `boardlab lava server up` runs its own arbiter."""
+    return lab.kind == "real" and lab.lava_worker
+
+
 def lab_hosts() -> list[LabHost]:
     return [load_lab_host(p) for p in sorted(_board.PLACES_DIR.glob("*/lab-host.yaml"))]

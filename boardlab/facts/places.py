@@ -19,13 +19,13 @@ class PlacesError(BoardlabError):
     part = "coordinator"
 
 
-def client(coordinator, *args, place=None, check=True, env=None):
+def client(coordinator, *args, place=None, check=True, env=None, timeout=60):
     """labgrid-client as a person types it; env: variables over this process's (the owner:
-    LG_HOSTNAME, LG_USERNAME)."""
+    LG_HOSTNAME, LG_USERNAME); timeout: seconds (subprocess.TimeoutExpired past it)."""
     exe = shutil.which("labgrid-client") or os.path.join(os.path.dirname(sys.executable),
                                                          "labgrid-client")
     cmd = [exe, "-x", coordinator] + (["-p", place] if place else []) + list(args)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **env} if env else None)
     if check and r.returncode != 0:
         out = (r.stderr or r.stdout).strip()

@@ -155,11 +155,13 @@ def _figures_of_boot(check: HealthCheck, strategy, shell) -> dict:
 
 def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
     """The check through labgrid (the environment's strategy, as a user's script would):
-    CheckFailed with the reason, the board left off."""
+    CheckFailed with the reason, the board left off. A shared board's place not had at the
+    coordinator is not the board's: PlaceHoldError, as it is."""
+    from boardlab.boot.placehold import PlaceHoldError
     from boardlab.boot.session import board_session
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with board_session(env_path, log_dir) as (strategy, shell):
+        with board_session(env_path, log_dir, command="lab-check") as (strategy, shell):
             check = health_check(strategy.board)
             echo(f"{check.board}: health check: {check.describe()}")
             strategy.select(kernel=check.kernel, root=check.root)
@@ -169,6 +171,8 @@ def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
                 strategy.transition("off")
                 strategy.select(kernel=check.kernel, root="nfs")
                 strategy.transition("shell")
+    except PlaceHoldError:
+        raise
     except BoardlabError as e:
         raise CheckFailed(f"{Path(env_path).stem}: bad: {str(e).splitlines()[0]}") from None
     except Exception as e:   # labgrid's own (a power switch refusing, a console gone)

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from boardlab.boot.placehold import PlaceHoldError
 from boardlab.errors import BoardlabError
 from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd
@@ -91,6 +92,8 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
         _, rows, files = compare.compare(str(board_env(board)), [pair.a, pair.b], families=open_families,
                                          repeats=EXACT_SHOWN, max_repeats=max(budget, EXACT_SHOWN), jitter_s=jitter_s,
                                          out_dir=Path(pair.dir), prepare_board=prepare_if_virtual)
+    except PlaceHoldError:   # the board not had at the coordinator: every pair would wait; stop
+        raise
     except BoardlabError as e:
         pair.status, pair.why = "failed", str(e).splitlines()[0]
         return pair

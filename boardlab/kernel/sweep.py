@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from boardlab.boot.placehold import place_held
 from boardlab.build import kbuild, sources
 from boardlab.errors import BoardlabError, KERNEL
 from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, Board, env_path, load_board
@@ -140,8 +141,7 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
     cmd = [str(Path(sys.executable).parent / "pytest"), "--lg-env", str(env_path(board.name)),
            "-p", "no:cacheprovider", "-v", *[f"testsuites/{s}" for s in SUITES], "--quick", "--kernel", e.name,
            "--run-dir", str(run), "--boot-repeats", "1"]
-    t0 = time.monotonic()
-    failing = []
+    t0, failing = time.monotonic(), []
     with open(out / f"{e.name}.log", "w") as log:   # the log whole, a line per suite's test said
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace")
@@ -199,15 +199,16 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
                 e.status, e.why = "failed", f"build: {failure}"
             else:
                 progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: built in {e.build_s} s; measuring")
-                try:
-                    _measure(board, e, out, built)
-                    e.status, e.why = "measured", ""
-                    if lab:
-                        land(Path(e.run_dir), lab, progress=progress)
-                except SuitesFailed as err:
-                    e.status, e.why = "failed", str(err)
-                except BoardlabError as err:
-                    e.status, e.why = "failed", f"boot or measurement: {err}"
+                with place_held(board, "kernel-sweep"):   # not had: PlaceHoldError stops the sweep (resumable)
+                    try:
+                        _measure(board, e, out, built)
+                        e.status, e.why = "measured", ""
+                        if lab:
+                            land(Path(e.run_dir), lab, progress=progress)
+                    except SuitesFailed as err:
+                        e.status, e.why = "failed", str(err)
+                    except BoardlabError as err:
+                        e.status, e.why = "failed", f"boot or measurement: {err}"
             progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: {e.status}"
                      + (f" ({e.why})" if e.why else f", {_shown(e)}"))
             _save(state_path, state, study)
@@ -227,11 +228,10 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
 
 
 def series(state: dict[str, Entry], base: str = "virt-nfs") -> dict:
-    """{(metric, environment): [(version, [samples])]} of the measured kernels in version
-    order: one series per metric across both 6.1 and 6.12, as the Phoronix study drew its
-    releases. The build's label is the linux-source version (6.1.192-1 and -2 print the
-    same release). Host-clock figures are left out: they were taken beside the next
-    kernel's build."""
+    """{(metric, environment): [(version, [samples])]} of the measured kernels in version order:
+    one series per metric across both 6.1 and 6.12, as the Phoronix study drew its releases. The
+    build's label is the linux-source version (6.1.192-1 and -2 print the same release).
+    Host-clock figures are left out: they were taken beside the next kernel's build."""
     from boardlab.history.submit import environment
     from boardlab.measure.clocks import HOST
     out: dict = {}

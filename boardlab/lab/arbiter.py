@@ -5,7 +5,8 @@ board's place too.
 While LAVA may use a board, the arbiter keeps the board's place acquired as LAVA's
 (owner `lava-arbiter/lava`), so nobody else can acquire it (labgrid's AcquirePlace
 refuses a place another owner holds; power and console need the place). A person
-reserves the board (`labgrid-client reserve --wait board=NAME`). The arbiter sees the
+reserves the board (`labgrid-client reserve --wait board=NAME`), and so does boardlab's
+own use of a shared board (name=NAME, boardlab.boot.placehold): a person too. The arbiter sees the
 reservation waiting for that place and sets the LAVA device to Maintenance: LAVA starts
 no new job there, and a queued job waits (neither failed nor lost), while a running job
 goes on. Once the device is idle, the arbiter releases the place and the coordinator
@@ -80,7 +81,8 @@ class Arbiter:
     """Applies the rules to each LAVA board of the lab, every POLL_S, through the
     coordinator (labgrid-client, as LAVA's own user) and LAVA (lavacli). Its state file
     keeps what it set aside, each board's running job, the overlaps it ended and its last
-    round (when, its PID): a restart, or a crash, goes on from there."""
+    round (when, its PID, its places: boot.placehold reads them): a restart, or a crash,
+    goes on from there."""
 
     OWNER = {"LG_HOSTNAME": LAVA_OWNER.split("/")[0], "LG_USERNAME": LAVA_OWNER.split("/")[1]}
 
@@ -220,7 +222,8 @@ class Arbiter:
                 self.act(board, step, seen, dev)
                 done.append((board, step))
         self._save({"at": time.time(), "pid": os.getpid(), "took_s": round(time.time() - began, 3),
-                    "boards": len(self.boards), "waiting": len(waiting(reservations)),
+                    "boards": len(self.boards), "places": sorted(self.boards),
+                    "waiting": len(waiting(reservations)),
                     "overlaps": rules.overlaps({b: places[b] for b in self.boards if b in places}, devices,
                                                self.ours)})
         return done

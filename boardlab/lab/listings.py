@@ -94,7 +94,9 @@ def parse_reservations(text: str) -> list[dict]:
 
 def reservation_asks(reservations: list[dict], place_tags: dict, place: str, ours: str) -> bool:
     """Whether a reservation of someone else waits for this place or holds it: allocated
-    to it, or waiting with filters the place's tags match."""
+    to it, or waiting with filters the place's tags match; `name` matches the place's name,
+    as the coordinator has it (boardlab's own hold reserves name=PLACE: boot.placehold)."""
+    place_tags = {**place_tags, "name": place}
     for r in reservations:
         if r.get("owner") == ours or r.get("state") not in ("waiting", "allocated", "acquired"):
             continue

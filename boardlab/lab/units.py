@@ -10,7 +10,7 @@ two daemons under boardlab.services.supervisor."""
 from __future__ import annotations
 
 from boardlab.facts.labfacts import Lab
-from boardlab.facts.labhosts import LabHost
+from boardlab.facts.labhosts import LabHost, arbitrated
 from boardlab.lava.identities import role_identity
 from boardlab.lava.server import LAB_IDENTITY_BASE, RECHECK_CALENDAR, RECHECK_COMMAND
 
@@ -97,5 +97,5 @@ def recheck_units() -> dict[str, str]:
 def management_units(hosts: list[LabHost]) -> dict[str, str]:
     """The management host's units: the arbiter holds every board of the real lab hosts
     with a LAVA worker (the virtual ones are `boardlab lava server up`'s)."""
-    boards = sorted(b for h in hosts if h.kind == "real" and h.lava_worker for b in h.boards)
+    boards = sorted(b for h in hosts if arbitrated(h) for b in h.boards)
     return {"boardlab-arbiter.service": arbiter_unit(boards), **recheck_units()}
