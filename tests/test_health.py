@@ -303,7 +303,7 @@ def lab_check(monkeypatch, tmp_path, name, total_kb=None, login_s=None, guest_lo
     shell = FakeShell(total_kb or int(mem.expected if mem else 1000))
 
     @contextlib.contextmanager
-    def board_session(env, log_dir):
+    def board_session(env, log_dir, **_):
         yield strategy, lambda: shell
     monkeypatch.setattr(session, "board_session", board_session)
     return strategy, lambda: judge_health.check_board(tmp_path / f"{name}.yaml", tmp_path / "logs", echo=lambda *_: None)
