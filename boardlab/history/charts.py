@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from boardlab.history import changes, notes  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
-from boardlab.measure import catalogue  # noqa: E402
+from boardlab.measure import catalogue, families  # noqa: E402
 
 CULPRIT = re.compile(r"first bad commit [0-9a-f]+ .*?(?= \(bisect |$)")
 CHANGE_COLOUR = "#c00"
@@ -86,7 +86,7 @@ def chart(key: tuple, points: list, found: list, records: dict, path: Path) -> P
 
 def _order(key: tuple, found: dict):
     family = key[0].split("/")[0]
-    return (not found.get(key), catalogue.FAMILIES.index(family) if family in catalogue.FAMILIES else 99,
+    return (not found.get(key), families.of_family(family),
             key[1], key[0])
 
 

@@ -141,8 +141,8 @@ def _jitter():
                              ("p99_us", 0.10))]
 
 
+# the families, their clocks and order: boardlab.measure.families (each metric's suite is one)
 METRICS: dict[str, MetricSpec] = {m.key: m for m in _boot() + _build() + _memory() + _lmbench() + _jitter()}
-FAMILIES = ("boot_time", "build", "memory", "lmbench", "jitter")
 
 
 # A harness whose figures carry something of its own gets a wider floor for them. LAVA

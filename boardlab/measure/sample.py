@@ -7,10 +7,9 @@ from __future__ import annotations
 import statistics
 
 from boardlab.errors import BoardlabError, KERNEL
-from boardlab.measure import catalogue, parsers, target_load, workloads
+from boardlab.measure import families, parsers, target_load, workloads
 
-FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
-FAMILY_PACKAGE = {"lmbench": "lmbench", "jitter": "rt-tests"}   # what a family runs on the board
+FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
 
 
 def missing_packages(shell) -> dict:
@@ -21,12 +20,15 @@ def missing_packages(shell) -> dict:
     return {pkg: why for pkg, why in manifest.items() if why}
 
 
-def measurable(shell, families) -> tuple[list, dict]:
+def measurable(shell, wanted) -> tuple[list, dict]:
     """-> (the families the board's image can measure, {family: why not} for the rest)."""
     missing = missing_packages(shell)
-    lacking = {f: f"its image has no {FAMILY_PACKAGE[f]}: {missing[FAMILY_PACKAGE[f]]}"
-               for f in families if FAMILY_PACKAGE.get(f) in missing}
-    return [f for f in families if f not in lacking], lacking
+    lacking = {}
+    for f in wanted:
+        pkg = next((p for p in families.get(f).packages if p in missing), None)
+        if pkg:
+            lacking[f] = f"its image has no {pkg}: {missing[pkg]}"
+    return [f for f in wanted if f not in lacking], lacking
 
 
 MILESTONES = ("linux_version", "freeing_init", "login", "shell")   # the study's, host arrival
@@ -241,19 +243,30 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     return jitter_figures(t), t["histogram"]
 
 
+# a family's measurement on a boot: measure_<family>(shell, rec, metric, jitter_s, small)
+def measure_boot_time(shell, rec, **_) -> dict:
+    return boot(rec)
+
+
+def measure_memory(shell, rec, **_) -> dict:
+    return memory(shell, rec)
+
+
+def measure_lmbench(shell, rec, metric=None, small=False, **_) -> dict:
+    return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
+
+
+def measure_jitter(shell, rec, jitter_s=workloads.JITTER_RUN_S, **_) -> dict:
+    return jitter(shell, jitter_s)[0]
+
+
 def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = workloads.JITTER_RUN_S,
            small: bool = False) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
     figure wanted, when a cheaper run gives it (its lmbench group)."""
-    if name == "boot_time":
-        return boot(rec)
-    if name == "memory":
-        return memory(shell, rec)
-    if name == "lmbench":
-        return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
-    if name == "jitter":
-        return jitter(shell, jitter_s)[0]
-    raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
+    if not families.get(name).on_boot:
+        raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
+    return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small)
 
 
 def one_sample(strategy, shell_driver, families=FAMILIES,
