@@ -90,12 +90,32 @@ def test_an_unknown_family_has_no_clock_rather_than_the_hosts():
 def test_what_each_record_names_exists():
     for f in families.FAMILIES:
         assert (ROOT / "testsuites" / f"test_{f.name}.py").exists(), f.name
-        for path in filter(None, (f.script, f.testdef)):
+        for path in filter(None, (f.script, f.testdef, *f.board_files)):
             assert (ROOT / families.TESTDEFS / path).exists(), f"{f.name}: {path}"
+        assert {n for n, _ in f.figures} <= {m.name for m in f.metrics}, f.name
         if f.testdef:
             spec = yaml.safe_load((ROOT / families.TESTDEFS / f.testdef).read_text())
             assert spec["metadata"]["name"] == f.name
             assert set(f.params(families.Options())) | {"GATE"} == set(spec["params"]), f.name
         if f.on_boot:
-            assert callable(getattr(sample, f"measure_{f.name}", None)), f.name
+            assert callable(getattr(sample, f"measure_{f.name}", None)) or (f.run and f.figures), f.name
     assert list(lava.SUITES) == [f.name for f in families.FAMILIES if f.lava]
+
+
+def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_path, monkeypatch):
+    """A family with no measurement of its own in sample: its board-side files written to
+    the board, its run, its figures read by their patterns; a figure lacking is the
+    board's MeasureError."""
+    from boardlab.measure import target_load
+    from testdefs import LocalShell, stub_commands
+    toy = families.Family("toy", families.GUEST, 99, board_files=("lib/cycles.sh",),
+                          run="type cycles_reduce >/dev/null && echo 'Time: 1.5'",
+                          figures=(("time_s", r"^Time:\s*([\d.]+)"),))
+    monkeypatch.setitem(families.BY_NAME, "toy", toy)
+    monkeypatch.setitem(target_load.ON_BOARD, "cycles.sh", str(tmp_path / "cycles.sh"))
+    shell = LocalShell(stub_commands(tmp_path))
+    assert sample.family("toy", shell, None) == {"toy.time_s": 1.5}
+    monkeypatch.setitem(families.BY_NAME, "toy", families.Family(
+        "toy", families.GUEST, 99, board_files=toy.board_files, run="echo nothing", figures=toy.figures))
+    with pytest.raises(sample.MeasureError, match="toy: no time_s"):
+        sample.family("toy", shell, None)

@@ -73,6 +73,13 @@ def test_lmbench_runs_by_label():
     assert p.parse_lat_fs(r["runs"]["lat_fs_0k"][0])[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
 
 
+def test_a_familys_figures_by_their_patterns():
+    patterns = (("udp_us", r"UDP latency using \S+:\s*([\d.]+) micro"), ("pipe_mb_s", r"^Pipe bandwidth:\s*([\d.]+)"))
+    assert p.parse_figures(cap("lat_udp") + "\n" + cap("bw_pipe"), patterns) == {"udp_us": 576.3255, "pipe_mb_s": 67.95}
+    with pytest.raises(p.ParseError, match="no pipe_mb_s"):
+        p.parse_figures(cap("lat_udp"), patterns)
+
+
 def test_lat_ctx_blocks():
     r = p.parse_lat_ctx(cap("lat_ctx"))
     assert r[0] == {"ovr": 65.54, 2: 64.50, 4: 65.89, 8: 85.78, 16: 112.57}

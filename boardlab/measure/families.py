@@ -47,8 +47,13 @@ class Family:
     what: str = ""
     on_boot: bool = True          # measured on a boot (sample.measure_<name>); the build is not
     packages: tuple = ()          # what the board's image must have for it
-    script: str | None = None     # the board-side script under jobs/testdefs/: LAVA's, and the
-    #                               pytest side's where it sends it (boardlab.measure.target_load)
+    script: str | None = None     # the board-side script under jobs/testdefs/ that LAVA runs
+    board_files: tuple = ()       # what the pytest side writes to the board from jobs/testdefs/
+    #                               (boardlab.measure.target_load): the same runs as LAVA's
+    run: str = ""                 # with those sourced, the board's command of one sample (pytest),
+    #                               where no sample.measure_<name> measures it
+    figures: tuple = ()           # (name, pattern): each figure of run's output, the pattern's
+    #                               group, its last match (parsers.parse_figures)
     testdef: str | None = None    # LAVA's test definition under jobs/testdefs/ (None: none runs on the board)
     lava: bool = True             # a LAVA suite (boot_time: timed from the job's log)
     params: Callable[[Options], dict] = _no_params   # the test definition's parameters (GATE aside)
@@ -87,11 +92,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("memory", NONE, 20, "free, the kernel's Memory: line, mem_eat", one_boot=True,
            script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb"),
     Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
-           script="lmbench/lmbench.sh", testdef="lmbench/lmbench.yaml", params=_lmbench_params,
+           script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
+           params=_lmbench_params,
            minutes=lambda p, quick: 10 if quick else 40, workload=True,
            shown="lmbench.lat_syscall_null_us"),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
-           script="jitter/jitter.sh", testdef="jitter/jitter.yaml", params=_jitter_params,
+           script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
+           testdef="jitter/jitter.yaml", params=_jitter_params,
            minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
            shown="jitter.max_us"),
 )

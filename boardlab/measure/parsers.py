@@ -192,6 +192,18 @@ def parse_lmbench_runs(text: str) -> dict:
     return out
 
 
+def parse_figures(text: str, patterns) -> dict:
+    """{name: the number pattern's group matched last} for each (name, pattern) (a family's
+    figures, boardlab.measure.families); ParseError naming the first one text lacks."""
+    out = {}
+    for name, pattern in patterns:
+        found = re.findall(pattern, text, re.M)
+        if not found:
+            raise ParseError(f"no {name} ({pattern!r}) in the output")
+        out[name] = _num(found[-1])
+    return out
+
+
 # ---- cyclictest ------------------------------------------------------------------------
 
 def parse_cyclictest_json(text: str) -> dict:

@@ -9,9 +9,17 @@ from boardlab.measure import workloads
 
 TESTDEFS = PROJECT_ROOT / "jobs" / "testdefs"
 LIB = TESTDEFS / "lib"
-# each shared file (under jobs/testdefs/lib, or jobs/testdefs/<path>) and where it is written on the board
+# each shared file (under jobs/testdefs/lib, or jobs/testdefs/<path>) and where it is written
+# on the board (another family's file: /tmp/boardlab-<its path>, on_board)
 ON_BOARD = {"load.sh": "/tmp/boardlab-load.sh", "cycles.sh": "/tmp/boardlab-cycles.sh",
             "lmbench/runs.sh": "/tmp/boardlab-lmbench.sh"}
+
+
+def on_board(name: str) -> str:
+    """Where the shared file `name` (as families.Family.board_files or ON_BOARD name it) is
+    written on the board."""
+    name = name.removeprefix("lib/")
+    return ON_BOARD.get(name) or "/tmp/boardlab-" + name.replace("/", "-")
 LINE_MAX = 800   # busybox's line editor takes 1024 characters a line, labgrid's markers with it
 
 
@@ -19,18 +27,19 @@ def install_commands(name: str = "load.sh") -> list[str]:
     """Shell lines that write the shared file `name` to the board, each short enough for the
     console (a heredoc does not survive labgrid's command markers; printf of quoted lines
     does): the first writes, the others append."""
-    src = TESTDEFS / name if "/" in name else LIB / name
+    name = name.removeprefix("lib/")
+    src, dest = (TESTDEFS / name if "/" in name else LIB / name), on_board(name)
     # without comments and indentation
     lines = [shlex.quote(ln.strip()) for ln in src.read_text().splitlines()
              if ln.strip() and not ln.strip().startswith("#")]
     out, chunk = [], []
     for ln in lines:
-        if chunk and len(" ".join(chunk + [ln])) + 40 + len(ON_BOARD[name]) > LINE_MAX:
+        if chunk and len(" ".join(chunk + [ln])) + 40 + len(dest) > LINE_MAX:
             out.append(chunk)
             chunk = []
         chunk.append(ln)
     out.append(chunk)
-    return [f"printf '%s\\n' {' '.join(c)} {'>' if i == 0 else '>>'} {ON_BOARD[name]}"
+    return [f"printf '%s\\n' {' '.join(c)} {'>' if i == 0 else '>>'} {dest}"
             for i, c in enumerate(out)]
 
 
@@ -65,3 +74,9 @@ def lmbench_groups(groups=(), quick: bool = True, small: bool = False) -> str:
     (installed: install_commands("lmbench/runs.sh")), in a subshell of its own."""
     return (f"(QUICK={str(quick).lower()} SMALL={str(small).lower()}; . {ON_BOARD['lmbench/runs.sh']} "
             f"&& lm_groups {' '.join(groups)}) 2>&1")
+
+
+def sourced(files, command: str) -> str:
+    """command with the shared files (installed: install_commands) sourced first, in a
+    subshell of its own, its errors with its output."""
+    return "(" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"
