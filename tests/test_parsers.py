@@ -80,6 +80,17 @@ def test_a_familys_figures_by_their_patterns():
         p.parse_figures(cap("lat_udp"), patterns)
 
 
+def test_hackbench_time_by_its_familys_pattern():
+    """rt-tests' hackbench prints its settings, then its time (the format of hackbench's
+    source; no board's capture yet)."""
+    from boardlab.measure import families
+    out = ("Running in process mode with 4 groups using 40 file descriptors each (== 160 tasks)\n"
+           "Each sender will pass 100 messages of 100 bytes\nTime: 0.123\n")
+    assert p.parse_figures(out, families.get("hackbench").figures) == {"time_s": 0.123}
+    with pytest.raises(p.ParseError, match="no time_s"):
+        p.parse_figures("hackbench: not found", families.get("hackbench").figures)
+
+
 def test_lat_ctx_blocks():
     r = p.parse_lat_ctx(cap("lat_ctx"))
     assert r[0] == {"ovr": 65.54, 2: 64.50, 4: 65.89, 8: 85.78, 16: 112.57}
@@ -217,5 +228,6 @@ def test_benches_leave_out_the_families_a_board_image_lacks():
     fams, why = sample.measurable(ppc, sample.FAMILIES)
     assert fams == ["boot_time", "memory"]
     assert why == {"lmbench": "its image has no lmbench: sources 404",
-                   "jitter": "its image has no rt-tests: sources 404"}
+                   "jitter": "its image has no rt-tests: sources 404",
+                   "hackbench": "its image has no rt-tests: sources 404"}
     assert sample.measurable(Shell([], 1), sample.FAMILIES) == (list(sample.FAMILIES), {})

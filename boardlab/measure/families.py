@@ -101,6 +101,10 @@ FAMILIES: tuple[Family, ...] = (
            testdef="jitter/jitter.yaml", params=_jitter_params,
            minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
            shown="jitter.max_us"),
+    Family("hackbench", GUEST, 70, "hackbench: processes passing messages over sockets",
+           packages=("rt-tests",), script="hackbench/hackbench.sh", board_files=("hackbench/runs.sh",),
+           run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef="hackbench/hackbench.yaml",
+           workload=True, shown="hackbench.time_s"),
 )
 BY_NAME = {f.name: f for f in FAMILIES}
 NAMES = tuple(BY_NAME)
