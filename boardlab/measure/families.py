@@ -83,9 +83,10 @@ def _jitter_params(o: Options) -> dict:
             "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}
 
 
-# in the catalogue's order: reports, charts and compare's tables list families so
+# their order: reports, charts and compare's tables list them so, a boot measures them so
+# (memory before any workload); `order` is where each suite runs in a pytest session
 FAMILIES: tuple[Family, ...] = (
-    Family("boot_time", HOST, 10, "the study's boot milestones", lava=True, one_boot=True,
+    Family("boot_time", HOST, 10, "the study's boot milestones", one_boot=True,
            shown="boot_time.guest_login"),
     Family("build", HOST, 40, "a clean kernel build: times and sizes", on_boot=False, lava=False,
            default=False),
@@ -93,8 +94,7 @@ FAMILIES: tuple[Family, ...] = (
            script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb"),
     Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
            script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
-           params=_lmbench_params,
-           minutes=lambda p, quick: 10 if quick else 40, workload=True,
+           params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
            shown="lmbench.lat_syscall_null_us"),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
            script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
