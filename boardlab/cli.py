@@ -14,7 +14,7 @@ from boardlab.history import cli as history_cli
 from boardlab.kernel import cli as kernel_cli
 from boardlab.lab import cli as lab_cli
 from boardlab.lava import cli as lava_cli
-from boardlab.measure import clocks, workloads
+from boardlab.measure import clocks, families, workloads
 
 
 def cmd_vlab(args):
@@ -243,7 +243,7 @@ def _compare_parser(sub):
                         "directory or baseline:<board>:<kernel>")
     c.add_argument("--board", default=None, help="lab/<board>.yaml (default: the lab's default board)")
     c.add_argument("--env", default=None, help="a labgrid environment instead of --board's")
-    c.add_argument("--families", default="boot_time,memory,lmbench,jitter",
+    c.add_argument("--families", default=",".join(f.name for f in families.FAMILIES if f.on_boot and f.default),
                    help="what each boot measures (comma separated)")
     c.add_argument("--repeats", type=int, default=5, help="boots per kernel at least (default 5)")
     c.add_argument("--max-repeats", type=int, default=10,

@@ -10,6 +10,7 @@ import pytest
 from boardlab.judge import outcomes
 from boardlab.measure import baselines
 from boardlab.judge.gate import Gate
+from boardlab.measure import families
 
 pytest_plugins = ("boardlab.pytestfaults",)
 
@@ -129,21 +130,19 @@ def board_facts(unpowered_strategy):
     return unpowered_strategy.board
 
 
-# The study measured memory right after boot: the memory suite runs right after boot time,
-# before the suites whose load leaves slab, sockets and processes behind (marked workload).
-SUITE_ORDER = ("test_boot_time", "test_memory", "test_shell", "test_build",
-               "test_jitter", "test_lmbench")
+# Memory right after boot, as the study: before the suites whose load leaves slab, sockets
+# and processes behind (workload). Each family's place and mark: its record (measure.families).
+SUITE_ORDER = families.in_suite_order({"test_shell": 30})
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in (i for i in items if getattr(families.BY_NAME.get(_suite_of(i.path)), "workload", False)):
+        item.add_marker(pytest.mark.workload)
     order = SUITE_ORDER
     if config.getoption("--build-alongside"):   # the build runs beside them: its tests wait for it last
         order = tuple(s for s in SUITE_ORDER if s != "test_build") + ("test_build",)
-
-    def rank(item):
-        name = item.path.stem if item.path.parent.name == "testsuites" else None
-        return order.index(name) if name in order else len(order)
-    items.sort(key=rank)   # stable: each suite keeps its own order
+    ranked = {name: i for i, name in enumerate(order)}   # stable: each suite keeps its own order
+    items.sort(key=lambda i: ranked.get(i.path.stem, len(order)) if _suite_of(i.path) else len(order))
     config.stash[_BUILD_SELECTED] = any(i.path.stem == "test_build" for i in items)
     chosen = {}
     for item in items:   # a suite named test by test (file::test) is not run whole
@@ -193,14 +192,14 @@ def shell(board_strategy, target, request, disturbed_boots, results):
 
 @pytest.fixture
 def require_package(shell, board_facts):
-    """require_package('lmbench'): skip, with the reason, where the board's image was
-    built without that package (a cross-built image lists what it lacks in
+    """require_package('lmbench', ...): skip, with the reason, where the board's image was
+    built without one of them (a cross-built image lists what it lacks in
     /etc/boardlab-userland; other boards have every package their suites use)."""
     from boardlab.measure import sample
     missing = sample.missing_packages(shell)
 
-    def require(pkg):
-        if pkg in missing:
+    def require(*pkgs):
+        for pkg in (p for p in pkgs if p in missing):
             pytest.skip(f"board {board_facts.name}: its image has no {pkg}: {missing[pkg]}")
     return require
 

@@ -1,13 +1,15 @@
 """The metric catalogue is the one list of names: the LAVA test definitions report exactly
 its LAVA metrics, the study reference and the stored baselines use only its names, units
 and directions."""
+import re
+
 import pytest
 import yaml
 
 from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.judge import reference
-from boardlab.measure import catalogue
+from boardlab.measure import catalogue, families
 from paths import DATA, ROOT
 from testdefs import run_testdef
 
@@ -20,10 +22,9 @@ def reported_names(tmp_path, suite: str) -> set:
     return {name for name, _ in run_testdef(tmp_path, suite)}
 
 
-@pytest.mark.parametrize("suite, result_suite", [("memory", "memory"), ("lmbench", "lmbench"),
-                                                 ("jitter", "jitter")])
-def test_the_lava_test_definitions_report_exactly_the_catalogues_names(tmp_path, suite, result_suite):
-    assert reported_names(tmp_path, suite) == {m.name for m in catalogue.of_suite(result_suite, lava=True)}
+@pytest.mark.parametrize("suite", [f.name for f in families.FAMILIES if f.testdef])
+def test_the_lava_test_definitions_report_exactly_the_catalogues_names(tmp_path, suite):
+    assert reported_names(tmp_path, suite) == {m.name for m in catalogue.of_suite(suite, lava=True)}
 
 
 def test_lava_times_the_catalogues_boot_milestones():
@@ -56,8 +57,8 @@ def test_every_metric_has_a_floor_and_a_direction():
 def test_a_suite_is_a_family_by_one_name_everywhere():
     """A family of metrics is one suite: testsuites/test_<family>.py for pytest, the LAVA
     suite of the same name; no alias table in between."""
-    assert set(lava.SUITES) <= set(catalogue.FAMILIES)
-    for family in catalogue.FAMILIES:
+    assert set(lava.SUITES) <= set(families.NAMES)
+    for family in families.NAMES:
         assert (ROOT / "testsuites" / f"test_{family}.py").exists(), family
     assert set(lava.DEFAULT_SUITES) == set(lava.SUITES)
 
@@ -69,5 +70,8 @@ def test_the_lmbench_groups_give_every_lmbench_figure_once():
     given = [f"lmbench.{n}" for names in sample.LMBENCH_FIGURES.values() for n in names]
     assert len(given) == len(set(given))
     assert set(given) == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
-    assert set(sample.LMBENCH_GROUPS) == set(sample.LMBENCH_FIGURES)
+    runs = (ROOT / "jobs/testdefs/lmbench/runs.sh").read_text()   # the board-side runs of each group
+    groups = " ".join(re.findall(r'^LM_(?:GROUPS|LARGE)="([^"]*)"', runs, re.M)).split()
+    assert groups == list(sample.LMBENCH_FIGURES)
+    assert all(re.search(rf"^lm_{g}\(\) {{", runs, re.M) for g in groups)
     assert sample.lmbench_group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"

@@ -61,6 +61,36 @@ def test_lmbench_lines():
     assert {"lat_pipe_us", "lat_unix_us", "lat_tcp_us", "bw_unix_mb_s"} <= set(r)
 
 
+def test_lmbench_runs_by_label():
+    """runs.sh's output (jobs/testdefs/lmbench): each run's lines, as the programs printed
+    them on the board, under the label of the figure they give."""
+    text = "\n".join(["@lm-group connect", *(f"@lm lat_connect_us\n{cap('lat_connect')}" for _ in range(2)),
+                      "@lm-group file_create_delete", "@lm lat_fs_0k", cap("lat_fs"),
+                      "@lm-failed 1: lat_fs -s 0 /tmp"])
+    r = p.parse_lmbench_runs(text)
+    assert r["groups"] == ["connect", "file_create_delete"] and r["failed"] == ["1: lat_fs -s 0 /tmp"]
+    assert [p.parse_lmbench(t)["lat_connect_us"] for t in r["runs"]["lat_connect_us"]] == [2497.3171] * 2
+    assert p.parse_lat_fs(r["runs"]["lat_fs_0k"][0])[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
+
+
+def test_a_familys_figures_by_their_patterns():
+    patterns = (("udp_us", r"UDP latency using \S+:\s*([\d.]+) micro"), ("pipe_mb_s", r"^Pipe bandwidth:\s*([\d.]+)"))
+    assert p.parse_figures(cap("lat_udp") + "\n" + cap("bw_pipe"), patterns) == {"udp_us": 576.3255, "pipe_mb_s": 67.95}
+    with pytest.raises(p.ParseError, match="no pipe_mb_s"):
+        p.parse_figures(cap("lat_udp"), patterns)
+
+
+def test_hackbench_time_by_its_familys_pattern():
+    """rt-tests' hackbench prints its settings, then its time (the format of hackbench's
+    source; no board's capture yet)."""
+    from boardlab.measure import families
+    out = ("Running in process mode with 4 groups using 40 file descriptors each (== 160 tasks)\n"
+           "Each sender will pass 100 messages of 100 bytes\nTime: 0.123\n")
+    assert p.parse_figures(out, families.get("hackbench").figures) == {"time_s": 0.123}
+    with pytest.raises(p.ParseError, match="no time_s"):
+        p.parse_figures("hackbench: not found", families.get("hackbench").figures)
+
+
 def test_lat_ctx_blocks():
     r = p.parse_lat_ctx(cap("lat_ctx"))
     assert r[0] == {"ovr": 65.54, 2: 64.50, 4: 65.89, 8: 85.78, 16: 112.57}
@@ -144,24 +174,30 @@ def test_bad_output_is_a_parse_error_not_a_zero():
 
 
 @pytest.mark.parametrize("name, functions", [("load.sh", ("load_start", "load_stop")),
-                                             ("cycles.sh", ("cycles_reduce",))])
+                                             ("cycles.sh", ("cycles_reduce",)),
+                                             ("lmbench/runs.sh", ("lm_groups", "lm_context_switch"))])
 def test_the_board_side_scripts_reach_the_board_whole(tmp_path, monkeypatch, name, functions):
-    """The one-line install writes jobs/testdefs/lib/<name> (less comments) and it parses;
-    the command under load reports its own exit status last."""
+    """The install lines write jobs/testdefs/lib/<name> or jobs/testdefs/<name> (less
+    comments) and it parses; the command under load reports its own exit status last."""
     import subprocess
 
     from boardlab.measure import target_load
-    monkeypatch.setitem(target_load.ON_BOARD, name, str(tmp_path / name))
-    cmd = target_load.install_command(name)
-    assert len(cmd) < 900       # busybox's line editor: 1024 characters with labgrid's markers
-    subprocess.run(["sh", "-c", cmd], check=True)
-    written = (tmp_path / name).read_text()
+    monkeypatch.setitem(target_load.ON_BOARD, name, str(tmp_path / "on-board.sh"))
+    cmds = target_load.install_commands(name)
+    assert len(cmds) == 1 or "/" in name   # the jitter suite's libraries: one line each
+    for cmd in cmds:
+        assert len(cmd) < 900       # busybox's line editor: 1024 characters with labgrid's markers
+        subprocess.run(["sh", "-c", cmd], check=True)
+    written = (tmp_path / "on-board.sh").read_text()
+    assert written.splitlines() == [ln.strip() for ln in (target_load.TESTDEFS / (name if "/" in name else f"lib/{name}"))
+                                    .read_text().splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    subprocess.run(["sh", "-n", str(tmp_path / "on-board.sh")], check=True)
     assert all(f"{f}() {{" in written for f in functions)
-    subprocess.run(["sh", "-n", str(tmp_path / name)], check=True)
     assert target_load.under_load("false").endswith("; false; rc=$?; load_stop; echo rc=$rc")
     if name == "cycles.sh":     # the installed copy reduces as the tree's does
         lines = "banner\n 0:      1:     80\n 0:      2:     95\n"
-        got = subprocess.run(["sh", "-c", target_load.cycles_reduction("/dev/stdin")], input=lines,
+        got = subprocess.run(["sh", "-c", target_load.cycles_reduction("/dev/stdin", lib=str(tmp_path / "on-board.sh"))],
+                             input=lines,
                              capture_output=True, text=True, check=True).stdout.split("\n")
         assert sorted(got[:2]) == ["H 80 1", "H 95 1"] and got[2] == "N 2 0 80 95 175"
 
@@ -192,5 +228,6 @@ def test_benches_leave_out_the_families_a_board_image_lacks():
     fams, why = sample.measurable(ppc, sample.FAMILIES)
     assert fams == ["boot_time", "memory"]
     assert why == {"lmbench": "its image has no lmbench: sources 404",
-                   "jitter": "its image has no rt-tests: sources 404"}
+                   "jitter": "its image has no rt-tests: sources 404",
+                   "hackbench": "its image has no rt-tests: sources 404"}
     assert sample.measurable(Shell([], 1), sample.FAMILIES) == (list(sample.FAMILIES), {})

@@ -8,9 +8,9 @@ import yaml
 
 from boardlab import lava
 from boardlab.facts.board import load_board
-from boardlab.measure import sample, workloads
+from boardlab.measure import catalogue, sample, workloads
 from paths import ROOT
-from testdefs import run_testdef
+from testdefs import LocalShell, run_testdef, stub_commands
 
 TESTDEFS = ROOT / "jobs" / "testdefs"
 DATA = ROOT / "tests" / "data"
@@ -32,14 +32,15 @@ def _cyclictest_options(cmd: str) -> dict:
 
 
 def test_lmbench_quick_mode_is_the_same_in_the_suite_and_in_lava():
-    sh = (TESTDEFS / "lmbench" / "lmbench.sh").read_text()
-    m = re.search(r'\[ "\$QUICK" = true \] && export (.+)', sh)
-    assert m, "lmbench.sh sets no quick-mode environment"
+    runs = (TESTDEFS / "lmbench" / "runs.sh").read_text()   # the runs of both (target_load)
+    m = re.search(r'\[ "\$QUICK" = true \] && export (.+)', runs)
+    assert m, "runs.sh sets no quick-mode environment"
     exported = dict(kv.split("=", 1) for kv in m.group(1).split())
     assert exported == workloads.LMBENCH_QUICK
     assert workloads.lmbench_env(True) == "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
     assert workloads.lmbench_env(False) == ""
-    assert f"under {workloads.SMALL_BOARD_MB} MB" in sh
+    for sh in (runs, (TESTDEFS / "lmbench" / "lmbench.sh").read_text()):
+        assert f"under {workloads.SMALL_BOARD_MB} MB" in sh
 
 
 def test_cyclictest_runs_with_the_same_settings_in_the_suite_and_in_lava():
@@ -99,32 +100,65 @@ def test_no_copy_of_a_workload_setting_is_left():
         assert not re.search(r"SMALL_BOARD_MB\s*=", text), path
 
 
-class _LocalShell:
-    """Runs the board's shell lines in this host's sh, lmbench's programs stubbed to print
-    the timing variables they would run with."""
-    STUBS = "".join(f'{p}() {{ echo "{p} ENOUGH=$ENOUGH TIMING_O=$TIMING_O LOOP_O=$LOOP_O"; }}; '
-                    for p in ("bw_tcp", "lat_connect", "lat_pagefault", "bw_file_rd"))
-
-    def run(self, cmd, timeout=None):
-        import subprocess
-        r = subprocess.run(["sh", "-c", self.STUBS + cmd + '; echo "after ENOUGH=$ENOUGH"'],
-                           capture_output=True, text=True)
-        return r.stdout.splitlines(), [], r.returncode
+def _pytest_side(tmp_path, monkeypatch, scripts: dict):
+    """The pytest side's lmbench runner on a 'board' that is this host's sh with the
+    programs stubbed: runs.sh written by the same install lines as to a board."""
+    from boardlab.measure import target_load
+    monkeypatch.setitem(target_load.ON_BOARD, "lmbench/runs.sh", str(tmp_path / "boardlab-lmbench.sh"))
+    return LocalShell(stub_commands(tmp_path / "pytest-side", scripts))
 
 
-def test_every_lmbench_command_of_a_line_runs_in_the_mode_asked_for():
-    """A served program's client and the command after a `dd` run in quick mode too (a
-    prefix reached only the line's first command), and the mode leaves the line."""
-    from boardlab.measure import sample
+def _captured_programs() -> dict:
+    """Every lmbench program prints what it printed on the virtual board (tests/data/captured;
+    a served program's server and its stop print nothing; every ring size prints the 0k ring)."""
+    cap = DATA / "captured"
+    served = ("lat_udp", "lat_tcp", "lat_connect", "bw_tcp")
+    out = {p: ('case "$1" in -s|-S) exit 0 ;; esac; ' if p in served else "") + f"cat {cap}/armmp.{p}.txt >&2"
+           for p in served + ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix", "lat_select",
+                              "lat_pagefault", "lat_mmap", "lat_fs", "bw_pipe", "bw_unix", "bw_file_rd")}
+    out["lat_syscall"] = f"sed -n 1p {cap}/armmp.lat_syscall.txt >&2"   # captured: null and read
+    out["lat_ctx"] = f'sed -n 1,6p {cap}/armmp.lat_ctx.txt | sed "s/size=0k/size=${{2}}k/" >&2'
+    return out
+
+
+def test_the_suite_and_lava_run_lmbench_by_one_script_to_the_same_figures(tmp_path, monkeypatch):
+    """runs.sh is lmbench's sequence for both: the pytest side writes it to the board and
+    parses what it prints, LAVA's lmbench.sh sources it; on the board's captured output
+    both give the same figures, every one of the catalogue's."""
+    (tmp_path / "pytest-side").mkdir()
+    shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
+    suite = {k.split(".", 1)[1]: v for k, v in sample.lmbench(shell).items()}
+    assert suite["lat_syscall_null_us"] == 13.2252 and suite["lat_connect_us"] == 2497.3171
+    assert suite["lat_ctx_16k_2p_us"] == 64.5 and suite["bw_tcp_mb_s"] == 110.27
+    assert suite["lat_fs_create_0k_per_s"] == 4959 and suite["lat_mmap_1m_us"] == 612
+    assert {f"lmbench.{n}" for n in suite} == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
+    reported = run_testdef(tmp_path, "lmbench", _captured_programs())
+    assert {name: float(v) for name, v in reported} == suite
+    assert set(sample.lmbench_group("connect", sample.lmbench_runner(shell))) == {"lmbench.lat_connect_us"}
+
+
+def test_a_small_board_leaves_the_large_groups_out_in_the_suite_and_in_lava(tmp_path, monkeypatch):
+    (tmp_path / "pytest-side").mkdir()
+    shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
+    got = sample.lmbench(shell, small=True)
+    assert {sample.lmbench_group_of(k) for k in got} == {"latencies", "connect", "file_create_delete"}
+    reported = dict(run_testdef(tmp_path, "lmbench", _captured_programs(), SMALL="true"))
+    assert {k for k, v in reported.items() if v} == {k.split(".", 1)[1] for k in got}
+
+
+def test_every_lmbench_command_of_a_group_runs_in_the_mode_asked_for(tmp_path, monkeypatch):
+    """A served program's client and the command after a `dd` run in quick mode too, and
+    the mode leaves the line."""
     quick = "ENOUGH=100000 TIMING_O=0 LOOP_O=0"
-    lm = sample.lmbench_runner(_LocalShell(), quick=True)
-    out = lm("bw_tcp -s; sleep 0; bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1").splitlines()
-    assert out == [f"bw_tcp {quick}"] * 3 + ["after ENOUGH="]
-    out = lm("dd if=/dev/zero of=/dev/null count=1 2>/dev/null; lat_pagefault /tmp/f").splitlines()
-    assert out == [f"lat_pagefault {quick}", "after ENOUGH="]
-    slow = sample.lmbench_runner(_LocalShell(), quick=False)
-    assert slow("lat_connect 127.0.0.1").splitlines() == [
-        "lat_connect ENOUGH= TIMING_O= LOOP_O=", "after ENOUGH="]
+    (tmp_path / "pytest-side").mkdir()
+    shell = _pytest_side(tmp_path, monkeypatch, {p: f'[ "$1" = -S ] || echo "{p} ENOUGH=$ENOUGH '
+                                                   'TIMING_O=$TIMING_O LOOP_O=$LOOP_O"'
+                                                for p in ("bw_tcp", "lat_pagefault", "bw_file_rd")})
+    out = sample.lmbench_runner(shell, quick=True)("tcp_bandwidth", "bandwidth").splitlines()
+    assert [ln for ln in out if ln.startswith("bw_")] == [f"bw_tcp {quick}"] * 10 + [f"bw_file_rd {quick}"]
+    assert shell.run('echo "after ENOUGH=$ENOUGH"')[0] == ["after ENOUGH="]
+    slow = sample.lmbench_runner(shell, quick=False)("latencies").splitlines()
+    assert [ln for ln in slow if ln.startswith("lat_")] == ["lat_pagefault ENOUGH= TIMING_O= LOOP_O="]
 
 
 def _ctx_output(two_p_16k: float) -> str:
@@ -132,19 +166,19 @@ def _ctx_output(two_p_16k: float) -> str:
     return f'\n"size=16k ovr=177.6\n2 {two_p_16k}\n4 72.08\n8 74.69\n16 77.62\n'
 
 
-def test_the_16k_ring_is_the_median_of_3_invocations_in_the_suite_and_in_lava(tmp_path):
+def test_the_16k_ring_is_the_median_of_3_invocations_in_the_suite_and_in_lava(tmp_path, monkeypatch):
     """One invocation in about 5 draws lat_ctx_16k_2p's second value: the suite and the LAVA
     job both report the middle of 3 invocations, so one high draw is passed by."""
-    draws = [70.41, 68.3, 68.35]
-    calls = iter(draws)
-    got = sample.lmbench_group("context_switch", lambda cmd: (
-        _ctx_output(next(calls)) if "-s 16" in cmd else _ctx_output(1.0).replace("16k", cmd.split()[2] + "k")))
-    assert got["lmbench.lat_ctx_16k_2p_us"] == 68.35 and got["lmbench.lat_ctx_16k_4p_us"] == 72.08
-
-    for i, v in enumerate(draws, 1):
+    for i, v in enumerate([70.41, 68.3, 68.35], 1):
         (tmp_path / f"ctx.{i}").write_text(_ctx_output(v))
-    counted = (f'[ "$2" = 16 ] || exit 0\nn=$(($(cat {tmp_path}/n 2>/dev/null || echo 0) + 1))\n'
+    counted = (f'[ "$2" = 16 ] || {{ printf \'"size=%sk ovr=1\\n2 1\\n4 1\\n8 1\\n16 1\\n\' "$2" >&2; exit 0; }}\nn=$(($(cat {tmp_path}/n 2>/dev/null || echo 0) + 1))\n'
                f'echo $n > {tmp_path}/n; cat {tmp_path}/ctx.$n >&2')
     reported = dict(run_testdef(tmp_path, "lmbench", {"lat_ctx": counted}))
     assert (tmp_path / "n").read_text().strip() == "3"
     assert float(reported["lat_ctx_16k_2p_us"]) == 68.35 and float(reported["lat_ctx_16k_4p_us"]) == 72.08
+    (tmp_path / "n").unlink()
+    (tmp_path / "pytest-side").mkdir()
+    shell = _pytest_side(tmp_path, monkeypatch, {"lat_ctx": counted})
+    got = sample.lmbench_group("context_switch", sample.lmbench_runner(shell))
+    assert (tmp_path / "n").read_text().strip() == "3"
+    assert got["lmbench.lat_ctx_16k_2p_us"] == 68.35 and got["lmbench.lat_ctx_16k_4p_us"] == 72.08

@@ -1,13 +1,10 @@
 """Jitter: cyclictest (the successor of realfeel) under load, like the 2005 article:
 a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; plots of
 latency over time and of the histogram (log counts) go to the run directory."""
-import pytest
-
 from boardlab.pages import plots
-from boardlab.measure import sample, workloads
+from boardlab.measure import families, sample, workloads
 
-pytestmark = pytest.mark.workload   # hackbench and the ls/find loop change caches and slab
-
+# a workload (hackbench and the ls/find loop change caches and slab): its record says so
 INTERVAL_US = workloads.CYCLICTEST_INTERVAL_US
 SLICES = 200             # points of the latency-over-time figure
 
@@ -15,7 +12,7 @@ SLICES = 200             # points of the latency-over-time figure
 def test_cyclictest_under_load(board_strategy, board_facts, shell, gate, run_dir, request,
                                require_package):
     """One run per sample; the plots show the last run."""
-    require_package("rt-tests")
+    require_package(*families.get("jitter").packages)
     duration = request.config.getoption("--jitter-duration") or workloads.JITTER_RUN_S
     per_slice = max(1, duration * 1_000_000 // INTERVAL_US // SLICES)
     last = {}

@@ -1,18 +1,19 @@
-"""lmbench, the results the study reports, group by group (boardlab.measure.sample: the
-one definition, which compare, bisect and the benches run too). Quick mode (--quick)
+"""lmbench, the results the study reports, group by group: run on the board by
+jobs/testdefs/lmbench/runs.sh, the one sequence, which LAVA, compare, bisect and the benches
+run too, and parsed by boardlab.measure.sample. Quick mode (--quick)
 shortens lmbench's timing loops (boardlab.measure.workloads.LMBENCH_QUICK: 1-5 s a
 program instead of 30 s under emulation). Each group is sampled: its exact figures are
 decided by one run, the noisy ones (context switches, loopback TCP) take more."""
 import pytest
 
-from boardlab.measure import sample, workloads
+from boardlab.measure import families, sample, workloads
 
-pytestmark = pytest.mark.workload   # its runs leave sockets, files and slab behind
+# a workload (its runs leave sockets, files and slab behind): its record says so
 
 
 @pytest.fixture
 def lm(shell, quick, require_package):
-    require_package("lmbench")
+    require_package(*families.get("lmbench").packages)
     return sample.lmbench_runner(shell, quick)
 
 

@@ -25,6 +25,7 @@ from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, kernelid, phases, sample, workloads
+from boardlab.measure.families import of_family
 
 
 @dataclass
@@ -94,8 +95,7 @@ def judge(a: Side, b: Side, this_host: str | None, board=None) -> list[Row]:
     sides' board). Sides both booted here were booted in turn: no drift between them."""
     rows = []
     for key in sorted(set(a.samples) & set(b.samples), key=lambda k: (
-            catalogue.FAMILIES.index(k.split(".")[0]) if k.split(".")[0] in catalogue.FAMILIES
-            else 99, k)):
+            of_family(k.split(".")[0]), k)):
         spec = catalogue.spec(key)
         v = decide(spec, _figures(a, key, b, this_host), _figures(b, key, a, this_host), board,
                    interleaved=bool(a.kernel and b.kernel))

@@ -39,6 +39,7 @@ from boardlab.errors import BoardlabError, InputError, INPUT, KERNEL, LAB
 from boardlab.files import atomic_write
 from boardlab.log import progress
 from boardlab.measure import catalogue
+from boardlab.measure.families import on_boot
 
 GOOD, BAD, SKIP = 0, 1, 125      # what `git bisect run` takes from a step
 STOP = 255                       # above 127: `git bisect run` aborts (a lab fault)
@@ -139,10 +140,10 @@ class Bisect:
 
     @property
     def families(self) -> list:
-        """The families a boot measures for the metrics, in sample.FAMILIES' order (memory
+        """The families a boot measures for the metrics, in the families record's order (memory
         first: before any workload); [] when the build decides every one."""
         wanted = {s.suite for s in self.specs.values()}
-        return [f for f in catalogue.FAMILIES if f in wanted and f != "build"]
+        return [f for f in on_boot() if f in wanted]
 
     @property
     def needs_boot(self) -> bool:

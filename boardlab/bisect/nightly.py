@@ -29,9 +29,9 @@ from boardlab.judge.decide import EXACT_SHOWN
 from boardlab.judge.outcomes import of_fault
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue, sample
+from boardlab.measure import catalogue, families, sample
 
-DEFAULT_FAMILIES = ("boot_time", "memory")   # exact on the deterministic clock: one boot decides
+DEFAULT_FAMILIES = tuple(f.name for f in families.FAMILIES if f.one_boot)   # exact: one boot decides
 PASS, FAIL, ERROR = "pass", "fail", "error"   # error: a lab fault (judge.outcomes)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from boardlab.history import changes, notes
 from boardlab.history.server import HistoryServer
-from boardlab.measure import catalogue
+from boardlab.measure import catalogue, families
 from boardlab.pages.plots import pyplot
 
 plt = pyplot()
@@ -84,7 +84,7 @@ def chart(key: tuple, points: list, found: list, records: dict, path: Path) -> P
 
 def _order(key: tuple, found: dict):
     family = key[0].split("/")[0]
-    return (not found.get(key), catalogue.FAMILIES.index(family) if family in catalogue.FAMILIES else 99,
+    return (not found.get(key), families.of_family(family),
             key[1], key[0])
 
 

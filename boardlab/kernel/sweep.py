@@ -1,7 +1,7 @@
 """`boardlab kernel sweep [VERSION...]`: the study redone on real kernels. Each
 linux-source version (default: every one Debian's archive serves for 6.1 and 6.12) is
 built with the virtual board's virt-nfs fragment and registered (kernel.frombuild), then
-measured by the suites (boot time, memory, lmbench, jitter; quick mode, one boot a
+measured by the suites (every family a boot measures; quick mode, one boot a
 kernel) with its build sizes beside them, and landed in the lab's history where one is
 kept. Each pair of neighbours (and the two ends) is then decided (kernel.neighbours):
 where one boot each leaves a figure unknown, both booted in turn until decided.
@@ -32,10 +32,11 @@ from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
 from boardlab.kernel.frombuild import build_version, default_name, source_date
 from boardlab.log import progress
+from boardlab.measure.families import FAMILIES
 
 SERIES = ("linux-source-6.1", "linux-source-6.12")
-SUITES = ("test_boot_time.py", "test_memory.py", "test_lmbench.py", "test_jitter.py")
-SHOWN = ("boot_time.guest_login", "memory.mem_eat_kb", "lmbench.lat_syscall_null_us", "jitter.max_us")
+SUITES = tuple(f"test_{f.name}.py" for f in FAMILIES if f.on_boot and f.default)
+SHOWN = tuple(f.shown for f in FAMILIES if f.shown)   # a figure of each family
 
 
 class SuitesFailed(BoardlabError):
@@ -160,9 +161,8 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
         raise BoardlabError(f"not measured (no boot time; {out / e.name}.log): {' / '.join(tail)}")
     res = RunResults(run)   # the build's exact figures beside the board's
     res.meta["kernel_date"] = source_date(e.version)   # the history's series: by release date
-    built = registered.built
     ident = res.identity(board.name, e.name)
-    for name, value in built.figures(timed=False).items():   # timed: not beside a measurement
+    for name, value in registered.built.figures(timed=False).items():   # timed: not beside a measurement
         res.record(board, e.name, "build", name, value, identity=ident)
     if proc.returncode != 0:   # its figures are kept in the run; the kernel is not "measured"
         raise SuitesFailed(f"suites failed (pytest exit {proc.returncode}): "

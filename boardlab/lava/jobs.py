@@ -18,7 +18,7 @@ from boardlab.lava.files import TESTDEFS_DIR, device_type_name
 from boardlab.lava.limits import BOOT_ATTEMPTS, RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt
 from boardlab.lava.suites import DEFAULT_SUITES, HARNESS, SUITES
-from boardlab.measure import clocks, workloads
+from boardlab.measure import clocks, families, workloads
 
 
 def normalise_suites(suites) -> list[str]:
@@ -133,23 +133,19 @@ def _boot(board: Board, root: str) -> dict:
 def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdefs_url,
            gate_overrides, baselines_root, measured_on) -> tuple[list, int]:
     """The test definitions of the suites, each gated by its baselines, and their minutes."""
-    params = {"memory": {}, "lmbench": {"QUICK": "true" if quick else "false",
-                                        "SMALL": "true" if workloads.small_board(board.ram_mb) else "false"},
-              "jitter": {"DURATION": str(jitter_duration or workloads.JITTER_RUN_S),
-                         "INTERVAL": str(workloads.CYCLICTEST_INTERVAL_US),
-                         "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}}
-    minutes = {"memory": 5, "lmbench": 10 if quick else 40,
-               "jitter": 2 + 3 * int(params["jitter"]["DURATION"]) // 60}
+    options = families.Options(quick=quick, small=workloads.small_board(board.ram_mb),
+                               jitter_s=jitter_duration)
     definitions, test_minutes = [], 0
     for s in suites:
         if SUITES[s] is None:
             continue
         gate = (gate_overrides or {}).get(s)
-        p = dict(params[s], GATE=gate if gate is not None
+        params = families.get(s).params(options)
+        p = dict(params, GATE=gate if gate is not None
                  else gate_parameter(board, kernel, s, baselines_root, measured_on))
         definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",
                             "path": SUITES[s], "name": s, "parameters": p})
-        test_minutes += minutes[s]
+        test_minutes += families.get(s).minutes(params, quick)
     return definitions, test_minutes
 
 

@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from boardlab.facts.board import Board
+from boardlab.measure import families
 
 HOST = "host"
 GUEST_REALTIME = "guest-realtime"
@@ -30,9 +31,6 @@ GUEST_DETERMINISTIC = "guest-deterministic"
 NO_CLOCK = "none"
 CLOCKS = (HOST, GUEST_REALTIME, GUEST_DETERMINISTIC, NO_CLOCK)
 
-# suite -> the clock of its timed figures; figures in bytes or kB are sizes (no clock)
-_SUITE_CLOCK = {"build": HOST, "boot_time": HOST, "memory": NO_CLOCK,
-                "lmbench": "guest", "jitter": "guest"}
 _SIZE_UNITS = ("bytes", "kB", "MB")
 
 
@@ -82,11 +80,13 @@ def is_size(unit: str) -> bool:
 
 def metric_clock(suite: str, name: str, unit: str, board: Board, qemu_clock: str | None = None) -> str:
     """The clock a metric of a suite was measured on, on this board (qemu_clock: as in
-    guest_clock)."""
+    guest_clock): its family's (boardlab.measure.families), figures in bytes or kB are sizes
+    (no clock). A suite that is no family is an error (UnknownFamily), never the host's clock."""
+    clock = families.get(suite).clock
     if is_size(unit):
         return NO_CLOCK
-    clock = "guest" if name.startswith(GUEST_PREFIX) else _SUITE_CLOCK.get(suite, HOST)
-    return guest_clock(board, qemu_clock) if clock == "guest" else clock
+    clock = families.GUEST if name.startswith(GUEST_PREFIX) else clock
+    return guest_clock(board, qemu_clock) if clock == families.GUEST else clock
 
 
 # Until 2026-11-26 a host's id was a digest of machine-id, CPU model, flags and core

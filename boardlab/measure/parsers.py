@@ -168,6 +168,42 @@ def parse_size_value(text: str) -> tuple[float, float]:
     raise ParseError("no 'size value' line")
 
 
+def parse_lmbench_runs(text: str) -> dict:
+    """The output of jobs/testdefs/lmbench/runs.sh: '@lm-group NAME' where a group starts,
+    '@lm LABEL' before each run's own output (lmbench's lines, as above), '@lm-failed RC:
+    CMD' after a run that failed -> {'groups': [name], 'runs': {label: [output of each
+    run]}, 'failed': [what failed]}."""
+    out: dict = {"groups": [], "runs": {}, "failed": []}
+    current = None
+    for line in text.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "@lm-group":
+            out["groups"].append(rest.strip())
+            current = None
+        elif word == "@lm":
+            current = []
+            out["runs"].setdefault(rest.strip(), []).append(current)
+        elif word == "@lm-failed":
+            out["failed"].append(rest.strip())
+            current = None
+        elif current is not None:
+            current.append(line)
+    out["runs"] = {label: ["\n".join(r) for r in runs] for label, runs in out["runs"].items()}
+    return out
+
+
+def parse_figures(text: str, patterns) -> dict:
+    """{name: the number pattern's group matched last} for each (name, pattern) (a family's
+    figures, boardlab.measure.families); ParseError naming the first one text lacks."""
+    out = {}
+    for name, pattern in patterns:
+        found = re.findall(pattern, text, re.M)
+        if not found:
+            raise ParseError(f"no {name} ({pattern!r}) in the output")
+        out[name] = _num(found[-1])
+    return out
+
+
 # ---- cyclictest ------------------------------------------------------------------------
 
 def parse_cyclictest_json(text: str) -> dict:

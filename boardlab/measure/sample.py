@@ -7,10 +7,9 @@ from __future__ import annotations
 import statistics
 
 from boardlab.errors import BoardlabError, KERNEL
-from boardlab.measure import catalogue, parsers, target_load, workloads
+from boardlab.measure import families, parsers, target_load, workloads
 
-FAMILIES = tuple(f for f in catalogue.FAMILIES if f != "build")   # the families a boot measures
-FAMILY_PACKAGE = {"lmbench": "lmbench", "jitter": "rt-tests"}   # what a family runs on the board
+FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
 
 
 def missing_packages(shell) -> dict:
@@ -21,12 +20,15 @@ def missing_packages(shell) -> dict:
     return {pkg: why for pkg, why in manifest.items() if why}
 
 
-def measurable(shell, families) -> tuple[list, dict]:
+def measurable(shell, wanted) -> tuple[list, dict]:
     """-> (the families the board's image can measure, {family: why not} for the rest)."""
     missing = missing_packages(shell)
-    lacking = {f: f"its image has no {FAMILY_PACKAGE[f]}: {missing[FAMILY_PACKAGE[f]]}"
-               for f in families if FAMILY_PACKAGE.get(f) in missing}
-    return [f for f in families if f not in lacking], lacking
+    lacking = {}
+    for f in wanted:
+        pkg = next((p for p in families.get(f).packages if p in missing), None)
+        if pkg:
+            lacking[f] = f"its image has no {pkg}: {missing[pkg]}"
+    return [f for f in wanted if f not in lacking], lacking
 
 
 MILESTONES = ("linux_version", "freeing_init", "login", "shell")   # the study's, host arrival
@@ -77,89 +79,24 @@ class MeasureError(BoardlabError, RuntimeError):
     party = KERNEL   # the board is up: what fails on it runs on the kernel under test
 
 
-def lmbench_runner(shell, quick: bool = True):
-    """-> run(cmd): text, an lmbench command on the board (lmbench writes its results to
-    stderr; the console carries both); quick: lmbench's short timing loops, for every
-    command of the line."""
-    def run(cmd, timeout=900):
-        out, _, rc = shell.run(f"{workloads.lmbench_line(cmd, quick)} 2>&1", timeout=timeout)
+def lmbench_runner(shell, quick: bool = True, small: bool = False):
+    """-> run(*groups): text, lmbench's groups run on the board by the board-side script LAVA
+    runs too (jobs/testdefs/lmbench/runs.sh, written to the board here); quick: lmbench's
+    short timing loops, for every command of them."""
+    for cmd in target_load.install_commands("lmbench/runs.sh"):
+        shell.run_check(cmd)
+
+    def run(*groups, timeout=3600):
+        out, _, rc = shell.run(target_load.lmbench_groups(groups, quick, small), timeout=timeout)
         if rc != 0:
-            raise MeasureError(f"{cmd} failed ({rc}): " + " | ".join(out[-3:]))
+            raise MeasureError(f"lmbench {' '.join(groups)} failed ({rc}): " + " | ".join(out[-3:]))
         return "\n".join(out)
     return run
 
 
-def _served(lm, prog, *args) -> str:
-    """A client/server program: start its server, measure, stop it."""
-    return lm(f"{prog} -s; sleep 0.2; {prog} {' '.join(args)} 127.0.0.1; {prog} -S 127.0.0.1")
-
-
-def _parsed(text, names) -> dict:
-    r = parsers.parse_lmbench(text)
-    lacking = [n for n in names if n not in r]
-    if lacking:
-        raise MeasureError(f"{lacking[0]} missing in lmbench output: " + " | ".join(text.splitlines()[-3:]))
-    return {n: r[n] for n in names}
-
-
-def _latencies(lm) -> dict:
-    names = LMBENCH_FIGURES["latencies"][:-1]
-    r = _parsed("\n".join([
-        lm("lat_syscall null"), lm("lat_proc fork"), lm("lat_pipe"), lm("lat_unix"),
-        _served(lm, "lat_udp"), _served(lm, "lat_tcp"), lm("lat_select -n 100 file"),
-        lm("dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null; lat_pagefault /tmp/lmfile")]),
-        names)
-    r["lat_mmap_1m_us"] = parsers.parse_size_value(lm("lat_mmap 1m /tmp/lmfile; rm -f /tmp/lmfile"))[1]
-    return r
-
-
-# Loopback TCP's figures are the median of 5 runs: one bw_tcp run in about 10 lands in a
-# second mode (59 against 42 MB/s on armmp, each run its own connection), and the median
-# passes it by. jobs/testdefs/lmbench does the same.
-TCP_RUNS = 5
-
-
-def _connect(lm) -> dict:
-    return {"lat_connect_us": statistics.median(
-        _parsed(_served(lm, "lat_connect"), ("lat_connect_us",))["lat_connect_us"] for _ in range(TCP_RUNS))}
-
-
-def _file_create_delete(lm) -> dict:
-    fs = parsers.parse_lat_fs(lm("lat_fs -s 0 /tmp"))[0]
-    return {"lat_fs_create_0k_per_s": fs["create_per_s"], "lat_fs_delete_0k_per_s": fs["delete_per_s"]}
-
-
-# The 16k ring's figures are the median of 3 invocations: about one invocation in 5 draws
-# a second value of lat_ctx_16k_2p (70 against 68 us on armmp) and its repetitions share
-# it, so only more invocations pass it by (docs/measurement.md). jobs/testdefs/lmbench alike.
-CTX_INVOCATIONS = {0: 1, 1: 1, 16: 3}
-
-
-def _context_switch(lm) -> dict:
-    out = {}
-    for size, invocations in CTX_INVOCATIONS.items():
-        runs = [parsers.parse_lat_ctx(lm(f"lat_ctx -s {size} 2 4 8 16"))[size] for _ in range(invocations)]
-        out.update({f"lat_ctx_{size}k_{n}p_us": statistics.median(r[n] for r in runs) for n in (2, 4, 8, 16)})
-    return out
-
-
-def _bandwidth(lm) -> dict:
-    r = _parsed(lm("bw_pipe") + "\n" + lm("bw_unix"), ("bw_pipe_mb_s", "bw_unix_mb_s"))
-    r["bw_file_reread_mb_s"] = parsers.parse_size_value(lm(
-        "dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null; "
-        "bw_file_rd 1m io_only /tmp/lmfile; rm -f /tmp/lmfile"))[1]
-    return r
-
-
-def _tcp_bandwidth(lm) -> dict:
-    return {"bw_tcp_mb_s": statistics.median(
-        parsers.parse_size_value(_served(lm, "bw_tcp", "-m 65536"))[1] for _ in range(TCP_RUNS))}
-
-
-# The lmbench suite, group by group: each group one test of testsuites/test_lmbench.py,
-# a compare's or a bench's boot runs them all, a bisect of one figure runs its group.
-# small: skipped on a board with little RAM (it ran out of memory there in the study).
-LMBENCH_FIGURES = {   # what each group gives
+# What each group of runs.sh gives, as the catalogue names it (a bisect of one figure runs
+# its group); runs.sh has the runs, the parsers below read them.
+LMBENCH_FIGURES = {
     "latencies": ("lat_syscall_null_us", "lat_proc_fork_us", "lat_pipe_us", "lat_unix_us", "lat_udp_us",
                   "lat_tcp_us", "lat_select_100fd_us", "lat_pagefault_us", "lat_mmap_1m_us"),
     "connect": ("lat_connect_us",),
@@ -168,26 +105,54 @@ LMBENCH_FIGURES = {   # what each group gives
     "bandwidth": ("bw_pipe_mb_s", "bw_unix_mb_s", "bw_file_reread_mb_s"),
     "tcp_bandwidth": ("bw_tcp_mb_s",),
 }
-LMBENCH_GROUPS = {   # name: (measure(lm) -> {figure: value}, small)
-    "latencies": (_latencies, True), "connect": (_connect, True),
-    "file_create_delete": (_file_create_delete, True), "context_switch": (_context_switch, False),
-    "bandwidth": (_bandwidth, False), "tcp_bandwidth": (_tcp_bandwidth, False),
-}
+SIZE_VALUE = ("lat_mmap_1m_us", "bw_file_reread_mb_s", "bw_tcp_mb_s")   # 'size value' programs
+
+
+def _run_figures(label: str, text: str) -> dict:
+    """One run's figures: its label (runs.sh's '@lm LABEL') says which program printed text
+    (none from a run that printed none: the figure is then missing)."""
+    try:
+        if label.startswith("lat_ctx_"):   # lat_ctx_16k: a ring of 2, 4, 8, 16 processes
+            size = int(label[len("lat_ctx_"):-1])
+            ring = parsers.parse_lat_ctx(text).get(size, {})
+            return {f"lat_ctx_{size}k_{n}p_us": ring[n] for n in (2, 4, 8, 16) if n in ring}
+        if label == "lat_fs_0k":
+            fs = parsers.parse_lat_fs(text)[0]
+            return {"lat_fs_create_0k_per_s": fs["create_per_s"], "lat_fs_delete_0k_per_s": fs["delete_per_s"]}
+        if label in SIZE_VALUE:
+            return {label: parsers.parse_size_value(text)[1]}
+    except (parsers.ParseError, KeyError):
+        return {}
+    return {k: v for k, v in parsers.parse_lmbench(text).items() if k == label}
+
+
+def lmbench_figures(text: str) -> dict:
+    """The figures of runs.sh's output, named as the catalogue names them: each the median
+    of its runs (loopback TCP 5, the 16k ring 3, the others 1: runs.sh says); MeasureError
+    for a run that failed or a figure of a group that ran missing."""
+    runs = parsers.parse_lmbench_runs(text)
+    if runs["failed"]:
+        raise MeasureError(f"lmbench: {runs['failed'][0]}")
+    values: dict = {}
+    for label, outputs in runs["runs"].items():
+        for output in outputs:
+            for name, v in _run_figures(label, output).items():
+                values.setdefault(name, []).append(v)
+    lacking = [n for g in runs["groups"] for n in LMBENCH_FIGURES[g] if n not in values]
+    if lacking:
+        raise MeasureError(f"{lacking[0]} missing in lmbench output: " + " | ".join(text.splitlines()[-3:]))
+    return {f"lmbench.{n}": statistics.median(v) for n, v in values.items()}
 
 
 def lmbench_group(name: str, lm) -> dict:
     """One group's figures, named as the catalogue names them."""
-    return {f"lmbench.{k}": v for k, v in LMBENCH_GROUPS[name][0](lm).items()}
+    return lmbench_figures(lm(name))
 
 
 def lmbench(shell, small: bool = False, groups=None) -> dict:
-    """The lmbench suite's figures (quick timing), every group a board of its RAM runs."""
-    lm = lmbench_runner(shell)
-    out = {}
-    for name, (_, on_small) in LMBENCH_GROUPS.items():
-        if (groups is None or name in groups) and (on_small or not small):
-            out.update(lmbench_group(name, lm))
-    return out
+    """The lmbench suite's figures (quick timing), every group a board of its RAM runs
+    (runs.sh leaves the large ones out on a small board)."""
+    return lmbench_figures(lmbench_runner(shell, small=small)(*(groups or ())))
 
 
 def lmbench_group_of(metric: str) -> str:
@@ -241,19 +206,50 @@ def jitter(shell, seconds: int) -> tuple[dict, dict]:
     return jitter_figures(t), t["histogram"]
 
 
+# a family's measurement on a boot: measure_<family>(shell, rec, metric, jitter_s, small)
+def measure_boot_time(shell, rec, **_) -> dict:
+    return boot(rec)
+
+
+def measure_memory(shell, rec, **_) -> dict:
+    return memory(shell, rec)
+
+
+def measure_lmbench(shell, rec, metric=None, small=False, **_) -> dict:
+    return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
+
+
+def measure_jitter(shell, rec, jitter_s=workloads.JITTER_RUN_S, **_) -> dict:
+    return jitter(shell, jitter_s)[0]
+
+
+def by_script(name: str, shell, timeout: float = 1800) -> dict:
+    """A family's figures from its record alone: its board-side files written to the board
+    (the runs LAVA's definition has too), its run, its figures read by their patterns."""
+    fam = families.get(name)
+    for f in fam.board_files:
+        for cmd in target_load.install_commands(f):
+            shell.run_check(cmd)
+    out, _, rc = shell.run(target_load.sourced(fam.board_files, fam.run), timeout=timeout)
+    if rc != 0:
+        raise MeasureError(f"{name}: {fam.run} failed ({rc}): " + " | ".join(out[-3:]))
+    try:
+        return {f"{name}.{k}": v for k, v in parsers.parse_figures("\n".join(out), fam.figures).items()}
+    except parsers.ParseError as e:
+        raise MeasureError(f"{name}: {e}: " + " | ".join(out[-3:])) from None
+
+
 def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = workloads.JITTER_RUN_S,
            small: bool = False) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
-    figure wanted, when a cheaper run gives it (its lmbench group)."""
-    if name == "boot_time":
-        return boot(rec)
-    if name == "memory":
-        return memory(shell, rec)
-    if name == "lmbench":
-        return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
-    if name == "jitter":
-        return jitter(shell, jitter_s)[0]
-    raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
+    figure wanted, when a cheaper run gives it (its lmbench group). A family without a
+    measure_<name> here is measured by its record's run (by_script)."""
+    fam = families.get(name)
+    if not fam.on_boot or not (f"measure_{name}" in globals() or fam.run):
+        raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
+    if fam.run and f"measure_{name}" not in globals():
+        return by_script(name, shell)
+    return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small)
 
 
 def one_sample(strategy, shell_driver, families=FAMILIES,

@@ -1,23 +1,55 @@
-"""The jitter suite's shell functions on the board: jobs/testdefs/lib/load.sh (the load)
-and cycles.sh (the reduction of cyclictest's per-cycle lines), the files LAVA's jitter test
-definition sources, written to the board for the pytest side too: one definition each."""
+"""The board-side shell files the pytest side shares with LAVA's test definitions, written
+to the board over the console: the jitter suite's jobs/testdefs/lib/load.sh (the load) and
+cycles.sh (the reduction of cyclictest's per-cycle lines), and lmbench's runs
+(jobs/testdefs/lmbench/runs.sh). One definition each, for both harnesses."""
 import shlex
 
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.measure import workloads
 
-LIB = PROJECT_ROOT / "jobs" / "testdefs" / "lib"
-# each library file and where it is written on the board
-ON_BOARD = {"load.sh": "/tmp/boardlab-load.sh", "cycles.sh": "/tmp/boardlab-cycles.sh"}
+TESTDEFS = PROJECT_ROOT / "jobs" / "testdefs"
+LIB = TESTDEFS / "lib"
+# each shared file (under jobs/testdefs/lib, or jobs/testdefs/<path>) and where it is written
+# on the board (another family's file: /tmp/boardlab-<its path>, on_board)
+ON_BOARD = {"load.sh": "/tmp/boardlab-load.sh", "cycles.sh": "/tmp/boardlab-cycles.sh",
+            "lmbench/runs.sh": "/tmp/boardlab-lmbench.sh"}
+
+
+def on_board(name: str) -> str:
+    """Where the shared file `name` (as families.Family.board_files or ON_BOARD name it) is
+    written on the board."""
+    name = name.removeprefix("lib/")
+    return ON_BOARD.get(name) or "/tmp/boardlab-" + name.replace("/", "-")
+LINE_MAX = 800   # busybox's line editor takes 1024 characters a line, labgrid's markers with it
+
+
+def install_commands(name: str = "load.sh") -> list[str]:
+    """Shell lines that write the shared file `name` to the board, each short enough for the
+    console (a heredoc does not survive labgrid's command markers; printf of quoted lines
+    does): the first writes, the others append."""
+    name = name.removeprefix("lib/")
+    src, dest = (TESTDEFS / name if "/" in name else LIB / name), on_board(name)
+    # without comments and indentation
+    lines = [shlex.quote(ln.strip()) for ln in src.read_text().splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    out, chunk = [], []
+    for ln in lines:
+        if chunk and len(" ".join(chunk + [ln])) + 40 + len(dest) > LINE_MAX:
+            out.append(chunk)
+            chunk = []
+        chunk.append(ln)
+    out.append(chunk)
+    return [f"printf '%s\\n' {' '.join(c)} {'>' if i == 0 else '>>'} {dest}"
+            for i, c in enumerate(out)]
 
 
 def install_command(name: str = "load.sh") -> str:
-    """One shell line that writes the library file `name` to the board (a heredoc does not
-    survive labgrid's command markers; printf of quoted lines does)."""
-    # without comments and indentation: busybox's line editor takes 1024 characters a line
-    lines = [ln.strip() for ln in (LIB / name).read_text().splitlines()
-             if ln.strip() and not ln.strip().startswith("#")]
-    return "printf '%s\\n' " + " ".join(shlex.quote(ln) for ln in lines) + f" > {ON_BOARD[name]}"
+    """One shell line that writes the library file `name` to the board (those of the jitter
+    suite fit in one)."""
+    cmds = install_commands(name)
+    if len(cmds) != 1:
+        raise ValueError(f"{name} takes {len(cmds)} lines to write: install_commands")
+    return cmds[0]
 
 
 def under_load(command: str) -> str:
@@ -35,3 +67,16 @@ def cycles_reduction(path: str, slice_cycles: int = 0, lib: str | None = None) -
     install_command("cycles.sh"); lib: another copy of it, e.g. the tree's own)."""
     return (f". {lib or ON_BOARD['cycles.sh']} && cycles_reduce {path} "
             f"{workloads.CYCLICTEST_HISTOGRAM_US} {slice_cycles}")
+
+
+def lmbench_groups(groups=(), quick: bool = True, small: bool = False) -> str:
+    """The board's command that runs lmbench's groups (none: every one) with runs.sh
+    (installed: install_commands("lmbench/runs.sh")), in a subshell of its own."""
+    return (f"(QUICK={str(quick).lower()} SMALL={str(small).lower()}; . {ON_BOARD['lmbench/runs.sh']} "
+            f"&& lm_groups {' '.join(groups)}) 2>&1")
+
+
+def sourced(files, command: str) -> str:
+    """command with the shared files (installed: install_commands) sourced first, in a
+    subshell of its own, its errors with its output."""
+    return "(" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"

@@ -53,7 +53,8 @@ def lmbench_line(cmd: str, quick: bool = True) -> str:
     variables exported in a subshell (a prefix would reach only the line's first command:
     a served program's client, `bw_tcp 127.0.0.1` after `bw_tcp -s;`, then ran with
     lmbench's own timing, and read 36-43 MB/s where the quick client reads 41.6-42.6),
-    and left behind in no later command. As jobs/testdefs/lmbench exports them."""
+    and left behind in no later command. As jobs/testdefs/lmbench/runs.sh exports them for
+    the suite and LAVA; tests/data/capture.py's lines take them from here."""
     return f"(export {lmbench_env(quick).strip()}; {cmd})" if quick else cmd
 
 

@@ -23,6 +23,7 @@ from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import load_run
 from boardlab.measure import catalogue
+from boardlab.measure.families import of_family
 
 TEMPLATES = Path(__file__).parent / "templates"
 HISTORY_PAGE = "history/history.html"   # the run's series in the lab's history, where it keeps one
@@ -65,7 +66,7 @@ def _pct(d):
 
 def _order(key):
     suite = key[1].split(".")[0]
-    return (catalogue.FAMILIES.index(suite) if suite in catalogue.FAMILIES else 99, key[0], key[1])
+    return (of_family(suite), key[0], key[1])
 
 
 @dataclass

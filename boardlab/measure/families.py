@@ -1,0 +1,136 @@
+"""A measurement family, one record each: its metrics (the catalogue's entries of its
+suite), its clock, what the board's image must have for it, the board-side script that
+measures it (for pytest and LAVA alike), the LAVA test definition with its parameters and
+minutes, where its suite runs in a session, and whether it leaves the board disturbed.
+Every list of families (the catalogue's order, the clocks, a boot's sample, LAVA's suites,
+the suites' order, the commands' defaults) is read from FAMILIES; tests/test_families.py
+fails on a family listed anywhere else."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from boardlab.errors import BUG, BoardlabError, InputError
+from boardlab.measure import catalogue, workloads
+
+HOST, GUEST, NONE = catalogue.HOST, catalogue.GUEST, catalogue.NONE
+CLOCKS = (HOST, GUEST, NONE)
+TESTDEFS = "jobs/testdefs"
+
+
+class FamilyError(BoardlabError, ValueError):
+    """A family record that is incomplete (no clock, say): ours to fix."""
+    party = BUG
+
+
+class UnknownFamily(InputError, ValueError):
+    __str__ = Exception.__str__
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a LAVA job's parameters of a family depend on."""
+    quick: bool = False
+    small: bool = False            # workloads.small_board
+    jitter_s: int | None = None    # cyclictest's run length (None: workloads.JITTER_RUN_S)
+
+
+def _no_params(o: Options) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str                     # the suite: testsuites/test_<name>.py, LAVA's suite, metrics' prefix
+    clock: str                    # its timed figures' clock: host, guest (the board's) or none (sizes)
+    order: int                    # where its suite runs in a session (pytestplugin.SUITE_ORDER)
+    what: str = ""
+    on_boot: bool = True          # measured on a boot (sample.measure_<name>); the build is not
+    packages: tuple = ()          # what the board's image must have for it
+    script: str | None = None     # the board-side script under jobs/testdefs/ that LAVA runs
+    board_files: tuple = ()       # what the pytest side writes to the board from jobs/testdefs/
+    #                               (boardlab.measure.target_load): the same runs as LAVA's
+    run: str = ""                 # with those sourced, the board's command of one sample (pytest),
+    #                               where no sample.measure_<name> measures it
+    figures: tuple = ()           # (name, pattern): each figure of run's output, the pattern's
+    #                               group, its last match (parsers.parse_figures)
+    testdef: str | None = None    # LAVA's test definition under jobs/testdefs/ (None: none runs on the board)
+    lava: bool = True             # a LAVA suite (boot_time: timed from the job's log)
+    params: Callable[[Options], dict] = _no_params   # the test definition's parameters (GATE aside)
+    minutes: Callable[[dict, bool], int] = lambda p, quick: 5   # (parameters, quick) -> its LAVA minutes
+    workload: bool = False        # its runs leave the board disturbed (pytest's mark `workload`)
+    default: bool = True          # in the commands' default selection (compare, LAVA render)
+    one_boot: bool = False        # exact on the deterministic clock: one boot decides (nightly)
+    shown: str = ""               # the figure a sweep's table shows of it
+
+    def __post_init__(self):
+        if self.clock not in CLOCKS:
+            raise FamilyError(f"family {self.name!r} has no clock ({self.clock!r}): each family says "
+                              f"which of {', '.join(CLOCKS)} its figures are counted on")
+
+    @property
+    def metrics(self) -> list[catalogue.MetricSpec]:
+        return catalogue.of_suite(self.name)
+
+
+def _lmbench_params(o: Options) -> dict:
+    return {"QUICK": "true" if o.quick else "false", "SMALL": "true" if o.small else "false"}
+
+
+def _jitter_params(o: Options) -> dict:
+    return {"DURATION": str(o.jitter_s or workloads.JITTER_RUN_S),
+            "INTERVAL": str(workloads.CYCLICTEST_INTERVAL_US),
+            "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}
+
+
+# their order: reports, charts and compare's tables list them so, a boot measures them so
+# (memory before any workload); `order` is where each suite runs in a pytest session
+FAMILIES: tuple[Family, ...] = (
+    Family("boot_time", HOST, 10, "the study's boot milestones", one_boot=True,
+           shown="boot_time.guest_login"),
+    Family("build", HOST, 40, "a clean kernel build: times and sizes", on_boot=False, lava=False,
+           default=False),
+    Family("memory", NONE, 20, "free, the kernel's Memory: line, mem_eat", one_boot=True,
+           script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb"),
+    Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
+           script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
+           params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
+           shown="lmbench.lat_syscall_null_us"),
+    Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
+           script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
+           testdef="jitter/jitter.yaml", params=_jitter_params,
+           minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
+           shown="jitter.max_us"),
+    Family("hackbench", GUEST, 70, "hackbench: processes passing messages over sockets",
+           packages=("rt-tests",), script="hackbench/hackbench.sh", board_files=("hackbench/runs.sh",),
+           run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef="hackbench/hackbench.yaml",
+           workload=True, shown="hackbench.time_s"),
+)
+BY_NAME = {f.name: f for f in FAMILIES}
+NAMES = tuple(BY_NAME)
+
+
+def get(name: str) -> Family:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise UnknownFamily(f"no family {name!r} (boardlab/measure/families.py has: "
+                            f"{', '.join(NAMES)})") from None
+
+
+def on_boot() -> tuple[str, ...]:
+    """The families a boot measures, in the record's order (memory before any workload)."""
+    return tuple(f.name for f in FAMILIES if f.on_boot)
+
+
+def in_suite_order(others: dict | None = None) -> tuple[str, ...]:
+    """The suites' names (test_<name>) in the order a session runs them; others: {suite
+    name: order} of suites that are no family (test_shell)."""
+    order = {f"test_{f.name}": f.order for f in FAMILIES}
+    order.update(others or {})
+    return tuple(sorted(order, key=order.get))
+
+
+def of_family(name: str) -> int:
+    """Where the family is in the record's order (99 for no family): a sort key."""
+    return NAMES.index(name) if name in BY_NAME else 99

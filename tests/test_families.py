@@ -1,0 +1,121 @@
+"""A measurement family is one record (boardlab/measure/families.py): its metrics, clock,
+packages, board-side script, LAVA test definition and order are read from there, and no
+code lists the families apart from it."""
+import ast
+import re
+
+import pytest
+import yaml
+
+from boardlab import lava
+from boardlab.facts.board import load_board
+from boardlab.measure import catalogue, clocks, families, sample
+from paths import ROOT
+
+NAMES = set(families.NAMES)
+# where code lists families; bench/ is left out: its benches pick families of their own
+CODE = [p for d in ("boardlab", "testsuites", "scripts") for p in (ROOT / d).rglob("*.py")
+        if p != ROOT / "boardlab" / "measure" / "families.py"]
+
+
+def _family(node) -> str | None:
+    """The family a string constant names ('jitter', 'test_jitter', 'test_jitter.py')."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value.removeprefix("test_").removesuffix(".py")
+        return name if name in NAMES else None
+    return None
+
+
+def _listings(tree) -> list[tuple[int, set]]:
+    """(line, families) of every literal that names two families or more: a tuple, list or
+    set of them, a dict keyed by them, a string of them ('a,b'), a function that compares
+    a value with two of them (an if/elif over families)."""
+    out = []
+    for node in ast.walk(tree):
+        named = set()
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            named = {f for f in map(_family, node.elts) if f}
+        elif isinstance(node, ast.Dict):
+            named = {f for f in map(_family, node.keys) if f}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = set(re.split(r"[,\s]+", node.value)) & NAMES if re.fullmatch(r"[\w,\s]+", node.value) else set()
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            named = {f for c in ast.walk(node) if isinstance(c, ast.Compare)
+                     for f in map(_family, [c.left, *c.comparators]) if f}
+        if len(named) >= 2:
+            out.append((node.lineno, named))
+    return out
+
+
+def test_no_family_is_listed_apart_from_its_record():
+    found = [f"{p.relative_to(ROOT)}:{line}: {', '.join(sorted(named))}"
+             for p in CODE for line, named in _listings(ast.parse(p.read_text()))]
+    assert found == [], "families listed apart from boardlab/measure/families.py:\n" + "\n".join(found)
+
+
+def test_the_listing_check_finds_each_kind_of_list():
+    code = '''
+A = ("boot_time", "memory")
+B = {"lmbench": 1, "jitter": 2}
+C = "boot_time,memory,lmbench"
+D = ["test_memory", "test_jitter.py"]
+def f(name):
+    if name == "memory":
+        return 1
+    elif name == "lmbench":
+        return 2
+E = ("boot_time",)
+'''
+    assert sorted(line for line, _ in _listings(ast.parse(code))) == [2, 3, 4, 5, 6]
+
+
+def test_every_metric_is_of_a_family_and_every_family_has_metrics():
+    assert {m.suite for m in catalogue.METRICS.values()} == NAMES
+    for f in families.FAMILIES:
+        assert f.metrics and all(m.suite == f.name for m in f.metrics), f.name
+
+
+def test_a_family_without_a_clock_is_refused_by_name():
+    with pytest.raises(families.FamilyError, match="family 'toaster' has no clock"):
+        families.Family("toaster", "", 99)
+
+
+def test_an_unknown_family_has_no_clock_rather_than_the_hosts():
+    with pytest.raises(families.UnknownFamily, match="no family 'toaster'"):
+        clocks.metric_clock("toaster", "slices", "s", load_board("qemu-arm"))
+    assert clocks.metric_clock("build", "real_s", "s", load_board("qemu-arm")) == clocks.HOST
+    assert clocks.metric_clock("memory", "free_free_kb", "kB", load_board("qemu-arm")) == clocks.NO_CLOCK
+
+
+def test_what_each_record_names_exists():
+    for f in families.FAMILIES:
+        assert (ROOT / "testsuites" / f"test_{f.name}.py").exists(), f.name
+        for path in filter(None, (f.script, f.testdef, *f.board_files)):
+            assert (ROOT / families.TESTDEFS / path).exists(), f"{f.name}: {path}"
+        assert {n for n, _ in f.figures} <= {m.name for m in f.metrics}, f.name
+        if f.testdef:
+            spec = yaml.safe_load((ROOT / families.TESTDEFS / f.testdef).read_text())
+            assert spec["metadata"]["name"] == f.name
+            assert set(f.params(families.Options())) | {"GATE"} == set(spec["params"]), f.name
+        if f.on_boot:
+            assert callable(getattr(sample, f"measure_{f.name}", None)) or (f.run and f.figures), f.name
+    assert list(lava.SUITES) == [f.name for f in families.FAMILIES if f.lava]
+
+
+def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_path, monkeypatch):
+    """A family with no measurement of its own in sample: its board-side files written to
+    the board, its run, its figures read by their patterns; a figure lacking is the
+    board's MeasureError."""
+    from boardlab.measure import target_load
+    from testdefs import LocalShell, stub_commands
+    toy = families.Family("toy", families.GUEST, 99, board_files=("lib/cycles.sh",),
+                          run="type cycles_reduce >/dev/null && echo 'Time: 1.5'",
+                          figures=(("time_s", r"^Time:\s*([\d.]+)"),))
+    monkeypatch.setitem(families.BY_NAME, "toy", toy)
+    monkeypatch.setitem(target_load.ON_BOARD, "cycles.sh", str(tmp_path / "cycles.sh"))
+    shell = LocalShell(stub_commands(tmp_path))
+    assert sample.family("toy", shell, None) == {"toy.time_s": 1.5}
+    monkeypatch.setitem(families.BY_NAME, "toy", families.Family(
+        "toy", families.GUEST, 99, board_files=toy.board_files, run="echo nothing", figures=toy.figures))
+    with pytest.raises(sample.MeasureError, match="toy: no time_s"):
+        sample.family("toy", shell, None)
