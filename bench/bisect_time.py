@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from boardlab.bisect import Bisect
 from boardlab.bisect import run as bisect_run
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.measure import clocks
 from kerneltree import make_tree  # noqa: E402
 

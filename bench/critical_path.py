@@ -13,7 +13,7 @@ The parts, one after the other, with nothing else running (the virtual lab down 
   build them; nothing else is removed (the debs, the kernel source, other boards' images
   stay).
 - build: the build suite's kernel build, the process the main job's --build-alongside
-  starts (boardlab.build.alongside.BuildAlongside: each kernels/*/<board>.config, clean,
+  starts (boardlab.kernelbuilds.alongside.BuildAlongside: each kernels/*/<board>.config, clean,
   -j<cores>, nice 19), alone.
 - suites: the main job's pytest command word for word with --ignore=testsuites/test_build.py:
   the board's suites without the build suite (the lab is brought up before it, untimed).
@@ -43,9 +43,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.build import alongside, kbuild  # noqa: E402
-from boardlab.build.boardimages import build_lock  # noqa: E402
-from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.kernelbuilds import alongside, kbuild  # noqa: E402
+from boardlab.images.boardimages import build_lock  # noqa: E402
+from boardlab.kernelbuilds.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.errors import InputError  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import default_board  # noqa: E402

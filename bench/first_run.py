@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.build import alongside  # noqa: E402
-from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.kernelbuilds import alongside  # noqa: E402
+from boardlab.kernelbuilds.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.pages import timing  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402

@@ -48,7 +48,7 @@ from boardlab.facts.labfacts import default_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.measure import catalogue, clocks, sample
-from boardlab.build import images
+from boardlab.images import images
 from boardlab.vlab.lab import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",

@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from boardlab.boot.session import board_session  # noqa: E402
-from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
-from boardlab.build.kbuild import build_tree  # noqa: E402
+from boardlab.kernelbuilds.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.kernelbuilds.kbuild import build_tree  # noqa: E402
 from boardlab.facts.board import env_path, load_board  # noqa: E402
 from boardlab.judge import bootspans  # noqa: E402
 from boardlab.measure import clocks, phases  # noqa: E402

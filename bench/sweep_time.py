@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from boardlab.build.buildenv import CACHE_DIR  # noqa: E402
+from boardlab.kernelbuilds.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.kernel import sweep  # noqa: E402
 from boardlab.kernel.frombuild import default_name  # noqa: E402

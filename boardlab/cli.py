@@ -20,8 +20,8 @@ from boardlab.measure import clocks, families, workloads
 def cmd_vlab(args):
     from boardlab.services.daemons import ServiceError
     from boardlab.vlab.host import VirtualLabHost
-    from boardlab.build.boardimages import build_locked
-    from boardlab.build.images import ImageBuildError
+    from boardlab.images.boardimages import build_locked
+    from boardlab.images.images import ImageBuildError
     from boardlab.vlab.lab import VirtualLab, format_lab_status, format_status, status_json
     try:
         lab = VirtualLabHost(args.lab) if args.lab else VirtualLab()

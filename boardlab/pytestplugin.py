@@ -158,8 +158,8 @@ _BUILD_SELECTED = pytest.StashKey[bool]()
 @pytest.fixture(scope="session", autouse=True)
 def build_alongside(request):
     """With --build-alongside and the build suite selected: the kernel build, started
-    before the first test (boardlab.build.alongside); None otherwise."""
-    from boardlab.build import alongside
+    before the first test (boardlab.kernelbuilds.alongside); None otherwise."""
+    from boardlab.kernelbuilds import alongside
     if not (request.config.getoption("--build-alongside") and request.config.stash.get(_BUILD_SELECTED, False)):
         yield None
         return

@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR
-from boardlab.build.kbuild import SOURCE_TARBALL
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.kbuild import SOURCE_TARBALL
 
 TREE = CACHE_DIR / "bisect-demo" / "linux-source-6.1"
 

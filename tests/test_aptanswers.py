@@ -1,7 +1,7 @@
-"""apt's answers are kept until apt's lists change (boardlab.build.aptanswers)."""
+"""apt's answers are kept until apt's lists change (boardlab.images.aptanswers)."""
 import os
 
-from boardlab.build import aptanswers
+from boardlab.images import aptanswers
 
 
 def asker(replies):

@@ -290,8 +290,8 @@ def test_one_bisect_judges_every_metric_and_names_each_at_the_first_bad_commit(t
     monkeypatch.setattr(bisect_step, "build_tree", here["build_tree"])
     hook = tmp_path / "hook"                    # the steps, in git bisect run's processes
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(sizes + "import boardlab.build.kbuild\n"
-                                           "boardlab.build.kbuild.build_tree = build_tree\n")
+    (hook / "sitecustomize.py").write_text(sizes + "import boardlab.kernelbuilds.kbuild\n"
+                                           "boardlab.kernelbuilds.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
     metrics = "build.vmlinux_bss_bytes,build.vmlinux_data_bytes,build.vmlinux_text_bytes"
@@ -357,9 +357,9 @@ def _every_step_raises(tmp_path, monkeypatch, imports: str, error: str):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        f"import boardlab.build.kbuild\n{imports}\n"
+        f"import boardlab.kernelbuilds.kbuild\n{imports}\n"
         f"def build_tree(*a, **k):\n    raise {error}\n"
-        "boardlab.build.kbuild.build_tree = build_tree\n")
+        "boardlab.kernelbuilds.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
 
@@ -380,7 +380,7 @@ def test_a_range_all_skipped_names_the_revisions_its_culprit_is_among(small_repo
     """Every step's build fails: git is left with skipped revisions only. The result names
     them, each with why it was skipped, not bisect.log alone."""
     _endpoints_measured(monkeypatch, small_repo)
-    _every_step_raises(tmp_path, monkeypatch, "from boardlab.build.kbuild import KernelBuildError as E",
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.kernelbuilds.kbuild import KernelBuildError as E",
                        "E('make: *** [vmlinux] Error 2')")
     b = bisect_run.start(small_repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes", out=tmp_path / "run")
     revs = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD", "HEAD~1"], capture_output=True,

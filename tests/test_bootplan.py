@@ -114,7 +114,7 @@ def test_an_old_uboot_board_boots_without_ramdisk_in_its_own_words():
     (None, "usb", r"board qemu-arm has no root mode 'usb' \(known: ramdisk, nfs\)"),
 ])
 def test_a_selection_the_board_cannot_boot_is_named(qemu_arm, kernel, root, message, tmp_path, monkeypatch):
-    from boardlab.build import registry
+    from boardlab.kernelbuilds import registry
     monkeypatch.setattr(registry, "REGISTRY_DIR", tmp_path)   # none built here: the facts' kernels only
     with pytest.raises(bootplan.PlanError, match=message):
         bootplan.plan_boot(qemu_arm, kernel, root)

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from boardlab.build import alongside, kbuild
+from boardlab.kernelbuilds import alongside, kbuild
 from boardlab.facts.board import load_board
 from boardlab.judge.results import RunResults
 from boardlab.measure import clocks
@@ -46,7 +46,7 @@ def test_a_board_the_build_suite_cannot_build_for_is_said_why():
 
 SESSION_KILLED_OUTRIGHT = """
 import multiprocessing, os, subprocess, sys, time
-from boardlab.build import alongside
+from boardlab.kernelbuilds import alongside
 def build(parent, out):   # as alongside._build starts: a group of its own, ended with its parent
     os.setpgrp()
     alongside._end_with_parent(parent)

@@ -73,7 +73,8 @@ LAYERS = [
     ("services",),   # host services this project runs, by PID: daemons, PostgreSQL
     ("facts",),      # what a board and a lab host are
     ("measure",),    # what a figure is, what runs on the board for it, parsers
-    ("build",),      # kernels and uImages
+    ("kernelbuilds",),  # kernels built from Debian's source, and their uImages
+    ("images",),     # a virtual board's images from Debian packages (its kernels are kernelbuilds')
     ("boot",),       # a board from power-off to a shell
     ("judge",),      # figures against baselines: verdicts, results, the gate, health
     ("pages",),      # what a person reads: reports, plots, the compare page, the study table

@@ -6,7 +6,7 @@ import pytest
 
 from boardlab import cli
 from boardlab.ab import compare
-from boardlab.build import uimage
+from boardlab.kernelbuilds import uimage
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 

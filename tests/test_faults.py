@@ -282,8 +282,8 @@ def _errors():
     from boardlab.bisect import LabFault, MetricMissing
     from boardlab.boot.bootlog import BootError
     from boardlab.boot.staging import StagingError
-    from boardlab.build.images import ForeignTreeError
-    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.images.images import ForeignTreeError
+    from boardlab.kernelbuilds.kbuild import KernelBuildError
     from boardlab.facts.typedyaml import FactsError
     from boardlab.lava.errors import LavaError, LavaInputError
     from boardlab.measure.parsers import ParseError
@@ -320,7 +320,7 @@ import pytest
 from boardlab.boot.bootlog import BootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError
-from boardlab.build.images import ForeignTreeError
+from boardlab.images.images import ForeignTreeError
 
 @pytest.fixture
 def shell():
@@ -385,7 +385,7 @@ def test_lavas_error_types_say_who_is_at_fault(error_type, milestones, party, pa
 def test_a_bisect_step_answers_only_for_the_kernels_own_fault(failed_boot):
     from types import SimpleNamespace
     from boardlab.bisect import ANSWER, step
-    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.kernelbuilds.kbuild import KernelBuildError
     from boardlab.measure.parsers import ParseError
     from boardlab.measure.sample import MeasureError
     b = SimpleNamespace(failed_boot=failed_boot)

@@ -3,9 +3,9 @@ import subprocess
 
 import pytest
 
-from boardlab.build import uimage
-from boardlab.build import rootfs
-from boardlab.build import debs
+from boardlab.kernelbuilds import uimage
+from boardlab.images import rootfs
+from boardlab.images import debs
 
 
 def test_module_depends_reads_modinfo():
@@ -73,7 +73,7 @@ def test_not_a_uimage_is_a_clear_error(tmp_path):
 
 
 def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
-    from boardlab.build import kbuild
+    from boardlab.kernelbuilds import kbuild
     frag = tmp_path / "frag.config"
     frag.write_text("# comment\nCONFIG_ROOT_NFS=y\nCONFIG_IP_PNP=y\n")
     config = tmp_path / ".config"
@@ -84,7 +84,7 @@ def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
 def test_an_nfs_export_boardlab_did_not_make_is_never_emptied(tmp_path):
     """sync_tree runs as root: a non-empty directory without boardlab's mark is refused
     with its name, and keeps every file."""
-    from boardlab.build.images import ForeignTreeError, SYNC_MARK, sync_tree
+    from boardlab.images.images import ForeignTreeError, SYNC_MARK, sync_tree
     src, dst = tmp_path / "src", tmp_path / "export"
     (src / "etc").mkdir(parents=True)
     (src / "etc" / "hostname").write_text("qemu-arm\n")

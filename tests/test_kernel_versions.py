@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from boardlab.boot import bootplan
-from boardlab.build import kbuild
+from boardlab.kernelbuilds import kbuild
 from boardlab.facts.board import load_board
 from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd

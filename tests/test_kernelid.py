@@ -107,7 +107,7 @@ def test_a_metric_the_run_did_not_produce_is_missing_and_counted(tmp_path):
 
 
 def test_a_version_changes_options_and_the_change_is_listed(tmp_path):
-    from boardlab.build import registry
+    from boardlab.kernelbuilds import registry
     before, after = tmp_path / "a.config", tmp_path / "b.config"
     before.write_text("CONFIG_A=y\nCONFIG_B=y\n# CONFIG_C is not set\nCONFIG_D=16\n")
     after.write_text("CONFIG_A=y\nCONFIG_C=y\nCONFIG_D=32\nCONFIG_E=m\n")
@@ -117,7 +117,7 @@ def test_a_version_changes_options_and_the_change_is_listed(tmp_path):
 
 def test_a_registered_kernel_boots_by_its_name(tmp_path, monkeypatch):
     from boardlab.boot import bootplan
-    from boardlab.build import registry
+    from boardlab.kernelbuilds import registry
     from boardlab.facts.board import load_board
     monkeypatch.setattr(registry, "REGISTRY_DIR", tmp_path)
     img = registry.uimage("qemu-arm", "virt-nfs-6.12.117-1~deb12u1")

@@ -203,7 +203,7 @@ def test_the_board_side_scripts_reach_the_board_whole(tmp_path, monkeypatch, nam
 
 
 def test_userland_manifest_of_a_cross_built_image():
-    text = ("# what this image's user land was built from (boardlab/build/crossbuild.py)\n"
+    text = ("# what this image's user land was built from (boardlab/images/crossbuild.py)\n"
             "busybox: 1:1.35.0-4+deb12u1\n"
             "lmbench: missing: apt-get source lmbench=3.0-a9+debian.1-6 failed: E: Failed to "
             "fetch http://deb.debian.org/debian/pool/non-free/l/lmbench/lmbench_3.0-a9%2bdebian"

@@ -149,7 +149,7 @@ def test_a_revert_still_regressed_or_unmeasured_does_not_confirm(culprit_repo, t
     b.first_bad = {"rev": revs["mm: tidy"], "subject": "mm: tidy"}      # the wrong one: the table stays
     answer = rv.confirm(b, measure=_size)
     assert answer["state"] == rv.NOT_CONFIRMED and answer["why"].startswith("regressed against the good")
-    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.kernelbuilds.kbuild import KernelBuildError
 
     def fails(b, step, against):
         raise KernelBuildError("make: *** [vmlinux] Error 2")
@@ -177,11 +177,11 @@ def _steps_build_by_size(tmp_path, monkeypatch):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import pathlib, types\nimport boardlab.build.kbuild\n"
+        "import pathlib, types\nimport boardlab.kernelbuilds.kbuild\n"
         "def build_tree(board, tree, build_dir, config, uimage):\n"
         "    size = 2000 if (pathlib.Path(tree) / 'table').exists() else 1000\n"
         "    return types.SimpleNamespace(figures=lambda: {'vmlinux_dec_bytes': size})\n"
-        "boardlab.build.kbuild.build_tree = build_tree\n")
+        "boardlab.kernelbuilds.kbuild.build_tree = build_tree\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hook), str(ROOT),
                                                                    os.environ.get("PYTHONPATH")])))
 

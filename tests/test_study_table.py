@@ -2,7 +2,7 @@
 fragment names, and `boardlab report --study` beside the study's 2.4.25 and 2.6.11.7."""
 import pytest
 
-from boardlab.build import kbuild
+from boardlab.kernelbuilds import kbuild
 from boardlab.pages import study_table
 from boardlab.judge.results import RunResults
 from paths import ROOT
@@ -98,7 +98,7 @@ def test_the_powerpc_configs_resolve_with_the_cross_compiler(powerpc_config_dir,
     """Configure only (seconds): the base defconfig exists in the 6.1 source the kernel is
     pinned to (the virtual boards' too: one unpacked tree) and every option the fragment
     asks for survives; the build itself is the suite's."""
-    from boardlab.build import sources
+    from boardlab.kernelbuilds import sources
     from boardlab.facts.board import load_board
     xa = kbuild._arch(load_board(board))
     out = powerpc_config_dir

@@ -18,7 +18,7 @@ from boardlab.pages import report
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric, update_baselines
 from boardlab.measure import catalogue, clocks
-from boardlab.build import images
+from boardlab.images import images
 from paths import ROOT
 
 pytestmark = pytest.mark.vlab

@@ -12,11 +12,11 @@ import yaml
 
 from boardlab import envgen
 from boardlab.boot.strategy import BootError
-from boardlab.build import uimage
+from boardlab.kernelbuilds import uimage
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
 from boardlab.facts.labhosts import lab_hosts
-from boardlab.build import images
+from boardlab.images import images
 from boardlab.vlab.cable import serial_line
 from paths import ROOT
 

@@ -9,7 +9,7 @@ runs on any host with the cross compiler; the boot test then says the board's co
 is not reachable from here."""
 import pytest
 
-from boardlab.build import alongside, kbuild, uimage
+from boardlab.kernelbuilds import alongside, kbuild, uimage
 from boardlab.measure import kernelid
 from boardlab.net import tcp_open
 

@@ -1,7 +1,7 @@
 """The board reaches a shell running the kernel under test (the base of every suite)."""
 import pytest
 
-from boardlab.build import uimage
+from boardlab.kernelbuilds import uimage
 
 
 def test_kernel_release_matches_uimage(board_strategy, shell):

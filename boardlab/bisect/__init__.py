@@ -4,7 +4,7 @@ regressed, measured on the board.
 The good and the bad revision are built and measured first (the good one's samples are
 what every step is judged against; a bad revision that is not 'regressed' against the
 good one is refused: nothing to bisect). Then `git bisect run` calls this module's step
-for each revision git picks: build incrementally through ccache (boardlab.build.kbuild), boot
+for each revision git picks: build incrementally through ccache (boardlab.kernelbuilds.kbuild), boot
 the uImage on the board the real way (power, U-Boot, TFTP, the strategy), measure the
 metrics (one build, one boot a sample for every family they need; one boot when the
 catalogue says a metric is exact, --repeats boots when it is noisy, more while a verdict
@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.errors import BoardlabError, InputError, INPUT, KERNEL, LAB
 from boardlab.files import atomic_write
 from boardlab.log import progress

@@ -28,7 +28,7 @@ def cmd_watch(args):
 
 def add_parser(sub):
     from boardlab.bisect import BisectError
-    from boardlab.build.kbuild import KernelBuildError
+    from boardlab.kernelbuilds.kbuild import KernelBuildError
     bi = sub.add_parser("bisect", help="the first commit of a kernel tree at which a metric (or "
                                        "several) regressed, measured on the board (git bisect run)")
     bi.add_argument("--tree", required=True, help="the kernel source, a git work tree")

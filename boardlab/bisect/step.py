@@ -12,7 +12,7 @@ from pathlib import Path
 
 from boardlab.bisect import ANSWER, ANSWER_CODE, BAD, GOOD, SKIP, STOP, Bisect, MetricMissing, Step, git
 from boardlab.boot.bootlog import BootError
-from boardlab.build.kbuild import KernelBuildError, build_tree
+from boardlab.kernelbuilds.kbuild import KernelBuildError, build_tree
 from boardlab.errors import KERNEL, LAB, BoardlabError, fault_of
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd

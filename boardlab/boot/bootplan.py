@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build import registry
+from boardlab.kernelbuilds import registry
 from boardlab.errors import InputError
 from boardlab.facts.board import Board, bootargs
 from boardlab.measure import console as con
@@ -95,7 +95,7 @@ def _made_by(board: Board, local: Path) -> str:
     facts = board.images.kernels.get(kernel)
     if local.name == board.images.ramdisk or (facts and (facts.debian_package or facts.config)):
         return f"`boardlab vlab build --board {board.name}` makes it"
-    from boardlab.build.alongside import configs_of   # the build suite's own rule
+    from boardlab.kernelbuilds.alongside import configs_of   # the build suite's own rule
     if kernel and any(c.parent.name == kernel for c in configs_of(board.name)):
         return (f"the build-size suite builds it, a clean kernel build (`pytest --lg-env "
                 f"lab/{board.name}.yaml testsuites/test_build.py`, or the main job)")

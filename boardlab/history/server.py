@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from boardlab.services import postgres
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT

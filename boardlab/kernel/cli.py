@@ -5,7 +5,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from boardlab.build import registry
+from boardlab.kernelbuilds import registry
 from boardlab.errors import InputError
 from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, load_board
 from boardlab.facts.kernelpin import load_pin

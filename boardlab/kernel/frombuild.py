@@ -13,13 +13,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build import kbuild, registry, sources
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds import kbuild, registry, sources
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
 from boardlab.measure import kernelid
-from boardlab.build.configkernels import report_progress
+from boardlab.kernelbuilds.configkernels import report_progress
 
 
 @dataclass

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from boardlab.build import sources
+from boardlab.kernelbuilds import sources
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT, Board, env_path
 from boardlab.facts.kernelpin import Pin, load_pin, pin_path, write_pin
@@ -29,8 +29,8 @@ def obtainable(pin: Pin) -> None:
         except sources.SourceError as e:
             raise InputError(str(e)) from None
         return
-    from boardlab.build.buildenv import CACHE_DIR
-    from boardlab.build.debs import pinned_deb, served_versions
+    from boardlab.kernelbuilds.buildenv import CACHE_DIR
+    from boardlab.images.debs import pinned_deb, served_versions
     served = served_versions(pin.package)
     if not pinned_deb(pin, CACHE_DIR / "debs").exists() and pin.version not in served:
         raise InputError(f"{pin.package} {pin.version}: not in the cache and apt does not serve it "

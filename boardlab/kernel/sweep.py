@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from boardlab.boot.placehold import place_held
-from boardlab.build import kbuild, sources
+from boardlab.kernelbuilds import kbuild, sources
 from boardlab.errors import BoardlabError, KERNEL
 from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, Board, env_path, load_board
 from boardlab.files import atomic_write

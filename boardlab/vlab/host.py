@@ -28,7 +28,7 @@ from boardlab.services.daemons import Daemons, ServiceError, private_run, sh
 from boardlab.services.supervisor import supervised
 from boardlab.vlab import sshkeys
 from boardlab.boot.powerctl import lab_host_down
-from boardlab.build import boardimages
+from boardlab.images import boardimages
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
 
 

@@ -14,16 +14,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR, mkimage
+from boardlab.kernelbuilds.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
 from boardlab.measure import kernelid
-from boardlab.build.configkernels import build_config_kernels
-from boardlab.build.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
-from boardlab.build.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
-from boardlab.build.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
+from boardlab.kernelbuilds.configkernels import build_config_kernels
+from boardlab.images.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
+from boardlab.images.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
+from boardlab.images.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
                                   overlay, tree_entries)
 
 __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_tarball",
@@ -197,7 +197,7 @@ def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
          str(TARGET_DIR / "mem_eat.c")])
     overlay(rootfs, board)
     (rootfs / USERLAND_MANIFEST).write_text(
-        "# what this image's user land was built from (boardlab/build/crossbuild.py)\n"
+        "# what this image's user land was built from (boardlab/images/crossbuild.py)\n"
         + "".join(f"{pkg}: {what}\n" for pkg, what in manifest.items()))
 
 
@@ -265,5 +265,5 @@ def sync_tree(src: Path, dst: Path):
             child.unlink()
     # cp -a keeps device nodes, links and modes as they are
     run(["cp", "-a", f"{src}/.", f"{dst}/"])
-    (dst / SYNC_MARK).write_text("made by boardlab (boardlab/build/images.py sync_tree): "
+    (dst / SYNC_MARK).write_text("made by boardlab (boardlab/images/images.py sync_tree): "
                                  "emptied and refilled on every virtual lab start\n")

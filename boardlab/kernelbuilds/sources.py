@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.errors import InputError
 from boardlab.log import progress
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.files import atomic_write
 
 APT_STATE = (Path("/var/lib/apt/lists"), Path("/etc/apt/sources.list"),

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.build import kbuild
+from boardlab.kernelbuilds import kbuild
 from boardlab.facts.board import KERNELS_DIR, Board
 from boardlab.log import progress
 

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 from boardlab.facts.board import PROJECT_ROOT, Board
-from boardlab.build.debs import ImageBuildError, run
+from boardlab.images.debs import ImageBuildError, run
 
 TARGET_DIR = PROJECT_ROOT / "target"
 LIB_DIRS = ["lib/arm-linux-gnueabihf", "usr/lib/arm-linux-gnueabihf", "lib", "usr/lib"]

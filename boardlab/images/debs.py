@@ -7,8 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from boardlab.build import aptanswers
-from boardlab.build.buildenv import ImageBuildError, run
+from boardlab.images import aptanswers
+from boardlab.kernelbuilds.buildenv import ImageBuildError, run
 from boardlab.log import progress
 
 

@@ -7,10 +7,10 @@ import contextlib
 import fcntl
 from pathlib import Path
 
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.facts.board import Board
 from boardlab.log import progress
-from boardlab.build.images import build_images, sync_tree
+from boardlab.images.images import build_images, sync_tree
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-from boardlab.build import kbuild, sources
-from boardlab.build.buildenv import CACHE_DIR
+from boardlab.kernelbuilds import kbuild, sources
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.facts.board import PROJECT_ROOT, Board
 from boardlab.log import progress
 

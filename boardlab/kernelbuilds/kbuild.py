@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build import sources
-from boardlab.build.buildenv import CACHE_DIR, mkimage
+from boardlab.kernelbuilds import sources
+from boardlab.kernelbuilds.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import BoardlabError, KERNEL
 from boardlab.facts.board import Board
 from boardlab.log import progress

@@ -17,9 +17,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.build import aptanswers
+from boardlab.images import aptanswers
 from boardlab.log import progress
-from boardlab.build.debs import ImageBuildError, run
+from boardlab.images.debs import ImageBuildError, run
 
 RECIPE = Path(__file__)
 USERLAND_MANIFEST = "etc/boardlab-userland"   # on the board: what its image has, and lacks
@@ -134,7 +134,7 @@ def build_userland(arch: str, packages, cache: Path) -> tuple[dict[str, Path], d
                 if pkg not in RECIPES:
                     raise SourceUnavailable(f"its source {version} is here, but boardlab has "
                                             f"no cross-build recipe for it yet "
-                                            f"(boardlab/build/crossbuild.py RECIPES)")
+                                            f"(boardlab/images/crossbuild.py RECIPES)")
                 progress(f"  cross-building {pkg} {version} for {arch} ({ct.cross}gcc, static)")
                 shutil.rmtree(out, ignore_errors=True)
                 built = RECIPES[pkg](tree, out, ct)

@@ -1,2 +1,0 @@
-"""Build: kernels from Debian's linux-source with a board's config, timed and sized, and
-the U-Boot image (uImage) that wraps them."""
