@@ -32,7 +32,7 @@ __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_t
 BUILDER_VERSION = "3"  # bump when the layout of the images changes
 BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.py",
                                                "crossbuild.py")] \
-    + [Path(__file__).parents[1] / "build" / "buildenv.py"]
+    + [Path(__file__).parents[1] / "kernelbuilds" / "buildenv.py"]
 
 # armhf userland on the board: busybox, the measurement tools, their libraries.
 USERLAND_PACKAGES = [
