@@ -214,8 +214,8 @@ def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path, monkeyp
 @pytest.mark.slow
 @pytest.mark.vlab   # SQUAD, and builds in the lab host's shared kernel tree
 def test_one_commit_moving_three_sizes_is_one_bisect_and_every_note_lasts(tmp_path, monkeypatch):
-    """The nightly loop on a tree where one commit (a 96 KiB table) moves several sizes at
-    once: one bisect for all of them, each metric named at the culprit, one report,
+    """The nightly loop on a tree where one commit (a table and a buffer) moves three sizes
+    at once (data, bss, vmlinux): one bisect for all of them, each metric named at the culprit, one report,
     confirmed by revert; then ten more nights and mornings (`nightly`, `history changes`,
     `watch`): every change point's note still whole on the page's record."""
     import subprocess
