@@ -20,7 +20,8 @@ def test_lab_check_says_good_then_bad_with_why_when_the_power_switch_refuses(ppc
     PowerPC board and its lab host, beside the default board's tests: any board will do."""
     board = "qemu-ppc"
     assert cli.main(["lab", "check", board, "--log-dir", str(tmp_path / "good")]) == 0
-    assert f"{board}: good: memory.free_total_kb = " in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"{board}: good: " in said and "memory.free_total_kb = " in said, said
     ppc_host.stop_service("power-switch")
     try:
         assert cli.main(["lab", "check", board, "--log-dir", str(tmp_path / "bad")]) == 1
