@@ -25,7 +25,10 @@ clock). --samples judges a saved file again, no boots.
 Goals (issue "Answers that hold on a real board", item 2): A/A false alarms at most 1 of 20
 per family; shifts of twice the floor found in at least 19 of 20; the boots each costs."""
 import argparse
+import concurrent.futures
+import contextlib
 import dataclasses
+import os
 import json
 import random
 import statistics
@@ -139,21 +142,16 @@ def tally(aa: dict, shifted: dict, family: str) -> dict:
             "every": every, "shift_boots": cost(shifted["boots"]), "shifted_rounds": len(shifted["verdicts"])}
 
 
-def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families) -> dict:
-    """{way: {family: tally}} for both ways of judging the board's samples."""
-    boots, out = data["boots"], {}
-    for way in WAYS:
-        facts = board if way == WAYS[0] else as_real_board(board)
-        out[way] = {}
-        for family in families:
-            have = [b["figures"] for b in boots if family in b["families"]]
-            aa = rounds(facts, have, family, n_rounds, max_repeats, 0, clock=data["clock"],
-                        jitter_s=data.get("jitter_s"))
-            sh = rounds(facts, have, family, n_rounds, max_repeats, 2, seed=2, clock=data["clock"],
-                        jitter_s=data.get("jitter_s"))
-            if aa["verdicts"]:
-                out[way][family] = tally(aa, sh, family) | {"pool": len(have)}
-    return out
+def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families, jobs: int = 1) -> dict:
+    """{way: {family: tally}} for both ways of judging the board's samples (jobs: processes)."""
+    pools = {f: [b["figures"] for b in data["boots"] if f in b["families"]] for f in families}
+    tasks = [(w, f, floors) for f in sorted(families, key=lambda f: f != "lmbench") for w in WAYS for floors in (0, 2)]
+    args = [(board if w == WAYS[0] else as_real_board(board), pools[f], f, n_rounds, max_repeats, floors,
+             1 + floors // 2, data["clock"], data.get("jitter_s")) for w, f, floors in tasks]
+    with concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext() as ex:
+        done = dict(zip(tasks, (ex.map if ex else map)(rounds, *zip(*args))))
+    return {w: {f: tally(done[(w, f, 0)], done[(w, f, 2)], f) | {"pool": len(pools[f])}
+                for f in families if done[(w, f, 0)]["verdicts"]} for w in WAYS}
 
 
 def spread_table(data: dict, families) -> list[str]:
@@ -288,7 +286,7 @@ def main():
     describe(data, board)
     families = [f for f in args.families.split(",") if any(f in b["families"] for b in data["boots"])]
     t0 = time.monotonic()
-    results = judge_all(board, data, args.rounds, args.max_repeats, families)
+    results = judge_all(board, data, args.rounds, args.max_repeats, families, os.cpu_count() or 1)
     print("\n" + "\n".join(table(results, data, args.rounds, args.max_repeats)))
     print("\nthe noise: each metric over the boots that measured it\n")
     print("\n".join(spread_table(data, families)))
