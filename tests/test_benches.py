@@ -187,6 +187,37 @@ def test_gate_false_alarms_runs_through_the_gate(tmp_path):
     assert g.weighed(runs, usual, second, 0.0)["regressed"] == 0
 
 
+def test_noisy_board_rounds_through_the_gate(capsys):
+    """bench/noisy_board.py's core on a tiny pool: A/A rounds of a repeating figure end
+    'same' (no false alarm), a shift of twice the floor is found, each round's boots are
+    counted; a host-bound figure's shift against a stored baseline stays unknown on the
+    virtual board (judge rule 7) and is found when the same samples are a real board's."""
+    from boardlab.facts.board import load_board
+    nb = bench("noisy_board")
+    board = load_board("qemu-arm-noisy")
+    memory = [{"memory.free_free_kb": 90000.0, "memory.free_used_kb": 6288.0} for _ in range(12)]
+    aa = nb.rounds(board, memory, "memory", 2, 5, 0)
+    shifted = nb.rounds(board, memory, "memory", 2, 5, 2, seed=2)
+    t = nb.tally(aa, shifted, "memory")
+    assert t["alarms"] == 0 and t["aa_same"] == {"memory.free_free_kb": 2, "memory.free_used_kb": 2}
+    assert t["found"] == {"memory.free_free_kb": 2, "memory.free_used_kb": 2} and t["every"] == 2
+    assert t["target"] == "memory.free_free_kb" and 3 <= t["aa_boots"][0] <= t["aa_boots"][1] <= 5
+    lat = [{"lmbench.lat_pipe_us": 300.0 + i % 3} for i in range(12)]   # CV 0.3 %, floor 3 %
+    here = nb.rounds(board, lat, "lmbench", 1, 5, 2)
+    real = nb.rounds(nb.as_real_board(board), lat, "lmbench", 1, 5, 2)
+    assert here["verdicts"] == [{"lmbench.lat_pipe_us": "unknown"}]
+    assert real["verdicts"] == [{"lmbench.lat_pipe_us": "regressed"}]
+    assert nb.rounds(board, lat[:6], "lmbench", 1, 5, 0)["verdicts"] == []   # no baseline left
+    data = {"board": board.name, "clock": "realtime", "host": "h", "date": "d", "jitter_s": 10,
+            "boots": [{"families": ["memory"], "clock": "realtime", "host_s": 6.0, "figures": f} for f in memory]}
+    nb.describe(data, board)
+    results = nb.judge_all(board, data, 1, 5, ["memory"])
+    lines = nb.table(results, data, 1, 5) + nb.spread_table(data, ["memory"])
+    assert "| this board | memory | 12 | 0 of 1 |" in "\n".join(lines)
+    assert "| memory.free_free_kb | 12 | 90000 | 90000 - 90000 | 0.00 % |" in lines
+    assert "guest-realtime" in lines[0] and "12 of boot_time and memory" in lines[0]
+
+
 def test_history_detection_series():
     h = bench("history_detection")
     flat = h.series(random.Random(1), 0.0, 0.0, 3)

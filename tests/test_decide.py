@@ -109,3 +109,22 @@ def test_no_single_run_verdict_where_exactness_is_not_shown():
         for a, board in ((Figures([100.0], clock, HERE), ARM), (Figures([100.0] * 3, "guest-realtime", HERE), tqm)):
             b = Figures([150.0], a.clock, HERE)
             assert decide(key, a, b, board, interleaved=True).outcome == vd.UNKNOWN, (key, a, board.name)
+
+
+def test_the_noisy_board_never_gets_a_one_run_verdict():
+    """qemu-arm-noisy (qemu-arm on the realtime clock, the real board's stand-in): every
+    judged metric on the clock its facts give it, against a stored side of five samples
+    that agree to the unit, one run of B: no verdict (same, regressed or improved), with or
+    without a change, paired or not. The gate samples until decided (bench/noisy_board.py)."""
+    from boardlab.measure.clocks import metric_clock
+    noisy = load_board("qemu-arm-noisy")
+    for key, spec in catalogue.METRICS.items():
+        if spec.not_judged or spec.suite == "build":
+            continue
+        clock = metric_clock(spec.suite, spec.name, spec.unit, noisy)
+        assert clock in ("host", "guest-realtime", "none"), key
+        for b in (100.0, 150.0):
+            for interleaved in (False, True):
+                v = decide(key, Figures([100.0] * 5, clock, HERE), Figures([b], clock, HERE), noisy,
+                           interleaved=interleaved)
+                assert v.outcome == vd.UNKNOWN and not v.exact, (key, b, interleaved, v.why)

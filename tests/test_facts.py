@@ -50,6 +50,31 @@ def test_the_virtual_board_measures_on_the_deterministic_clock():
     assert "-icount" not in qemu_command(b, lab, "realtime")   # the switch's realtime setting
 
 
+def test_the_noisy_board_is_qemu_arm_with_the_deterministic_clock_off():
+    """boards/qemu-arm-noisy.yaml, the real board's stand-in: qemu-arm's machine, U-Boot,
+    kernels and bootargs on the same lab host, wired apart (its own outlet, console port,
+    address, tap, TFTP directory, NFS export and images), QEMU on the host's real time."""
+    from boardlab.judge.decide import deterministic_board, host_bound
+    from boardlab.measure.clocks import GUEST_REALTIME, HOST, metric_clock
+    from boardlab.vlab.power import qemu_command
+    arm, noisy = load_board("qemu-arm"), load_board("qemu-arm-noisy")
+    assert noisy.qemu.clock == "realtime" and "-icount" not in qemu_command(noisy, load_lab_host("vlab"))
+    assert noisy.lab_host == arm.lab_host == "vlab"
+    for part in ("uboot", "mkimage", "root", "timeouts"):
+        assert getattr(noisy, part) == getattr(arm, part), part
+    assert (noisy.qemu.machine, noisy.qemu.cpu, noisy.qemu.bios) == (arm.qemu.machine, arm.qemu.cpu, arm.qemu.bios)
+    assert noisy.images.kernels == arm.images.kernels and noisy.ram_mb == arm.ram_mb
+    apart = lambda b: (b.power.index, b.console.ser2net_port, b.network.ip, b.network.mac, b.qemu.tap,  # noqa: E731
+                       b.tftp.dir, b.tftp.prefix, b.nfs.export, b.images.dir)
+    assert all(x != y for x, y in zip(apart(noisy), apart(arm)))
+    assert noisy.shell.prompt.startswith("root@qemu-arm-noisy:")   # its images carry its name
+    # its figures say the clock they have, and are the host's
+    assert metric_clock("lmbench", "lat_pipe_us", "us", noisy) == GUEST_REALTIME
+    assert metric_clock("boot_time", "guest_login", "s", noisy) == GUEST_REALTIME
+    assert metric_clock("boot_time", "login", "s", noisy) == HOST
+    assert not deterministic_board(noisy) and host_bound(GUEST_REALTIME, noisy, "lmbench.lat_pipe_us")
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"qemu__clock": "wallclock"}, r"field 'qemu.clock' must be one of deterministic, realtime"),
     ({"qemu__icount_shift": "4"}, r"field 'qemu.icount_shift' must be int"),
@@ -125,7 +150,7 @@ def test_not_yaml_is_a_clear_error(tmp_path):
 
 def test_the_lab_hosts_load_with_the_boards_that_name_them():
     lab = load_lab_host("vlab")
-    assert lab.boards == ("qemu-arm",) and lab.management_ip == "10.231.0.11"
+    assert sorted(lab.boards) == ["qemu-arm", "qemu-arm-noisy"] and lab.management_ip == "10.231.0.11"
     assert load_lab_host("vlab2").boards == ("qemu-ppc",)
     assert load_board("qemu-ppc").power.url == "http://10.231.0.12:8101/outlet/2/value"   # {lab_host}
 
