@@ -333,3 +333,51 @@ def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
     cmd = cp.pytest_cmd("qemu-arm", tmp_path)
     assert cmd[-1] == "--ignore=testsuites/test_build.py" and "--quick" in cmd and "testsuites/" in cmd
     assert "--quick" not in cp.pytest_cmd("qemu-arm", tmp_path, full=True)
+
+
+def test_chaos_counts_overlaps_from_a_power_log_and_the_holds():
+    ch = bench("chaos")
+    t = time.mktime(time.strptime("2026-12-01 23:59:50", "%Y-%m-%d %H:%M:%S"))
+    log = ('23:59:50 10.231.0.11 "PUT /outlet/1/value HTTP/1.1" 200 -\n'
+           '23:59:55 10.231.0.1 "GET /outlet/1/value HTTP/1.1" 200 -\n'   # a read: no power action
+           '23:59:58 10.231.0.1 "PUT /outlet/1/value HTTP/1.1" 200 -\n'
+           '00:00:05 10.231.0.11 "PUT /outlet/1/value HTTP/1.1" 200 -\n'   # after midnight: the next day
+           '00:00:09 10.231.0.11 "PUT /outlet/2/value HTTP/1.1" 200 -\n')
+    requests = ch.power_requests(log, {1: "qemu-arm"}, t)
+    assert requests == [(t, "10.231.0.11", "qemu-arm"), (t + 8, "10.231.0.1", "qemu-arm"),
+                        (t + 15, "10.231.0.11", "qemu-arm"), (t + 19, "10.231.0.11", "outlet 2")]
+    sources = {"10.231.0.11": "lava", "10.231.0.1": "person"}
+    alice = [("qemu-arm", t + 5, t + 12)]                    # her hold: her own two requests in it
+    job = [("qemu-arm", t - 30, t + 3), ("qemu-ppc", t, t + 60)]
+    assert ch.overlaps(requests, alice, job, sources) == []
+    # LAVA's worker inside alice's hold, and alice inside a LAVA job, each counted; the edges' second is not
+    late_job = job + [("qemu-arm", t + 6, t + 10)]
+    assert ch.overlaps(requests, [("qemu-arm", t + 10, t + 20)], late_job, sources) == [
+        (t + 8, "10.231.0.1", "qemu-arm"), (t + 15, "10.231.0.11", "qemu-arm")]
+    assert ch.overlaps(requests, [("qemu-arm", t + 14, t + 16)], [], sources, margin=0.5) == [
+        (t + 15, "10.231.0.11", "qemu-arm")]
+    assert ch.overlaps(requests, [("qemu-arm", t + 14.5, t + 16)], [], sources) == []
+    assert ch.overlaps(requests, alice, job, {}) == []       # a source of neither side
+
+
+def _view(holder, health, job=None, reservation=None):
+    return {"holder": holder, "health": health, "job": job, "reservation": reservation}
+
+
+def test_chaos_says_when_boards_are_usable_again_and_which_are_wedged():
+    ch, lava = bench("chaos"), "lava-arbiter/lava"
+    assert ch.usable(_view(lava, "Good")) and ch.usable(_view(lava, "Unknown", job=7))
+    assert ch.usable(_view(lava, "Maintenance", job=7))             # set aside while its job ends
+    assert ch.usable(_view("dev/alice", "Maintenance"))            # a person's, LAVA starts nothing
+    assert ch.usable(_view(None, "Maintenance", reservation="tok"))  # released to a reservation
+    assert not ch.usable(_view(None, "Good"))                      # nobody holds it: not re-taken
+    assert not ch.usable(_view("dev/alice", "Good"))               # LAVA could start a job on it
+    assert not ch.usable(_view("dev/alice", "Maintenance", job=7))  # an overlap
+    assert not ch.usable(_view(lava, "Bad")) and not ch.usable(None)
+    end = 1000.0
+    samples = [(990.0, {"a": _view(lava, "Good")}), (1001.0, None), (1003.0, {"a": _view(None, "Good")}),
+               (1009.0, {"a": _view(lava, "Good")}), (1020.0, {"a": _view(lava, "Good")})]
+    assert ch.recovery(end, samples, {995.0, 1004.0, 1008.0}) == (9.0, [])
+    assert ch.recovery(end, samples, {1001.5, 1002.5}) == (9.0, ["a"])    # not back by the second round
+    assert ch.recovery(end, samples[:3], set()) == (None, ["a"])        # no two rounds: the last look
+    assert ch.recovery(end, samples[:2], {1001.5, 1001.6}) == (None, ["(no answer)"])
