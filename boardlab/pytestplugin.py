@@ -78,8 +78,9 @@ def run_dir(request):
 
 @pytest.fixture(scope="session")
 def board_strategy(strategy, run_dir, request):
-    """The board's strategy with the kernel and root of the command line selected.
-    Powered off at the end of the session."""
+    """The board's strategy, the command line's kernel and root selected, its place held
+    where LAVA shares the board (boot.placehold: the sweep's runs inherit the sweep's)."""
+    from boardlab.boot.placehold import place_held
     strategy.select(kernel=request.config.getoption("--kernel") or "",
                     root=request.config.getoption("--root") or "",
                     ramdisk=request.config.getoption("--ramdisk") or "")
@@ -88,8 +89,9 @@ def board_strategy(strategy, run_dir, request):
     # the strategy knows when each milestone is due from these baselines on its own
     strategy.baselines_dir = str(request.config.getoption("--baselines-dir") or "")
     _check_before_boot(strategy, request)
-    yield strategy
-    strategy.transition("off")
+    with place_held(strategy.board, "pytest"):
+        yield strategy
+        strategy.transition("off")   # powered off before the place is given back
 
 
 def _prepare_virtual_board(board):
@@ -98,10 +100,8 @@ def _prepare_virtual_board(board):
     from boardlab.vlab.host import prepare_if_virtual
     try:
         prepare_if_virtual(board)
-    except InputError as e:   # its lab host is down: said as it is
-        pytest.exit(str(e), returncode=4)
-    except BoardlabError as e:
-        pytest.exit(f"board {board.name}: its images: {e}", returncode=4)
+    except BoardlabError as e:   # InputError: its lab host is down, said as it is
+        pytest.exit(str(e) if isinstance(e, InputError) else f"board {board.name}: its images: {e}", returncode=4)
 
 
 def _check_before_boot(strategy, request):

@@ -243,3 +243,19 @@ def test_a_sweep_whose_board_is_not_had_stops_there_to_be_resumed(monkeypatch, t
         sweep.sweep(load_board(BOARD), ["6.1.1-1", "6.1.2-1"], tmp_path / "out", tmp_path / "virt-nfs" / "f", None,
                     budget=0)
     assert measured == []
+
+
+def test_a_child_of_a_hold_holds_nothing_more_and_the_suites_take_the_place(lab):
+    """The sweep's suites are a pytest of their own: the place the sweep holds is theirs
+    (the environment says so), not waited for again. A suites session of its own holds
+    the place as any command does (the chaos bench saw its power requests inside a LAVA
+    job while it took none)."""
+    with place_held(load_board(BOARD), "kernel-sweep"):
+        assert os.environ[placehold.HELD_ENV] == BOARD
+        calls = len(lab.calls)
+        with place_held(load_board(BOARD), "pytest") as inner:
+            assert inner is None and len(lab.calls) == calls
+    assert placehold.HELD_ENV not in os.environ
+    import inspect
+    from boardlab import pytestplugin
+    assert 'place_held(strategy.board, "pytest")' in inspect.getsource(pytestplugin.board_strategy)

@@ -51,6 +51,11 @@ POLL_S = 30.0       # each labgrid-client call is a Python process of ~0.5 CPU-s
 FIRST_POLL_S = 5.0  # a free place is allocated at once: no progress line for it
 SAY_AGAIN_S = 600.0
 _HELD: set = set()  # the places this process holds: a nested session holds nothing more
+HELD_ENV = "BOARDLAB_PLACES_HELD"   # ... nor does a child (the sweep's suites: a pytest of their own)
+
+
+def _held_here_or_above() -> set:
+    return _HELD | {p for p in os.environ.get(HELD_ENV, "").split(",") if p}
 
 
 class PlaceHoldError(BoardlabError):
@@ -229,7 +234,7 @@ def place_held(board: Board, command: str, echo=progress, arbiter_state: Path | 
     else nothing taken (-> None). PlaceHoldError (a lab error, one line) when the
     coordinator does not answer or the place is not had in time."""
     why = shared_with_lava(board, arbiter_state)
-    if why is None or board.name in _HELD:
+    if why is None or board.name in _held_here_or_above():
         yield None
         return
     hold = PlaceHold(load_lab().coordinator, board.name, command, why, echo)
@@ -246,7 +251,9 @@ def _holding(hold: PlaceHold):
         hold.wait(limit)
         hold.acquire()
         _HELD.add(hold.place)
+        os.environ[HELD_ENV] = ",".join(sorted(_held_here_or_above()))
         yield
     finally:
         _HELD.discard(hold.place)
+        os.environ.pop(HELD_ENV) if not _HELD else os.environ.__setitem__(HELD_ENV, ",".join(sorted(_HELD)))
         hold.end()
