@@ -255,5 +255,5 @@ def _holding(hold: PlaceHold):
         yield
     finally:
         _HELD.discard(hold.place)
-        os.environ.pop(HELD_ENV) if not _HELD else os.environ.__setitem__(HELD_ENV, ",".join(sorted(_HELD)))
+        os.environ.pop(HELD_ENV, None) if not _HELD else os.environ.__setitem__(HELD_ENV, ",".join(sorted(_HELD)))
         hold.end()
