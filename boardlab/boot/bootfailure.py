@@ -1,91 +1,95 @@
-"""What a failed boot leaves behind and says, for BoardStrategy (a mixin: it needs the
-strategy's console, power and last boot record): the console log saved, the board
-powered off whatever failed (or the failure to do so said loudly), and a reason that
-names the cause - a panic quoted, a hang with the milestone that was due, a timeout
-with the milestone waited for."""
+"""What a failed boot leaves behind and says, a part of BoardStrategy: the console log
+saved, the board powered off whatever failed (or the failure to do so said loudly), and
+a reason that names the cause - a panic quoted, a hang with the milestone that was due,
+a timeout with the milestone waited for."""
 from __future__ import annotations
 
+import socket
 import time
 
-from pexpect import TIMEOUT
+import attr
+from pexpect import EOF, TIMEOUT
+from serial import SerialException
 
 from boardlab.boot import bootlog, bootwatch
-from boardlab.boot.bootlog import BootError
-from boardlab.errors import INPUT
+from boardlab.boot.bootlog import BootError, Boots
+from boardlab.boot.serialdriver import received, timestamps
 from boardlab.measure import console as con
 
+# what a console whose ser2net restarted or whose lab host went away raises (not any
+# OSError: a full disk or a permission is no reason to suspect ser2net)
+CONSOLE_LOST = (EOF, EOFError, ConnectionError, socket.timeout, SerialException)
 
+
+@attr.s(eq=False, kw_only=True)
 class BootFailures:
-    """Failure handling of BoardStrategy; it provides _power_off, timeout(), console,
-    last_boot, boot_count, log_dir and logger."""
+    """A failed boot's end. It holds nothing of its own: what it saves is the record of
+    the boot in progress (boots.last), what it quotes is the console's."""
+    console = attr.ib()     # the console driver: its stamped lines, the rest of a panic report
+    boots = attr.ib(validator=attr.validators.instance_of(Boots))   # the boot that failed
+    log_dir = attr.ib()   # where its log goes ('': bootlog.log_dir's default)
+    power_off = attr.ib()   # the strategy's power-off (it keeps the strategy's status): BootError if it fails
+    logger = attr.ib()
 
-    @property
-    def _stamps(self) -> con.ConsoleTimestamper:
-        ts = getattr(self.console, "timestamper", None)
-        if ts is None:
-            raise BootError("the console driver keeps no timestamps: use "
-                            "TimestampingSerialDriver in the environment file", party=INPUT)
-        return ts
+    def reached(self, patterns):
+        """The last milestone of patterns the console has shown."""
+        return con.reached(timestamps(self.console).snapshot(), patterns)
 
-    def _rx_lines(self) -> list[str]:
-        return [ln.text for ln in self._stamps.snapshot() if ln.kind == con.RX]
-
-    def _check_hang(self, plan, patterns, expected):
+    def check_hang(self, plan, patterns, expected):
+        """Fail the boot when the console has been silent past the next milestone's due time
+        (expected: a bootwatch.Expected; empty, no judgement)."""
         if not expected:
             return
-        lines = self._stamps.snapshot()
+        lines = timestamps(self.console).snapshot()
         t0 = con.origin_time(lines)
         rx = [ln for ln in lines if ln.kind == con.RX and ln.t >= t0]
         hang = bootwatch.overdue(expected, con.find_milestones(lines, patterns), patterns,
                                  time.monotonic() - t0, rx[-1].t - t0 if rx else None,
                                  rx[-1].text if rx else "the load command")
         if hang:
-            self._fail(hang.reason(plan.kernel.name), self._reached(patterns), kernel_fault=True)
+            self.fail(hang.reason(plan.kernel.name), self.reached(patterns), kernel_fault=True)
 
-    def _reached(self, patterns):
-        return con.reached(self._stamps.snapshot(), patterns)
+    def timeout(self, patterns, boot_s: float):
+        self.fail(f"timeout: no {con.next_milestone(timestamps(self.console).snapshot(), patterns)!r} "
+                  f"within {boot_s:.0f} s of the load command", self.reached(patterns), kernel_fault=True)
 
-    def _timeout(self, patterns):
-        self._fail(f"timeout: no {con.next_milestone(self._stamps.snapshot(), patterns)!r} within "
-                   f"{self.timeout('boot_s'):.0f} s of the load command", self._reached(patterns),
-                   kernel_fault=True)
-
-    def _panic(self, patterns):
+    def panic(self, patterns):
         end = time.monotonic() + 1.5   # let the panic report finish, then quote it
         while time.monotonic() < end:
             try:
                 self.console.read(size=4096, timeout=0.3)
             except TIMEOUT:
                 break
-        lines = self._rx_lines()
+        lines = received(self.console)
         first = next(i for i, t in enumerate(lines) if "Kernel panic" in t)
         text = "\n".join(lines[max(0, first - 3):first + 1])
-        self._fail(f"kernel panic:\n{text}", self._reached(patterns), tail_lines=0, kernel_fault=True)
+        self.fail(f"kernel panic:\n{text}", self.reached(patterns), tail_lines=0, kernel_fault=True)
 
-    def _save_log(self, outcome) -> str:
-        return bootlog.save_log(self.last_boot, bootlog.log_dir(self.log_dir), self.boot_count,
-                                outcome)
+    def console_lost(self, e: BaseException):
+        self.fail(f"the console ({bootlog.console_where(self.console)}) failed: "
+                  f"{type(e).__name__}: {e}. Is ser2net running there (did it restart, "
+                  f"or the lab host go away)?", None, part="console")
 
-    def _abandon(self, outcome) -> str:
+    def abandon(self, outcome) -> str:
         """Save the console log and power the board off, whatever failed; returns
         the state the board is left in, in words."""
-        if self.last_boot is not None:
+        if self.boots.last is not None:
             try:
-                self.last_boot.lines = self._stamps.snapshot()
-                self.last_boot.log_path = self._save_log(outcome)
+                self.boots.last.lines = timestamps(self.console).snapshot()
+                self.boots.save(self.log_dir, outcome)
             except OSError as e:
                 self.logger.warning("could not save the console log: %s", e)
         try:
-            self._power_off()
+            self.power_off()
             return "the board is powered off"
         except BootError as e:
             return e.reason
 
-    def _fail(self, reason, milestone, tail_lines=12, kernel_fault=False, part=""):
+    def fail(self, reason, milestone, tail_lines=12, kernel_fault=False, part=""):
         """Save the console log, power the board off, raise BootError (kernel_fault: the
         kernel under test failed by itself, not the lab; part: the lab's that did)."""
-        state = self._abandon(f"FAILED: {reason.splitlines()[0]}")
-        tail = self._rx_lines()[-tail_lines:] if tail_lines else []
-        log_path = self.last_boot.log_path if self.last_boot is not None else None
+        state = self.abandon(f"FAILED: {reason.splitlines()[0]}")
+        tail = received(self.console)[-tail_lines:] if tail_lines else []
+        log_path = self.boots.last.log_path if self.boots.last is not None else None
         raise BootError(f"{reason}\n({state})", milestone=milestone, log_path=log_path,
                         tail=tail, kernel_fault=kernel_fault, part=part)

@@ -1,5 +1,5 @@
-"""What one boot left behind: its record (milestones, clock, log) and the console log
-file a person reads."""
+"""What one boot left behind: its record (milestones, clock, log), the console log
+file a person reads, and a strategy's boots (how many, the last one's record)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +7,8 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import attr
 
 from boardlab.boot.bootplan import KernelUnderTest
 from boardlab.errors import KERNEL, LAB, BoardlabError
@@ -52,6 +54,26 @@ def save_log(rec: BootRecord, directory: Path, number: int, outcome: str) -> str
     if rec.dmesg:   # a boot with its phase log: the kernel's log beside the console's
         atomic_write(path.with_suffix(".kmsg"), "\n".join(rec.dmesg) + "\n")
     return str(path)
+
+
+@attr.s(eq=False)
+class Boots:
+    """A strategy's boots: how many began, and the record of the last one (the boot in
+    progress, once it has begun), whose console log is written as it ends."""
+    board = attr.ib(validator=attr.validators.instance_of(str))
+    count = attr.ib(default=0)
+    last = attr.ib(default=None)   # BootRecord
+
+    def begin(self, plan) -> BootRecord:
+        """A new boot of a plan (bootplan.BootPlan): its record, numbered."""
+        self.count += 1
+        self.last = BootRecord(self.board, plan.kernel, plan.root, ramdisk=plan.ramdisk)
+        return self.last
+
+    def save(self, directory: str, outcome: str) -> str:
+        """Write (or rewrite) the last boot's console log in directory ('': log_dir()'s)."""
+        self.last.log_path = save_log(self.last, log_dir(directory), self.count, outcome)
+        return self.last.log_path
 
 
 class BootError(BoardlabError):

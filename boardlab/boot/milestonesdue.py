@@ -39,3 +39,10 @@ def milestones_due(board: str, kernel: str, root: Path = KERNELS_DIR) -> Expecte
         return Expected()
     return Expected(times, f"the slowest baseline of the board's other kernels "
                            f"({', '.join(kernels)}; {kernel} has none of its own)")
+
+
+def for_boot(board: str, kernel: str, root: str = "", narrowing=None) -> Expected:
+    """What a boot is held to: the stored baselines' times (root: where they are, '':
+    kernels/), narrowed by a caller's narrowing(board, kernel) -> Expected, if any."""
+    own = milestones_due(board, kernel, root or KERNELS_DIR)
+    return own.narrowed(narrowing(board, kernel)) if narrowing else own

@@ -1,5 +1,6 @@
 """The console driver every board's environment uses: labgrid's SerialDriver that
-stamps each console line with the host arrival time of its first character."""
+stamps each console line with the host arrival time of its first character; and the
+stamps of a bound console, as the strategy's parts read them."""
 from __future__ import annotations
 
 import os
@@ -10,6 +11,8 @@ import attr
 from labgrid.driver import SerialDriver
 from labgrid.factory import target_factory
 
+from boardlab.boot.bootlog import BootError
+from boardlab.errors import INPUT
 from boardlab.measure import console as con
 
 
@@ -44,3 +47,18 @@ class TimestampingSerialDriver(SerialDriver):
         self.close()
         self.open()
         self._expect.buffer = b""  # pylint: disable=protected-access
+
+
+def timestamps(console) -> con.ConsoleTimestamper:
+    """The stamped lines of a console driver (TimestampingSerialDriver's); BootError
+    naming the driver to use when the environment binds another."""
+    ts = getattr(console, "timestamper", None)
+    if ts is None:
+        raise BootError("the console driver keeps no timestamps: use "
+                        "TimestampingSerialDriver in the environment file", party=INPUT)
+    return ts
+
+
+def received(console) -> list[str]:
+    """The text of every line the console received since its stamps were last cleared."""
+    return [ln.text for ln in timestamps(console).snapshot() if ln.kind == con.RX]

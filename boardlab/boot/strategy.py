@@ -1,11 +1,12 @@
 """The one strategy every board uses, real or virtual: off -> uboot -> shell.
 
 The boot itself is planned by boardlab.boot.bootplan from the board's facts (files to stage,
-U-Boot commands, console patterns); this strategy executes the plan over the drivers
-(power, console, U-Boot, shell): power on and stop autoboot, then the U-Boot dialogue
-(ubootdialog: stage, one command per line, the loads timed from the moment the load
-command is sent) and the kernel's way to a shell (kernelboot: login, hang watch). No systemd assumption: busybox/sysvinit
-boards reach the shell when the login prompt has been answered and a prompt came back.
+U-Boot commands, console patterns); this strategy executes the plan through parts it
+makes of its bound drivers, each given what it needs: the U-Boot dialogue (ubootdialog:
+stop autoboot, stage, one command per line, the loads timed from the moment the load
+command is sent), the kernel's way to a shell (kernelboot: login, hang watch) and a
+failed boot's end (bootfailure). No systemd assumption: busybox/sysvinit boards reach
+the shell when the login prompt has been answered and a prompt came back.
 
 Failures raise BootError with the reason, the last milestone reached and the path of
 the saved console log; the board is powered off first, so it is in a known state."""
@@ -13,23 +14,20 @@ from __future__ import annotations
 
 import enum
 import os
-import socket
 import time
 
 import attr
-from pexpect import EOF
-from serial import SerialException
 
 from labgrid.factory import target_factory
 from labgrid.step import step
 from labgrid.strategy import Strategy
 
-from boardlab.boot import bootlog, bootplan, powerctl
+from boardlab.boot import bootlog, bootplan, milestonesdue, powerctl
 from boardlab.boot.boardlock import BoardLock
-from boardlab.boot.bootfailure import BootFailures
-from boardlab.boot.bootlog import BootError, BootRecord
+from boardlab.boot.bootfailure import CONSOLE_LOST, BootFailures
+from boardlab.boot.bootlog import BootError, Boots
 from boardlab.boot.kernelboot import KernelToShell
-from boardlab.boot.serialdriver import TimestampingSerialDriver
+from boardlab.boot.serialdriver import TimestampingSerialDriver, timestamps
 from boardlab.boot.ubootdialog import UBootDialog
 from boardlab.errors import BUG, INPUT
 from boardlab.facts.board import load_board
@@ -39,9 +37,12 @@ from boardlab.measure import clocks, kernelid
 __all__ = ["BoardStrategy", "BootError", "Status", "TimestampingSerialDriver"]
 
 
-# what a console whose ser2net restarted or whose lab host went away raises (not any
-# OSError: a full disk or a permission is no reason to suspect ser2net)
-CONSOLE_LOST = (EOF, EOFError, ConnectionError, socket.timeout, SerialException)
+def _input(planning, *args, **kwargs):
+    """What bootplan works out; its PlanError a BootError of the input."""
+    try:
+        return planning(*args, **kwargs)
+    except bootplan.PlanError as e:
+        raise BootError(str(e), party=INPUT) from None
 
 
 class Status(enum.Enum):
@@ -53,7 +54,7 @@ class Status(enum.Enum):
 
 @target_factory.reg_driver
 @attr.s(eq=False)
-class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
+class BoardStrategy(Strategy):
     """Power-off to shell for any board, with the boot timed. `facts` names the
     board's facts file (boards/<name>.yaml); `kernel` and `root` select what to boot
     (empty: the board's defaults). A kernel is a name from the facts' images, a path
@@ -89,12 +90,18 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.board = load_board(path)
         self.lock = BoardLock(self.board.name)   # taken by the first transition
         self.booted = None        # the selection of the running kernel, when at shell
-        self.last_boot = None     # BootRecord of the last boot attempt
-        self.boot_count = 0
-        self.deadline = 0.0       # of the boot in progress: load command + boot_s
+        self.boots = Boots(self.board.name)   # how many boots began, the last one's record
         # the strategy knows when each milestone is due from the baselines (boot.milestonesdue);
         # a caller may narrow it: (board, kernel) -> bootwatch.Expected, the earlier time wins
         self.milestones_due = None
+
+    @property
+    def last_boot(self) -> bootlog.BootRecord | None:   # the one in progress, once it began
+        return self.boots.last
+
+    @property
+    def boot_count(self) -> int:
+        return self.boots.count
 
     # ---- selection -------------------------------------------------------------------
     def select(self, kernel=None, root=None, ramdisk=None, phase_log=None, kernel_args=None):
@@ -128,19 +135,13 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         """The boot of the current selection (bootplan.plan_boot)."""
         kernel, root, ramdisk = self.selection
         provider = self.tftp.provider if self.tftp is not None else None
-        try:
-            return bootplan.plan_boot(self.board, kernel, root, ramdisk,
-                                      provider.external if provider is not None else None,
-                                      phase_log=self.phase_log, kernel_args=self.kernel_args)
-        except bootplan.PlanError as e:
-            raise BootError(str(e), party=INPUT) from None
+        return _input(bootplan.plan_boot, self.board, kernel, root, ramdisk,
+                      provider.external if provider is not None else None,
+                      phase_log=self.phase_log, kernel_args=self.kernel_args)
 
     def require_files(self, plan: bootplan.BootPlan):
         """Every file the boot stages is there (bootplan.require_files)."""
-        try:
-            bootplan.require_files(self.board, plan.stage)
-        except bootplan.PlanError as e:
-            raise BootError(str(e), party=INPUT) from None
+        _input(bootplan.require_files, self.board, plan.stage)
 
     @property
     def kernel_under_test(self) -> bootplan.KernelUnderTest:
@@ -191,13 +192,11 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         except BootError:
             raise
         except CONSOLE_LOST as e:
-            self._fail(f"the console ({bootlog.console_where(self.console)}) failed: "
-                       f"{type(e).__name__}: {e}. Is ser2net running there (did it restart, "
-                       f"or the lab host go away)?", None, part="console")
+            self._failures().console_lost(e)
         except OSError as e:   # this machine's own: a file, a permission, a full disk
-            self._fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
+            self._failures().fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
         except BaseException:   # Ctrl-C, or any other error: never leave the board on
-            self._abandon("interrupted" if status != Status.off else "power-off interrupted")
+            self._failures().abandon("interrupted" if status != Status.off else "power-off interrupted")
             raise
         self.status = status
 
@@ -219,6 +218,30 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self.transition(Status.shell)
         return self.last_boot
 
+    def stage(self, local) -> str:
+        """Put a file into the board's TFTP directory (UBootDialog.stage); returns the
+        name U-Boot asks for."""
+        return self._uboot_dialog().stage(local)
+
+    # ---- the parts, made of the bound drivers and the settings of the moment ---------
+    def _failures(self) -> BootFailures:
+        return BootFailures(console=self.console, boots=self.boots, log_dir=self.log_dir,
+                            power_off=self._power_off, logger=self.logger)
+
+    def _uboot_dialog(self) -> UBootDialog:
+        return UBootDialog(board=self.board, console=self.console, uboot=self.uboot,
+                           target=self.target, power=self.power, tftp=self.tftp,
+                           failures=self._failures(), logger=self.logger,
+                           uboot_s=self.timeout("uboot_s"), load_s=self.timeout("load_s"))
+
+    def _kernel_to_shell(self, plan) -> KernelToShell:
+        return KernelToShell(plan=plan, board=self.board, console=self.console, shell=self.shell,
+                             target=self.target, boots=self.boots, log_dir=self.log_dir,
+                             failures=self._failures(), boot_s=self.timeout("boot_s"),
+                             shell_s=self.timeout("shell_s"),
+                             expected=milestonesdue.for_boot(self.board.name, plan.kernel.name,
+                                                             self.baselines_dir, self.milestones_due))
+
     # ---- steps -----------------------------------------------------------------------
     @step()
     def _power_off(self):
@@ -238,53 +261,39 @@ class BoardStrategy(BootFailures, UBootDialog, KernelToShell, Strategy):
         self._power_off()
         # this boot's record first: whatever fails from here is logged as this boot's,
         # never over the last (good) boot's log
-        self.boot_count += 1
-        self.last_boot = BootRecord(self.board.name, plan.kernel, plan.root, ramdisk=plan.ramdisk)
+        record = self.boots.begin(plan)
         self.target.activate(self.console)
         if hasattr(self.console, "reconnect"):   # ser2net may have restarted since the last boot
             self.console.reconnect()
-        self._flush_console()
-        self._stamps.clear()
+        dialog = self._uboot_dialog()
+        dialog.flush()
+        stamps = timestamps(self.console)
+        stamps.clear()
         t_on = time.monotonic()
-        self._stamps.mark("power on", t_on)
+        stamps.mark("power on", t_on)
         self.status = Status.unknown   # from here, only a power-off makes it known again
         try:
             powerctl.switch(self.power, True, self.board)
         except powerctl.PowerError as e:
-            self._fail(str(e), None, part="power")
-        self.last_boot.qemu_clock = clocks.switch_clock(self.board)
-        uboot_s = self.timeout("uboot_s")
-        self.uboot.login_timeout = int(uboot_s)   # the facts', or this strategy's override
-        error = no_countdown = self._stop_autoboot(uboot_s)
-        for attempt in range(3 if no_countdown is None else 0):
-            try:
-                self.target.activate(self.uboot)
-                break
-            except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
-                error = e
-                if self.board.uboot.prompt.strip() not in "\n".join(self._rx_lines()) or attempt == 2:
-                    break
-                # U-Boot is there but lost a character of the prompt check (typed while
-                # it was leaving the autoboot countdown): ask again
-                self.target.deactivate(self.uboot)
-                self.console.sendline("")
-        if not self.uboot.get_status():
-            self._fail(self._no_prompt_reason(uboot_s, no_countdown, error), None,
-                       part="console")   # no U-Boot: its reason names the power and the wiring
-        self._stamps.mark("uboot prompt", time.monotonic())
-        self.last_boot.power_on_to_uboot_s = round(time.monotonic() - t_on, 4)
+            self._failures().fail(str(e), None, part="power")
+        record.qemu_clock = clocks.switch_clock(self.board)
+        dialog.reach_prompt()
+        stamps.mark("uboot prompt", time.monotonic())
+        record.power_on_to_uboot_s = round(time.monotonic() - t_on, 4)
 
     @step()
     def _to_shell(self, plan):
         self.require_files(plan)   # a file that is not there: before the board is touched
         self._to_uboot(plan)
+        dialog = self._uboot_dialog()
         for local, _ in plan.stage:
-            self.stage(local)
+            dialog.stage(local)
         for cmd in plan.setup_commands:
-            self._uboot_cmd(cmd)
+            dialog.command(cmd)
         for n, load in enumerate(plan.loads):
-            self._load(load, origin=n == 0)
+            dialog.load(load, origin=n == 0)
         self.console.sendline(plan.boot_command)
-        self._await_login(plan)
-        self._login(plan)
+        kernel = self._kernel_to_shell(plan)   # when each milestone is due: read after bootm, as before
+        kernel.await_login()
+        kernel.login()
         self.booted = self._booting

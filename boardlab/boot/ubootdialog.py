@@ -1,24 +1,36 @@
-"""The U-Boot side of a boot, for BoardStrategy (a mixin: it needs the strategy's
-console, board facts, timeouts and _fail): stop the autoboot countdown of this power
-cycle, send one command per prompt, stage a file to TFTP and load it, and stop a command
-that does not come back. Every U-Boot dialect, 1.1.x to 2023, takes one line per
-command."""
+"""The U-Boot side of a boot, a part of BoardStrategy: stop the autoboot countdown of
+this power cycle and have labgrid's U-Boot driver take the prompt, send one command per
+prompt, stage a file to TFTP and load it, and stop a command that does not come back.
+Every U-Boot dialect, 1.1.x to 2023, takes one line per command."""
 from __future__ import annotations
 
 import re
 import time
 
+import attr
 from pexpect import TIMEOUT
 
 from boardlab.boot import bootlog, bootplan, staging
+from boardlab.boot.bootfailure import BootFailures
+from boardlab.boot.serialdriver import received, timestamps
 from boardlab.measure import console as con
 
 
+@attr.s(eq=False, kw_only=True)
 class UBootDialog:
-    """The strategy's conversation with U-Boot; the strategy provides console, uboot,
-    power, tftp, board, timeout(), logger, _stamps, _rx_lines and _fail."""
+    """The strategy's conversation with U-Boot, over the drivers it is given."""
+    board = attr.ib()     # the facts: U-Boot's prompt and autoboot message, TFTP, the console's baud
+    console = attr.ib()   # the console driver: what is sent, what comes back
+    uboot = attr.ib()     # labgrid's UBootDriver (or SmallUBootDriver): its interrupt, its prompt check
+    target = attr.ib()    # activates the U-Boot driver once the countdown is stopped
+    power = attr.ib()     # the power driver, named when nothing came from the console
+    tftp = attr.ib(default=None)   # TFTPProviderDriver; None: the facts' TFTP directory
+    failures = attr.ib(validator=attr.validators.instance_of(BootFailures))
+    logger = attr.ib()
+    uboot_s = attr.ib(converter=float)   # power-on to U-Boot's prompt, at most
+    load_s = attr.ib(converter=float)    # one TFTP load, at most
 
-    def _flush_console(self):
+    def flush(self):
         """Drop whatever the console had buffered (an earlier boot's output)."""
         while True:
             try:
@@ -27,7 +39,7 @@ class UBootDialog:
                 break
         self.console._expect.buffer = b""  # pylint: disable=protected-access
 
-    def _stop_autoboot(self, uboot_s: float):
+    def stop_autoboot(self):
         """Wait for this power cycle's autoboot countdown and stop it, before anything
         may count as a U-Boot prompt: a prompt left over from the last boot (a bad image
         ends at U-Boot's prompt; a console server may hand on what it still held) would
@@ -38,21 +50,42 @@ class UBootDialog:
         if not autoboot:
             return None
         try:
-            self.console.expect(re.escape(autoboot), timeout=uboot_s)
+            self.console.expect(re.escape(autoboot), timeout=self.uboot_s)
         except TIMEOUT as e:
             return e
         self.console.write(self.uboot.interrupt.encode("ascii"))
         return None
 
-    def _uboot_cmd(self, cmd, timeout=10.0):
+    def reach_prompt(self):
+        """This power cycle's U-Boot prompt, taken by labgrid's U-Boot driver; the boot
+        fails naming what the console did print when it does not come."""
+        self.uboot.login_timeout = int(self.uboot_s)   # the facts', or the strategy's override
+        error = no_countdown = self.stop_autoboot()
+        for attempt in range(3 if no_countdown is None else 0):
+            try:
+                self.target.activate(self.uboot)
+                break
+            except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
+                error = e
+                if self.board.uboot.prompt.strip() not in "\n".join(received(self.console)) or attempt == 2:
+                    break
+                # U-Boot is there but lost a character of the prompt check (typed while
+                # it was leaving the autoboot countdown): ask again
+                self.target.deactivate(self.uboot)
+                self.console.sendline("")
+        if not self.uboot.get_status():
+            self.failures.fail(self.no_prompt_reason(no_countdown, error), None,
+                               part="console")   # no U-Boot: its reason names the power and the wiring
+
+    def command(self, cmd, timeout=10.0):
         """Send one U-Boot command and wait for the prompt; returns the output."""
         self.console.sendline(cmd)
         try:
             _, before, _, _ = self.console.expect(re.escape(self.board.uboot.prompt), timeout=timeout)
         except TIMEOUT:
-            self._stop_uboot_command()
-            self._fail(f"U-Boot command {cmd!r} did not come back to the prompt "
-                       f"{self.board.uboot.prompt!r} within {timeout:.0f} s", None, part="uboot")
+            self.stop_command()
+            self.failures.fail(f"U-Boot command {cmd!r} did not come back to the prompt "
+                               f"{self.board.uboot.prompt!r} within {timeout:.0f} s", None, part="uboot")
         return before.decode("utf-8", "replace")
 
     def stage(self, local) -> str:
@@ -64,37 +97,37 @@ class UBootDialog:
         try:
             staging.stage(local, internal, getattr(provider, "host", None), self.logger.info)
         except (staging.StagingError, OSError) as e:
-            self._fail(f"board {self.board.name}: cannot stage {local}: {e}", None, part="tftp")
+            self.failures.fail(f"board {self.board.name}: cannot stage {local}: {e}", None, part="tftp")
         return external + local.name
 
-    def _load(self, load, origin: bool):
+    def load(self, load, origin: bool):
         """One TFTP load. The first one's command is the origin of boot time: the
         moment U-Boot has all of it, its characters' time on the line after sending.
         A TFTP error ends the load at once: old U-Boot retries forever ('Starting
         again'), so Ctrl-C stops it before the board is powered off."""
-        load_s = self.timeout("load_s")
         server = self.board.network.server_ip
         t_sent = time.monotonic()
         self.console.sendline(load.command)
         if origin:
-            self._stamps.mark("load command sent", t_sent)
-            self._stamps.mark("load", t_sent + con.line_time_s(load.command, self.board.console.baud))
+            stamps = timestamps(self.console)
+            stamps.mark("load command sent", t_sent)
+            stamps.mark("load", t_sent + con.line_time_s(load.command, self.board.console.baud))
         expect = [re.escape(self.board.uboot.prompt)] + [f.pattern for f in bootplan.LOAD_FAULTS]
         try:
-            index, before, match, _ = self.console.expect(expect, timeout=load_s)
+            index, before, match, _ = self.console.expect(expect, timeout=self.load_s)
         except TIMEOUT:
-            self._stop_uboot_command()
-            self._fail(f"loading {load.file} from the TFTP server {server} did not finish "
-                       f"within {load_s:.0f} s", None, part="tftp")
+            self.stop_command()
+            self.failures.fail(f"loading {load.file} from the TFTP server {server} did not finish "
+                               f"within {self.load_s:.0f} s", None, part="tftp")
         out = before.decode("utf-8", "replace")
         if index > 0:
             out += match.group(0).decode("utf-8", "replace")
-            self._stop_uboot_command()
+            self.stop_command()
         problem = bootplan.uboot_fault(out, bootplan.LOAD_FAULTS, load.file, server)
         if problem:
-            self._fail(problem, None, part="tftp")
+            self.failures.fail(problem, None, part="tftp")
 
-    def _stop_uboot_command(self):
+    def stop_command(self):
         """Ctrl-C to U-Boot (a TFTP retry loop), and its prompt back if it comes."""
         self.console.write(b"\x03")
         try:
@@ -102,9 +135,10 @@ class UBootDialog:
         except TIMEOUT:
             pass
 
-    def _no_prompt_reason(self, uboot_s, no_countdown, error) -> str:
+    def no_prompt_reason(self, no_countdown, error) -> str:
         """Why there is no U-Boot prompt, from what the console did print."""
-        got = [t for t in self._rx_lines() if t.strip()]
+        got = [t for t in received(self.console) if t.strip()]
+        uboot_s = self.uboot_s
         if not got:
             reason = (f"no U-Boot prompt: nothing at all came from the console within "
                       f"{uboot_s:.0f} s of power-on. Suspects: {bootlog.wiring(self.power, self.console, self.board)}")
