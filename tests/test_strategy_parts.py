@@ -3,6 +3,7 @@ given (the drivers, the plan, the boots, the timeouts) and nothing else. The sam
 on a scripted console behind ser2net: test_scripted_boards."""
 import logging
 import time
+from pathlib import Path
 
 import attr
 import pytest
@@ -96,7 +97,7 @@ def test_the_first_load_is_the_origin_and_a_tftp_error_is_stopped_and_named(cons
     assert "tqm860l/uImage-2.4.25 is not on the TFTP server 192.168.20.1" in str(failed.value)
     assert (failed.value.part, failed.value.kernel_fault) == ("tftp", False)
     assert offs == ["off"] and "(the board is powered off)" in str(failed.value)
-    assert "outcome FAILED" in open(failed.value.log_path).readline()
+    assert "outcome FAILED" in Path(failed.value.log_path).read_text().splitlines()[0]
 
 
 def test_a_panic_is_the_kernels_fault_quoted_with_the_last_milestone(console, tmp_path):
