@@ -54,8 +54,11 @@ def tag_value(value) -> str:
 
 
 def place_tags(board: Board) -> dict:
-    return {"board": tag_value(board.name), "arch": tag_value(board.arch),
+    """A virtual board's clock too: `reserve arch=arm clock=deterministic` is not handed
+    the noisy board (its clock realtime)."""
+    tags = {"board": tag_value(board.name), "arch": tag_value(board.arch),
             "cpu": tag_value(board.cpu.split(" (")[0]), "ram": f"{board.ram_mb}mb"}
+    return {**tags, "clock": board.qemu.clock} if board.virtual else tags
 
 
 def labgrid_env(board: Board, remote: bool = False) -> dict:

@@ -155,13 +155,15 @@ def test_reserve_by_arch_and_run_both_boards_at_once(coordinator, ppc_board, tmp
     sync()
     tokens = {}
     try:
-        for user, arch in (("alice", "ppc"), ("bob", "arm")):
-            out = client("reserve", "--wait", "--shell", f"arch={arch}", user=user).stdout
+        # bob's arm board is the deterministic one: the lab's other arm board (qemu-arm-noisy)
+        # would match arch=arm alone (and "main: qemu-arm" below is a prefix of its name)
+        for user, arch in (("alice", "arch=ppc"), ("bob", "arch=arm clock=deterministic")):
+            out = client("reserve", "--wait", "--shell", *arch.split(), user=user).stdout
             tokens[user] = out.strip().split("=")[1]
             client("-p", "+", "acquire", user=user, token=tokens[user])
         listing = client("reservations").stdout
         assert "main: qemu-ppc" in listing.split(f"Reservation '{tokens['alice']}':")[1].split("Reservation")[0]
-        assert "main: qemu-arm" in listing.split(f"Reservation '{tokens['bob']}':")[1].split("Reservation")[0]
+        assert "main: qemu-arm\n" in listing.split(f"Reservation '{tokens['bob']}':")[1].split("Reservation")[0] + "\n"
         staged = {}
         for board in ("qemu-ppc", "qemu-arm"):   # gone from each host's TFTP directory
             facts = load_board(board)
