@@ -56,10 +56,10 @@ def test_places_sync_creates_the_place_with_tags_once(coordinator):
     assert again.returncode == 0 and again.stdout.split("\n")[:2] == [
         "places of vlab: up to date", "places of vlab2: up to date"]
     show = client("-p", "qemu-arm", "show").stdout
-    assert "tags: arch=arm, board=qemu-arm, cpu=cortex-a15, ram=128mb" in show
+    assert "tags: arch=arm, board=qemu-arm, clock=deterministic, cpu=cortex-a15, ram=128mb" in show
     assert "vlab/qemu-arm/*" in show
     ppc = client("-p", "qemu-ppc", "show").stdout
-    assert "tags: arch=ppc, board=qemu-ppc, cpu=e500mc, ram=128mb" in ppc
+    assert "tags: arch=ppc, board=qemu-ppc, clock=deterministic, cpu=e500mc, ram=128mb" in ppc
     assert "vlab2/qemu-ppc/*" in ppc           # the second lab host's exporter
 
 
