@@ -176,21 +176,25 @@ def look_at_the_pictures(server, tmp_path):
     assert pixels_near(shot, (153, 188, 219), 12) > 500, "SQUAD's chart shows no note"
 
 
+def nightly_builds(tree) -> list:
+    """The test kernel tree's nights: its base, every second commit, its head."""
+    import subprocess
+    revs = subprocess.run(["git", "-C", str(tree.path), "rev-list", "--reverse", f"{tree.base}..{tree.head}"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    return [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
+
+
 @pytest.mark.slow
 @pytest.mark.vlab   # SQUAD, and builds in the lab host's shared kernel tree
 def test_the_nightly_size_series_bisects_itself_to_the_culprit(tmp_path, monkeypatch):
     """Nightly builds of the test kernel tree, every second commit (each a build named by
     its revision, its sizes submitted): the size change point is found between two
     nightly builds, and `watch` bisects between them to the commit that added the table."""
-    import subprocess
-
     from boardlab.bisect.nightly import nightly
     from boardlab.bisect.watch import watch
     from kerneltree import make_tree
     tree = make_tree()
-    revs = subprocess.run(["git", "-C", str(tree.path), "rev-list", "--reverse", f"{tree.base}..{tree.head}"],
-                          capture_output=True, text=True, check=True).stdout.split()
-    nights = [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
+    nights = nightly_builds(tree)
     monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "no-lab-history")
     server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
     try:
@@ -218,17 +222,13 @@ def test_one_commit_moving_three_sizes_is_one_bisect_and_every_note_lasts(tmp_pa
     at once (data, bss, vmlinux): one bisect for all of them, each metric named at the culprit, one report,
     confirmed by revert; then ten more nights and mornings (`nightly`, `history changes`,
     `watch`): every change point's note still whole on the page's record."""
-    import subprocess
-
     from boardlab.bisect import run
     from boardlab.bisect.nightly import nightly
     from boardlab.bisect.watch import watch
     from boardlab.history import changes, notes
     from kerneltree import make_tree
     tree = make_tree()
-    revs = subprocess.run(["git", "-C", str(tree.path), "rev-list", "--reverse", f"{tree.base}..{tree.head}"],
-                          capture_output=True, text=True, check=True).stdout.split()
-    nights = [tree.base] + revs[1::2] + ([tree.head] if revs[-1] != tree.head else [])
+    nights = nightly_builds(tree)
     monkeypatch.setattr("boardlab.history.server.DATA_ROOT", tmp_path / "no-lab-history")
     server = HistoryServer("vlab", port=_free_port(), data=tmp_path / "history")
     try:
