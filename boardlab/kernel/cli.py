@@ -77,6 +77,8 @@ def cmd_kernel(args):
         from boardlab.kernel import sweep
         if args.budget < 0:
             raise InputError(f"--budget {args.budget}: boots a side, 0 or more")
+        if args.jitter_seconds is not None and args.jitter_seconds < 1:
+            raise InputError(f"--jitter-seconds {args.jitter_seconds}: seconds of cyclictest, 1 or more")
         versions = args.words or sweep.default_versions()
         for v in versions:
             sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
@@ -87,7 +89,8 @@ def cmd_kernel(args):
         lab = virtual_host_of(board)
         # a virtual board's lab is brought up for the sweep (and down after, if it was down)
         with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
-            state = sweep.sweep(board, versions, out, fragment, board.lab_host, args.budget)
+            state = sweep.sweep(board, versions, out, fragment, board.lab_host, args.budget,
+                                args.jitter_seconds)
         print(sweep.summary(state), end="")
         if args.budget:
             from boardlab.kernel import neighbours
@@ -120,6 +123,9 @@ def add_parser(sub):
     k.add_argument("--budget", type=int, default=10,
                    help="sweep: boots a side to decide each pair of neighbouring versions (and the two "
                         "ends) where one boot each leaves a metric unknown (default 10; 0: one boot each)")
+    k.add_argument("--jitter-seconds", type=int, default=None,
+                   help="sweep: cyclictest per boot where a pair is booted in turn (default the suite's "
+                        "60; a worst case that comes later needs longer: 180)")
     k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
     k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")

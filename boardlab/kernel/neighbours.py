@@ -123,7 +123,8 @@ def save(path: Path, pairs: dict[tuple, Pair]) -> None:
     atomic_write(path, json.dumps(data, indent=1) + "\n")
 
 
-def decide_all(board, measured: list, out: Path, budget: int, ends: bool = True) -> dict[tuple, Pair]:
+def decide_all(board, measured: list, out: Path, budget: int, ends: bool = True,
+               jitter_s: int = workloads.JITTER_RUN_S) -> dict[tuple, Pair]:
     """measured: [(name, run_dir)] in version order. Every neighbouring pair, and the two
     ends, decided (pairs decided before are kept)."""
     path = out / "sweep.json"
@@ -135,7 +136,7 @@ def decide_all(board, measured: list, out: Path, budget: int, ends: bool = True)
         pair = pairs.get((a, b)) or Pair(a, b)
         if pair.status in ("decided", "unknown at the budget"):
             continue
-        pairs[(a, b)] = decide(board, pair, run_a, run_b, out, budget)
+        pairs[(a, b)] = decide(board, pair, run_a, run_b, out, budget, jitter_s)
         save(path, pairs)
     return pairs
 
