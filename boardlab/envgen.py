@@ -4,7 +4,8 @@ their RemotePlace variants lab/remote/<board>.yaml, and per lab host under
 places/<host>/: the labgrid exporter config, the coordinator places with tags, and
 (for a real lab host) ser2net, tftpd-hpa and NFS exports configs and the exporter's
 systemd unit; the management host's units under places/management/ (boardlab.lab.units);
-and the LAVA device types and device dictionaries under jobs/ (boardlab.lava)."""
+the LAVA device types and device dictionaries under jobs/ (boardlab.lava); and the answer
+pages docs/<page>.md from the figures kept in docs/data/<page>.json (boardlab.kernel.answerpage)."""
 from __future__ import annotations
 
 import os
@@ -177,6 +178,8 @@ def generated_files() -> dict[Path, str]:
                   for name, text in units.management_units(lab_hosts()).items()})
     files.update(lava_devices.generated_files())   # LAVA's: the same facts
     files.update(lava_health.generated_files())
+    from boardlab.kernel import answerpage   # the answer pages: from the data kept in docs/data
+    files.update(answerpage.generated_files())
     return files
 
 

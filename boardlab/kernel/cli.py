@@ -55,6 +55,35 @@ def _fragment(args, board) -> Path:
     return path
 
 
+def _sweep(args, board) -> int:
+    """`kernel sweep`: the versions measured and their pairs decided; 1 if one was not measured."""
+    from boardlab.kernel import sweep
+    if args.budget < 0:
+        raise InputError(f"--budget {args.budget}: boots a side, 0 or more")
+    if args.jitter_seconds is not None and args.jitter_seconds < 1:
+        raise InputError(f"--jitter-seconds {args.jitter_seconds}: seconds of cyclictest, 1 or more")
+    versions = args.words or sweep.default_versions()
+    for v in versions:
+        sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
+    out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
+    fragment = _fragment(args, board)
+    from boardlab.vlab.host import virtual_host_of
+    from boardlab.vlab.lab import kept_up
+    lab = virtual_host_of(board)
+    # a virtual board's lab is brought up for the sweep (and down after, if it was down)
+    with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
+        state = sweep.sweep(board, versions, out, fragment, board.lab_host, args.budget,
+                            args.jitter_seconds)
+    print(sweep.summary(state), end="")
+    if args.budget:
+        from boardlab.kernel import neighbours
+        print("\n" + neighbours.summary(neighbours.load(out / "sweep.json")), end="")
+    failed = [e.name for e in state.values() if e.status != "measured"]
+    print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")
+          + f" ({out / 'sweep.json'})")
+    return 1 if failed else 0
+
+
 def cmd_kernel(args):
     board = load_board(args.board or default_board())
     if args.action == "show":
@@ -74,31 +103,16 @@ def cmd_kernel(args):
         print(f"kernel {r.name}: {kernelid.describe(r.identity)}; boot it with --kernel {r.name}")
         return 0
     if args.action == "sweep":
-        from boardlab.kernel import sweep
-        if args.budget < 0:
-            raise InputError(f"--budget {args.budget}: boots a side, 0 or more")
-        if args.jitter_seconds is not None and args.jitter_seconds < 1:
-            raise InputError(f"--jitter-seconds {args.jitter_seconds}: seconds of cyclictest, 1 or more")
-        versions = args.words or sweep.default_versions()
-        for v in versions:
-            sweep.sources.package_of(v)   # a malformed version: exit 2 before anything is built
-        out = Path(args.out or PROJECT_ROOT / "results" / f"sweep-{board.name}")
-        fragment = _fragment(args, board)
-        from boardlab.vlab.host import virtual_host_of
-        from boardlab.vlab.lab import kept_up
-        lab = virtual_host_of(board)
-        # a virtual board's lab is brought up for the sweep (and down after, if it was down)
-        with kept_up(lab, boards=(board.name,)) if lab else contextlib.nullcontext():
-            state = sweep.sweep(board, versions, out, fragment, board.lab_host, args.budget,
-                                args.jitter_seconds)
-        print(sweep.summary(state), end="")
-        if args.budget:
-            from boardlab.kernel import neighbours
-            print("\n" + neighbours.summary(neighbours.load(out / "sweep.json")), end="")
-        failed = [e.name for e in state.values() if e.status != "measured"]
-        print(f"sweep: {len(state) - len(failed)} measured" + (f", not measured: {', '.join(failed)}" if failed else "")
-              + f" ({out / 'sweep.json'})")
-        return 1 if failed else 0
+        return _sweep(args, board)
+    if args.action == "answer":
+        from boardlab.kernel import answerpage
+        if not args.out or not args.name or len(args.words) not in (0, 2):
+            raise InputError("kernel answer [A B] --out SWEEP_DIR --name PAGE: a sweep's pair "
+                             "(default its two ends) as docs/data/PAGE.json and docs/PAGE.md")
+        data, md = answerpage.write(Path(args.out), args.name, *(args.words or (None, None)),
+                                    budget=args.budget)
+        print(f"wrote {data} and {md} (`boardlab gen` writes the page from the data again)")
+        return 0
     from boardlab.kernel.pinmove import move
     if len(args.words) != 2:
         print("boardlab kernel pin KERNEL VERSION --why TEXT: the kernel and its new version", file=sys.stderr)
@@ -112,13 +126,16 @@ def cmd_kernel(args):
 def add_parser(sub):
     k = sub.add_parser("kernel", help="kernels by what they are: show (pins, images, baselines' identities); "
                                       "build VERSION (from Debian's linux-source at that version, registered); "
-                                      "pin (move a kernel's pin and re-measure); sweep (many versions measured, resumable)")
-    k.add_argument("action", choices=["show", "build", "pin", "sweep"])
+                                      "pin (move a kernel's pin and re-measure); sweep (many versions measured, resumable); "
+                                      "answer (a sweep's pair as a page generated from data kept in docs/data)")
+    k.add_argument("action", choices=["show", "build", "pin", "sweep", "answer"])
     k.add_argument("words", nargs="*", metavar="ARG",
                    help="show [KERNEL...]; build VERSION (6.12.117-1~deb12u1); "
                         "pin KERNEL VERSION (a package's: 6.1.176-1); "
-                        "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves)")
-    k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes)")
+                        "sweep [VERSION...] (default: every linux-source 6.1 and 6.12 version apt serves); "
+                        "answer [A B] (default: the sweep's two ends)")
+    k.add_argument("--out", help="sweep: its directory (default results/sweep-<board>; a second call resumes); "
+                                  "answer: the sweep's")
     k.add_argument("--board", default=None, help="board facts name (default: the lab's default board, places/lab.yaml)")
     k.add_argument("--budget", type=int, default=10,
                    help="sweep: boots a side to decide each pair of neighbouring versions (and the two "
@@ -126,7 +143,8 @@ def add_parser(sub):
     k.add_argument("--jitter-seconds", type=int, default=None,
                    help="sweep: cyclictest per boot where a pair is booted in turn (default the suite's "
                         "60; a worst case that comes later needs longer: 180)")
-    k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>)")
+    k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>); "
+                                   "answer: the page's (docs/<name>.md)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
     k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")
     k.add_argument("--why", help="pin: why it moves (kept in the pin)")

@@ -36,6 +36,7 @@ class Pair:
     counts: dict | None = None
     dir: str = ""
     why: str = ""
+    budget: int = 0          # boots a side it was given (0: not kept, an older sweep)
 
 
 def one_boot_answer(board, run_a: str, run_b: str):
@@ -80,7 +81,7 @@ def decide(board, pair: Pair, run_a: str, run_b: str, out: Path, budget: int = D
     from boardlab.ab import compare
     from boardlab.vlab.host import prepare_if_virtual
     rows, open_families = one_boot_answer(board, run_a, run_b)
-    pair.open_families, pair.counts = open_families, _counts(rows)
+    pair.open_families, pair.counts, pair.budget = open_families, _counts(rows), budget
     if not open_families:
         pair.status, pair.dir = "decided", str(out / "pairs" / f"{pair.a}..{pair.b}")
         write_answer(Path(pair.dir), run_a, run_b, rows)
@@ -124,7 +125,7 @@ def save(path: Path, pairs: dict[tuple, Pair]) -> None:
 
 
 def decide_all(board, measured: list, out: Path, budget: int, ends: bool = True,
-               jitter_s: int = workloads.JITTER_RUN_S) -> dict[tuple, Pair]:
+               jitter_s: int | None = None) -> dict[tuple, Pair]:
     """measured: [(name, run_dir)] in version order. Every neighbouring pair, and the two
     ends, decided (pairs decided before are kept)."""
     path = out / "sweep.json"
@@ -136,7 +137,7 @@ def decide_all(board, measured: list, out: Path, budget: int, ends: bool = True,
         pair = pairs.get((a, b)) or Pair(a, b)
         if pair.status in ("decided", "unknown at the budget"):
             continue
-        pairs[(a, b)] = decide(board, pair, run_a, run_b, out, budget, jitter_s)
+        pairs[(a, b)] = decide(board, pair, run_a, run_b, out, budget, jitter_s or workloads.JITTER_RUN_S)
         save(path, pairs)
     return pairs
 

@@ -172,8 +172,8 @@ def _measure(board: Board, e: Entry, out: Path, registered) -> None:
 def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str | None,
           budget: int = 10, jitter_s: int | None = None) -> dict[str, Entry]:
     """lab: whose history the runs land in (None: none, a benchmark's). budget: boots a
-    side for deciding each pair of neighbours (kernel.neighbours; 0: one boot each only);
-    jitter_s: cyclictest's run in those boots (None: the suite's)."""
+    side for deciding each pair of neighbours (kernel.neighbours; 0: one boot each only),
+    jitter_s cyclictest's run in those boots (None: the suite's)."""
     from boardlab.history.submit import land
     out.mkdir(parents=True, exist_ok=True)
     state_path = out / "sweep.json"
@@ -222,8 +222,7 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
     if budget:   # the pairs of neighbours one boot each leaves undecided: booted in turn
         from boardlab.kernel.neighbours import decide_all
         decide_all(board, [(state[v].name, state[v].run_dir) for v in sorted(state, key=version_key)
-                           if state[v].status == "measured"], out, budget,
-                   **({"jitter_s": jitter_s} if jitter_s else {}))
+                           if state[v].status == "measured"], out, budget, jitter_s=jitter_s)
     write_study(out, state, study)
     series_page(out, state)
     return state
@@ -247,9 +246,8 @@ def series(state: dict[str, Entry], base: str = "virt-nfs") -> dict:
 
 
 def series_page(out: Path, state: dict[str, Entry]) -> Path | None:
-    """<out>/series.html: every metric across the versions, each version's samples as an
-    error bar, the change points marked (Otava, in the history's venv; without it the
-    page says so and marks none)."""
+    """<out>/series.html: every metric across the versions, each version's samples an error
+    bar, the change points marked (Otava, in the history's venv; else the page says why)."""
     from boardlab.history import changes, charts
     found = series(state)
     if not any(len(v) > 1 for v in found.values()):

@@ -1,0 +1,151 @@
+"""A kernel pair's answer as a page generated from data kept in the repository.
+
+docs/data/<page>.json holds every figure the answer rests on: each side's samples, with
+their clock, settings and host, from the sweep's one boot each (build sizes included) and
+from the boots of `boardlab compare` that decided the families one boot left unknown.
+`boardlab gen` writes docs/<page>.md from it through the judge (seeded: the same data
+gives the same page, byte for byte, on any host); `boardlab gen --check` says whether the
+committed page matches its data. `boardlab kernel answer` writes the data from a sweep's
+pair (kernel.neighbours), keeping the hand-written notes of the data it replaces."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from boardlab.errors import InputError
+from boardlab.facts.board import PROJECT_ROOT, load_board
+from boardlab.files import atomic_write
+from boardlab.judge.decide import EXACT_SHOWN
+from boardlab.judge.results import load_run
+from boardlab.measure import kernelid
+
+DATA_DIR = PROJECT_ROOT / "docs" / "data"
+PAGES_DIR = PROJECT_ROOT / "docs"
+FORMAT = 1
+
+
+def side_data(run: Path, kernel: str) -> dict:
+    """One kernel's figures of a run (its results.json): per metric the samples, clock,
+    settings; the run's host and the kernel's identity."""
+    data = load_run(run, judged=True)
+    metrics = [m for m in data["metrics"] if m["kernel"] == kernel and m["value"] is not None]
+    if not metrics:
+        raise InputError(f"{Path(run) / 'results.json'}: no figures of kernel {kernel}")
+    boards = {m["board"] for m in metrics}
+    return {"label": kernel, "board": boards.pop() if len(boards) == 1 else None,
+            "host": data["meta"].get("host"),
+            "identity": data["meta"].get("kernels", {}).get(f"{metrics[0]['board']}/{kernel}") or {},
+            "metrics": {f"{m['suite']}.{m['name']}": {"samples": m.get("samples") or [m["value"]],
+                                                      "clock": m.get("clock"), "settings": m.get("settings")}
+                        for m in sorted(metrics, key=lambda m: (m["suite"], m["name"]))}}
+
+
+def pair_data(sweep_dir: Path, a: str | None = None, b: str | None = None, budget: int | None = None) -> dict:
+    """The data of one pair of a sweep (default: its two ends) from <sweep_dir>/sweep.json;
+    budget: the sweep's, where its sweep.json does not keep it."""
+    from boardlab.kernel import neighbours
+    state_path = Path(sweep_dir) / "sweep.json"
+    if not state_path.exists():
+        raise InputError(f"{state_path}: no sweep here (run `boardlab kernel sweep --out {sweep_dir}`)")
+    state = json.loads(state_path.read_text())
+    runs = {k["name"]: k["run_dir"] for k in state.get("kernels", []) if k.get("status") == "measured"}
+    pairs = neighbours.load(state_path)
+    if a is None or b is None:
+        ends = [p for p in pairs.values() if p.dir]
+        if not ends:
+            raise InputError(f"{state_path}: no pair was booted in turn (a sweep with --budget 0?)")
+        pair = ends[-1]   # decide_all appends the two ends last
+    else:
+        pair = pairs.get((a, b))
+        if pair is None:
+            raise InputError(f"{state_path}: no pair {a}..{b} (pairs: {', '.join(f'{x}..{y}' for x, y in pairs)})")
+    if pair.status not in ("decided", "unknown at the budget"):
+        raise InputError(f"{state_path}: pair {pair.a}..{pair.b} is {pair.status}{': ' + pair.why if pair.why else ''}")
+    booted = Path(pair.dir)
+    meta = json.loads((booted / "compare.json").read_text())["meta"]
+    budget = pair.budget or budget
+    if not budget:
+        raise InputError(f"{state_path}: pair {pair.a}..{pair.b} keeps no budget: give the sweep's --budget")
+    ba, bb = side_data(booted, pair.a), side_data(booted, pair.b)
+    return {"format": FORMAT, "board": meta["board"], "host": meta["host"], "measured": meta["written"][:10],
+            "single": {"how": "the sweep's quick suites, one boot each, and the build's sizes",
+                       "a": side_data(Path(runs[pair.a]), pair.a), "b": side_data(Path(runs[pair.b]), pair.b)},
+            "booted": {"how": "boardlab compare, the kernels booted in turn", "families": meta["families"],
+                       "rounds": meta["rounds"], "max_repeats": max(budget, EXACT_SHOWN),
+                       "jitter_s": _jitter_s(ba), "a": ba, "b": bb},
+            "notes": []}
+
+
+def _jitter_s(side: dict) -> int | None:
+    """cyclictest's run length of the boots (their jitter figures' settings)."""
+    runs = {(m.get("settings") or {}).get("run_s") for k, m in side["metrics"].items() if k.startswith("jitter.")}
+    runs.discard(None)
+    return runs.pop() if len(runs) == 1 else None
+
+
+def _side(d: dict, booted: bool):
+    from boardlab.ab.compare import Side
+    m = d["metrics"]
+    return Side(d["label"], kernel=d["label"] if booted else None, board=d.get("board"), host=d.get("host"),
+                identity=d.get("identity") or {},
+                samples={k: list(v["samples"]) for k, v in m.items()},
+                clocks={k: v.get("clock") for k, v in m.items()},
+                settings={k: v.get("settings") for k, v in m.items()})
+
+
+def rows_of(data: dict):
+    """The pair's rows as the sweep judged them: each metric from the interleaved boots
+    where they measured it, else from the one boot each (kernel.neighbours.combined)."""
+    from boardlab.ab import compare
+    from boardlab.kernel.neighbours import combined
+    board = load_board(data["board"])
+    one_a, one_b = _side(data["single"]["a"], False), _side(data["single"]["b"], False)
+    one = compare.judge(one_a, one_b, data["host"], board)
+    bt = data.get("booted")
+    if not bt:
+        return one, one_a, one_b
+    a, b = _side(bt["a"], True), _side(bt["b"], True)
+    rows = compare.judge(a, b, data["host"], board)
+    compare.explain_unknown(rows, a, b, bt["rounds"], bt["max_repeats"])
+    for side, one_side in ((a, one_a), (b, one_b)):   # the page names every row's clock
+        side.clocks = {**one_side.clocks, **side.clocks}
+    return combined(one, rows), a, b
+
+
+def page(name: str, data: dict) -> str:
+    from boardlab.pages.compare_page import answer
+    rows, a, b = rows_of(data)
+    bt = data.get("booted")
+    head = [f"# {b.label} against {a.label} on {data['board']}: the whole answer", "",
+            f"Generated by `boardlab gen` from [data/{name}.json](data/{name}.json), the figures it rests on; "
+            f"`boardlab gen --check` says whether this page matches them. Measured {data['measured']} on host "
+            f"{data['host']}.", "",
+            f"- One boot each: {data['single']['how']}."]
+    if bt:
+        head.append(f"- {', '.join(bt['families'])}: {bt['how']}, {bt['rounds']} rounds (at least 3, at most "
+                    f"{bt['max_repeats']} a side, more while a verdict was unknown)"
+                    + (f", cyclictest {bt['jitter_s']} s a run" if bt.get("jitter_s") else "")
+                    + "; their figures replace the one boot's.")
+    head.append(f"- Kernels: {a.label}: {kernelid.describe(a.identity)}; {b.label}: {kernelid.describe(b.identity)}.")
+    notes = [n for n in data.get("notes", []) if n]
+    return "\n".join(head) + "\n\n" + ("\n\n".join(notes) + "\n\n" if notes else "") + answer(a, b, rows)
+
+
+def generated_files() -> dict[Path, str]:
+    """docs/<name>.md for every docs/data/<name>.json."""
+    return {PAGES_DIR / f"{p.stem}.md": page(p.stem, json.loads(p.read_text()))
+            for p in sorted(DATA_DIR.glob("*.json"))}
+
+
+def write(sweep_dir: Path, name: str, a: str | None = None, b: str | None = None,
+          budget: int | None = None) -> tuple[Path, Path]:
+    """docs/data/<name>.json from the sweep's pair (its notes kept), and the page from it."""
+    data = pair_data(sweep_dir, a, b, budget)
+    path = DATA_DIR / f"{name}.json"
+    if path.exists():
+        data["notes"] = json.loads(path.read_text()).get("notes", [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(data, indent=1) + "\n")
+    md = PAGES_DIR / f"{name}.md"
+    atomic_write(md, page(name, data))
+    return path, md

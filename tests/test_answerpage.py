@@ -1,0 +1,80 @@
+"""The 6.1 vs 6.12 answer is a page generated from data kept in the repository: the data
+a sweep's pair rests on is extracted once, the page is written from it through the judge,
+and `boardlab gen --check` says whether the committed page matches its data."""
+import json
+
+import pytest
+
+from boardlab.errors import InputError
+from boardlab.judge.results import RunResults
+from boardlab.kernel import answerpage, neighbours, sweep
+
+A, B = "virt-nfs-6.1.192-2", "virt-nfs-6.12.117-1~deb12u1"
+
+
+def a_sweep(tmp_path):
+    """A sweep of two kernels: one boot each (a size, a guest-deterministic login, a
+    jitter maximum), then the pair booted in turn for jitter (3 rounds)."""
+    out = tmp_path / "sweep"
+    state = sweep._load(out / "sweep.json", ["6.1.192-2", "6.12.117-1~deb12u1"], "virt-nfs")
+    for e, (size, login) in zip(state.values(), ((4023380, 1.00319), (4247328, 0.93282))):
+        res = RunResults(out / e.name, baselines_root=tmp_path / "none")
+        res.record("qemu-arm", e.name, "build", "vmlinux_dec_bytes", size)
+        res.record("qemu-arm", e.name, "boot_time", "guest_login", login)
+        res.record("qemu-arm", e.name, "jitter", "max_us", 1500, settings={"run_s": 5})
+        e.status, e.run_dir = "measured", str(out / e.name)
+    sweep._save(out / "sweep.json", state)
+    pair_dir = out / "pairs" / f"{A}..{B}"
+    res = RunResults(pair_dir, baselines_root=tmp_path / "none")
+    for kernel, maxima in ((A, [3489, 3700, 4009]), (B, [36690, 37340, 38136])):
+        res.record("qemu-arm", kernel, "jitter", "max_us", sorted(maxima)[1], samples=maxima,
+                   settings={"run_s": 180})
+    (pair_dir / "compare.json").write_text(json.dumps({"meta": {
+        "board": "qemu-arm", "host": "vm-test", "written": "2026-12-01T19:00:00+0000",
+        "families": ["jitter"], "rounds": 3}}))
+    neighbours.save(out / "sweep.json", {(A, B): neighbours.Pair(A, B, "decided", ("jitter",), dir=str(pair_dir),
+                                                                 budget=6)})
+    return out
+
+
+@pytest.fixture
+def docs(tmp_path, monkeypatch):
+    monkeypatch.setattr(answerpage, "DATA_DIR", tmp_path / "docs" / "data")
+    monkeypatch.setattr(answerpage, "PAGES_DIR", tmp_path / "docs")
+    return tmp_path / "docs"
+
+
+def test_the_page_comes_from_the_data_and_holds_every_change_with_sizes(tmp_path, docs):
+    data_path, md = answerpage.write(a_sweep(tmp_path), "kernels-6.1-6.12")
+    data = json.loads(data_path.read_text())
+    assert data["booted"]["jitter_s"] == 180 and data["booted"]["max_repeats"] == 6
+    text = md.read_text()
+    assert text.startswith(f"# {B} against {A} on qemu-arm: the whole answer")
+    assert "| build.vmlinux_dec_bytes |" in text and "+5.57 %" in text        # the build's size, exact
+    assert "| jitter.max_us |" in text and "regressed" in text            # from the 180 s boots
+    assert "- boot_time.guest_login: " in text                            # one boot each: unknown, said
+    assert "Clocks: guest-deterministic (2), none, sizes (1)" in text   # every row's clock named
+    assert answerpage.generated_files() == {md: text}                     # the same page again
+
+
+def test_notes_survive_a_new_extraction_and_a_stale_page_is_found(tmp_path, docs):
+    out = a_sweep(tmp_path)
+    data_path, md = answerpage.write(out, "p")
+    data = json.loads(data_path.read_text())
+    data["notes"] = ["The worst case is one event, 111.5 s into the run."]
+    data_path.write_text(json.dumps(data))
+    assert answerpage.generated_files()[md] != md.read_text()            # gen --check: stale
+    answerpage.write(out, "p")
+    assert "one event, 111.5 s" in md.read_text()
+
+
+def test_a_sweep_without_the_pair_or_its_budget_is_one_line(tmp_path, docs):
+    out = a_sweep(tmp_path)
+    with pytest.raises(InputError, match="no pair x..y"):
+        answerpage.write(out, "p", "x", "y")
+    pairs = neighbours.load(out / "sweep.json")
+    pairs[(A, B)].budget = 0
+    neighbours.save(out / "sweep.json", pairs)
+    with pytest.raises(InputError, match="give the sweep's --budget"):
+        answerpage.write(out, "p")
+    assert answerpage.write(out, "p", budget=6)[0].exists()
