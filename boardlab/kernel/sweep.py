@@ -187,7 +187,7 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=1) as builder:   # builds one ahead of the measurement
         pending = {v: builder.submit(_build_quietly, board, state[v], fragment) for v in todo[:1]}
-        # the study's boards need no board: built while the last kernels are measured
+        # the study's boards need no board: built while the last kernels are measured and the pairs booted
         study_done = [builder.submit(_build_study, sb, out, bool(lab)) for sb in study_todo] if not todo[1:] else []
         for i, v in enumerate(todo):
             e = state[v]
@@ -213,16 +213,16 @@ def sweep(board: Board, versions: list[str], out: Path, fragment: Path, lab: str
             progress(f"[{versions.index(v) + 1}/{len(versions)}] {e.name}: {e.status}"
                      + (f" ({e.why})" if e.why else f", {_shown(e)}"))
             _save(state_path, state, study)
+        if budget:   # the pairs one boot each leaves undecided, booted in turn while the study's boards build
+            from boardlab.kernel.neighbours import decide_all
+            decide_all(board, [(state[v].name, state[v].run_dir) for v in sorted(state, key=version_key)
+                               if state[v].status == "measured"], out, budget, jitter_s=jitter_s)
         for sb, done in zip(study_todo, study_done):
             done.result()
             progress(f"{sb.board} at {sb.version}: {sb.status}" + (f" ({sb.why})" if sb.why else
                                                                      f", build sizes in {sb.run_dir}"))
             _save(state_path, state, study)
     progress(f"sweep: {time.monotonic() - t0:.0f} s for {len(todo)} kernels and {len(study_todo)} study builds")
-    if budget:   # the pairs of neighbours one boot each leaves undecided: booted in turn
-        from boardlab.kernel.neighbours import decide_all
-        decide_all(board, [(state[v].name, state[v].run_dir) for v in sorted(state, key=version_key)
-                           if state[v].status == "measured"], out, budget, jitter_s=jitter_s)
     write_study(out, state, study)
     series_page(out, state)
     return state
