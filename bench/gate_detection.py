@@ -13,6 +13,7 @@ own tree:
   jitter   p99 worse (a loop reading /proc/interrupts and /proc/slabinfo beside the
            suite's load; a dd loop did not move p99, a second copy of the suite's own load
            cannot be stopped by its load_stop)
+  hackbench  the group count doubled (a wrapper in hackbench's place runs -g 2N for -g N)
 A comparison draws boots one a side at a time without replacement (A/A: two disjoint draws
 from the unchanged pool), as the suites and compare sample, until no metric of the family
 is unknown or --per-side boots a side, and judges every metric of the family with
@@ -52,7 +53,18 @@ from boardlab.images import images
 from boardlab.vlab.lab import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
-          "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us"}
+          "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us", "hackbench": "hackbench.time_s"}
+# hackbench's change: the group count doubled (-g N runs as -g 2N), by a wrapper in its place
+DOUBLE_GROUPS = r"""mv /usr/bin/hackbench /usr/bin/hackbench.orig
+cat > /usr/bin/hackbench <<'EOF'
+#!/bin/sh
+set -- "$@" --end; args=""
+while [ "$1" != --end ]; do
+  if [ "$1" = -g ]; then args="$args -g $(($2 * 2))"; shift 2; else args="$args $1"; shift; fi
+done
+exec /usr/bin/hackbench.orig $args
+EOF
+chmod 755 /usr/bin/hackbench"""
 
 
 def rootfs_variant(board, work: Path, name: str, script: str | None = None,
@@ -197,6 +209,7 @@ def changed_pools(strategy, shell, board, work, base, families, args) -> dict:
         # not the suite's own programs: its load_stop would fight a loop of them
         "jitter": dict(script="(while :; do cat /proc/interrupts /proc/slabinfo "
                               ">/dev/null 2>&1; done) &"),
+        "hackbench": dict(script=DOUBLE_GROUPS),
     }
     changed = {}
     for family in families:
@@ -272,7 +285,7 @@ def main():
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--per-side", type=int, default=5)
     ap.add_argument("--jitter-s", type=int, default=5)
-    ap.add_argument("--families", default="boot_time,memory,lmbench,jitter")
+    ap.add_argument("--families", default="boot_time,memory,lmbench,jitter,hackbench")
     ap.add_argument("--board", default=default_board(), help="the virtual board (lab/<board>.yaml; default: the lab's default board)")
     ap.add_argument("--pools", default=None, help="judge the pools a former run saved (pools.json), no boots")
     args = ap.parse_args()
