@@ -2,6 +2,7 @@
 kernel over TFTP from tftpd-hpa, the root from a ramdisk or the NFS server, power
 through the HTTP power switch."""
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -12,6 +13,7 @@ import yaml
 
 from boardlab import envgen
 from boardlab.boot.strategy import BootError
+from boardlab.facts import lanfirewall
 from boardlab.kernelbuilds import uimage
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import load_lab
@@ -145,6 +147,36 @@ def test_the_board_reaches_its_boot_services_and_no_lab_control(qemu):
     open_ports = [f"{what} at {a}:{p}" for a, p, what in lab_controls() if reached(a, p)]
     assert not open_ports, f"the board reaches: {open_ports}"
     assert "shell" in qemu.last_boot.milestones
+
+
+def _lan_drops(lab) -> int:
+    """Packets the lab host's LAN rule set has dropped so far (its counter)."""
+    out = subprocess.run(["ip", "netns", "exec", lab.netns, "nft", "list", "chain", "inet", lanfirewall.TABLE,
+                          "input"], capture_output=True, text=True, check=True).stdout
+    return sum(int(n) for n in re.findall(r"counter packets (\d+) bytes \d+ drop", out))
+
+
+def test_the_board_reaches_nothing_of_its_lab_host_over_ipv6(qemu):
+    """IPv6 is dropped whole on the LAN: from the board's shell (its kernel speaks IPv6),
+    the lab host's link-local address answers neither ping nor any port, NFS or control;
+    the host's drop rule counts the board's packets, so they reached the host and the
+    rule, not a missing route, refused them."""
+    qemu.transition("shell")
+    sh = shell_of(qemu)
+    assert sh.run_check("test -e /proc/net/if_inet6 && echo ipv6") == ["ipv6"], "the kernel has no IPv6: proves nothing"
+    lab = next(h for h in lab_hosts() if BOARD.name in h.boards)
+    addr = subprocess.run(["ip", "netns", "exec", lab.netns, "ip", "-6", "-o", "addr", "show", "dev", lab.lan_ifname,
+                           "scope", "link"], capture_output=True, text=True, check=True).stdout.split()[3].split("/")[0]
+    before = _lan_drops(lab)
+    out, _, _ = sh.run(f"ping6 -c 2 -W 2 {addr}%eth0 >/dev/null 2>&1 && echo ANSWERED", timeout=30)
+    assert "ANSWERED" not in out, f"the lab host answers the board's ping over IPv6 at {addr}"
+    ports = {2049: "NFS", 111: "portmapper", 22: "sshd", lab.power_switch.port: "power switch",
+             BOARD.console.ser2net_port: "console"}
+    reached = [what for port, what in ports.items()
+               if "REACHED" in sh.run(f"nc -w 2 {addr}%eth0 {port} </dev/null >/dev/null 2>&1 && echo REACHED",
+                                      timeout=30)[0]]
+    assert not reached, f"the board reaches over IPv6: {reached}"
+    assert _lan_drops(lab) > before, "the host's drop rule saw none of it: the probe proves nothing"
 
 
 @pytest.mark.slow   # a variant: test_compare boots rt-armmp to its shell and reads PREEMPT_RT in its banner
