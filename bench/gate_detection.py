@@ -19,25 +19,16 @@ from the unchanged pool), as the suites and compare sample, until no metric of t
 is unknown or --per-side boots a side, and judges every metric of the family with
 boardlab.judge.decide; a family raises a false alarm when any of its metrics is 'regressed'
 or 'improved', and detects a change when its target metric is 'regressed'. Two rules judge
-the same draws side by side: 'before' (the rule until 2026-11-26: a real difference whose
-median is within the floor was 'same', whatever its interval) and 'after' (same only when
-the interval lies within the floor). Draws from pools are resamplings, said so in the
-output: the pools bound how independent the trials are. The pools are saved
-(results/bench-gate-detection-<board>/pools.json); --pools P judges saved ones again, no boots:
+the same draws side by side: 'before' (until 2026-11-26: a real difference whose median is
+within the floor was 'same') and 'after' (same only when the interval lies within the
+floor). Draws from pools are resamplings, said so: the pools bound how independent the
+trials are. Saved pools (results/bench-gate-detection-<board>/pools.json): --pools P, no boots:
     .venv/bin/python bench/gate_detection.py [--board B] [--pool 10] [--trials 20] [--per-side 5] [--pools P]
 
 Families whose programs the board's image lacks (qemu-ppc: lmbench and rt-tests) are
 left out, and said so. Goals (issue #10): no false alarm in 20 A/A comparisons for every
 family; each injected change detected in >= 19 of 20 trials with 5 boots a side."""
-import argparse
-import json
-import random
-import shutil
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
+import argparse, json, random, shutil, statistics, subprocess, sys, tempfile, time  # noqa: E401
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,17 +45,7 @@ from boardlab.vlab.lab import kept_up
 
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
           "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us", "hackbench": "hackbench.time_s"}
-# hackbench's change: the group count doubled (-g N runs as -g 2N), by a wrapper in its place
-DOUBLE_GROUPS = r"""mv /usr/bin/hackbench /usr/bin/hackbench.orig
-cat > /usr/bin/hackbench <<'EOF'
-#!/bin/sh
-set -- "$@" --end; args=""
-while [ "$1" != --end ]; do
-  if [ "$1" = -g ]; then args="$args -g $(($2 * 2))"; shift 2; else args="$args $1"; shift; fi
-done
-exec /usr/bin/hackbench.orig $args
-EOF
-chmod 755 /usr/bin/hackbench"""
+DOUBLE_GROUPS = (ROOT / "bench/data/hackbench-double-groups.sh").read_text()   # -g N runs as -g 2N
 
 
 def rootfs_variant(board, work: Path, name: str, script: str | None = None,

@@ -140,7 +140,7 @@ def run_command(tmp_path, command, total_kb=112196, login_s=20.722814):
 
 def _command(name, key):
     script = _job(name)["actions"][1]["test"]["interactive"][0]["script"]
-    return next(c for c in script if c["name"] == key)
+    return next(c for c in script if c["name"] == health.case_name(key))
 
 
 @pytest.mark.parametrize("delta, good", [(0, True), (4, True), (-4, True), (5, False), (-400, False)])

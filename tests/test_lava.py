@@ -70,6 +70,18 @@ def test_schema_validation_catches_a_broken_job(tmp_path):
     assert str(path) in errors and "['from']" in errors[str(path)]
 
 
+def test_validation_is_the_servers_too_which_refuses_a_dot_in_a_cases_name(tmp_path):
+    """The dispatcher's schema takes 'boot_time.guest_login' as an interactive case's name;
+    LAVA's server refuses the submission (and the health check): validated by both."""
+    from boardlab.lava import health
+    job = health.health_check_job(load_board("qemu-arm"))
+    job["actions"][1]["test"]["interactive"][0]["script"][0]["name"] = "boot_time.guest_login"
+    path = tmp_path / "dotted.job.yaml"
+    path.write_text(lava.dump_job(job))
+    errors = lava.validate([("job", path)])
+    assert "Invalid character" in errors.get(str(path), ""), errors
+
+
 def test_device_config_comes_from_the_board_facts():
     board = load_board("qemu-arm")
     dev = yaml.safe_load(lava.render_device(board))

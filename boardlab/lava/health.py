@@ -71,6 +71,12 @@ def _asked(name: str, command: str, why: str) -> dict:
             "failures": [{"message": f"{SAID}: bad[^\\r\\n]*", "exception": "TestError", "error": why}]}
 
 
+def case_name(key: str) -> str:
+    """A figure's test case in LAVA: its key without the dot, which LAVA's server refuses in
+    a case's name (lava_scheduler_app's schema: [a-zA-Z0-9-_])."""
+    return key.replace(".", "-")
+
+
 def figure_command(key: str, lo: float, hi: float) -> str:
     return (f"{READ[key]}; if [ -n \"$v\" ] && awk -v v=\"$v\" 'BEGIN {{ exit !(v >= {lo:.10g} && v <= {hi:.10g}) }}'"
             f"; then r=good; else r=bad; fi; echo \"{SAID}: $r {key}=$v\"")
@@ -85,7 +91,7 @@ def _test(board: Board, name: str, script: list[dict]) -> dict:
 
 
 def _figures_test(board: Board, check: HealthCheck) -> dict | None:
-    script = [_asked(f.key, figure_command(f.key, f.lo, f.hi),
+    script = [_asked(case_name(f.key), figure_command(f.key, f.lo, f.hi),
                      f"{f.key} not {f.band()} ({check.kernel} on {check.board})")
               for f in check.figures if f.key != HOST_BOOT]   # that one: the login's timeout
     return _test(board, "figures", script) if script else None

@@ -8,15 +8,25 @@ from pathlib import Path
 from boardlab.lava.errors import LavaError
 from boardlab.lava.files import SYSTEM_PYTHON
 
+# a job: the dispatcher's schema and the server's (lava_scheduler_app: what a submission and
+# a health check must pass; stricter, e.g. no dot in a test case's name), where installed
 _VALIDATE = r"""
 import json, sys, yaml
 from lava_common.schemas import validate as validate_job
 from lava_common.schemas.device import validate as validate_device
+try:
+    from django.conf import settings
+    settings.configure(EXTRA_CONTEXT_VARIABLES=[])
+    from lava_scheduler_app.schema import validate_submission
+except ImportError:
+    validate_submission = lambda data: True
 errors = {}
 for kind, path in json.loads(sys.argv[1]):
     try:
         data = yaml.load(open(path), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))   # libyaml: a tenth of the CPU
         (validate_device if kind == "device" else validate_job)(data)
+        if kind == "job":
+            validate_submission(data)
     except Exception as exc:
         errors[path] = f"{type(exc).__name__}: {exc}"
 print(json.dumps(errors))
