@@ -2,6 +2,7 @@
 a sweep's pair rests on is extracted once, the page is written from it through the judge,
 and `boardlab gen --check` says whether the committed page matches its data."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +48,7 @@ def docs(tmp_path, monkeypatch):
 def test_the_page_comes_from_the_data_and_holds_every_change_with_sizes(tmp_path, docs):
     data_path, md = answerpage.write(a_sweep(tmp_path), "kernels-6.1-6.12")
     data = json.loads(data_path.read_text())
-    assert data["booted"]["jitter_s"] == 180 and data["booted"]["max_repeats"] == 6
+    assert data["booted"][0]["jitter_s"] == 180 and data["booted"][0]["max_repeats"] == 6
     text = md.read_text()
     assert text.startswith(f"# {B} against {A} on qemu-arm: the whole answer")
     assert "| build.vmlinux_dec_bytes |" in text and "+5.57 %" in text        # the build's size, exact
@@ -78,3 +79,29 @@ def test_a_sweep_without_the_pair_or_its_budget_is_one_line(tmp_path, docs):
     with pytest.raises(InputError, match="give the sweep's --budget"):
         answerpage.write(out, "p")
     assert answerpage.write(out, "p", budget=6)[0].exists()
+
+
+def test_a_later_compare_decides_what_the_sweeps_pair_left_unknown(tmp_path, docs):
+    """mem_eat, one boot each in the sweep, measured again by a compare of the two kernels:
+    its figures replace the one boot's, and the page says that step."""
+    out = a_sweep(tmp_path)
+    for e, kb in zip(json.loads((out / "sweep.json").read_text())["kernels"], (109888, 108736)):
+        RunResults(Path(e["run_dir"]), baselines_root=tmp_path / "none").record("qemu-arm", e["name"], "memory",
+                                                                                  "mem_eat_kb", kb)
+    _, md = answerpage.write(out, "p")
+    assert "- memory.mem_eat_kb: " in md.read_text()          # one boot each: unknown
+    later = tmp_path / "compare-memory"
+    res = RunResults(later, baselines_root=tmp_path / "none")
+    for kernel, kb in ((A, 109888), (B, 108736)):
+        res.record("qemu-arm", kernel, "memory", "mem_eat_kb", kb, samples=[kb] * 5)
+    (later / "compare.json").write_text(json.dumps({"meta": {
+        "board": "qemu-arm", "host": "vm-test", "written": "2026-12-01T21:00:00+0000",
+        "families": ["memory"], "rounds": 5, "max_repeats": 10}}))
+    _, md = answerpage.add_stage("p", later)
+    text = md.read_text()
+    assert "| memory.mem_eat_kb | 1.0989e+05 kB (n=5) | 1.0874e+05 (n=5) | -1.05 % | exact |" in text, text
+    assert "- memory: boardlab compare, the kernels booted in turn: the families left unknown" in text
+    assert "| jitter.max_us |" in text                          # the sweep's pair's figures stay
+    assert answerpage.generated_files()[md] == text
+    with pytest.raises(InputError, match="no such answer"):
+        answerpage.add_stage("nope", later)

@@ -277,6 +277,6 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     if phase_log:
         went = bootspans.of_sides(sides[0], sides[1])
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
-            "families": list(families), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "families": list(families), "repeats": repeats, "max_repeats": max(repeats, max_repeats), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "phase_log": phases.BOOT_ARGS if phase_log else None}
     return sides, rows, write(out_dir, sides[0], sides[1], rows, meta, went)

@@ -106,11 +106,15 @@ def cmd_kernel(args):
         return _sweep(args, board)
     if args.action == "answer":
         from boardlab.kernel import answerpage
-        if not args.out or not args.name or len(args.words) not in (0, 2):
-            raise InputError("kernel answer [A B] --out SWEEP_DIR --name PAGE: a sweep's pair "
-                             "(default its two ends) as docs/data/PAGE.json and docs/PAGE.md")
-        data, md = answerpage.write(Path(args.out), args.name, *(args.words or (None, None)),
-                                    budget=args.budget)
+        if args.also and args.name and not args.words:
+            data, md = answerpage.add_stage(args.name, Path(args.also))
+        elif not args.out or not args.name or len(args.words) not in (0, 2):
+            raise InputError("kernel answer [A B] --out SWEEP_DIR --name PAGE: a sweep's pair (default "
+                             "its two ends) as docs/data/PAGE.json and docs/PAGE.md; --name PAGE --also "
+                             "COMPARE_DIR: a later compare of the two added")
+        else:
+            data, md = answerpage.write(Path(args.out), args.name, *(args.words or (None, None)),
+                                        budget=args.budget)
         print(f"wrote {data} and {md} (`boardlab gen` writes the page from the data again)")
         return 0
     from boardlab.kernel.pinmove import move
@@ -143,6 +147,8 @@ def add_parser(sub):
     k.add_argument("--jitter-seconds", type=int, default=None,
                    help="sweep: cyclictest per boot where a pair is booted in turn (default the suite's "
                         "60; a worst case that comes later needs longer: 180)")
+    k.add_argument("--also", help="answer: a later `boardlab compare` of the page's two kernels (its directory), "
+                                   "whose figures replace the earlier ones' of what it measured")
     k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>); "
                                    "answer: the page's (docs/<name>.md)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
