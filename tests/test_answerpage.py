@@ -105,3 +105,15 @@ def test_a_later_compare_decides_what_the_sweeps_pair_left_unknown(tmp_path, doc
     assert answerpage.generated_files()[md] == text
     with pytest.raises(InputError, match="no such answer"):
         answerpage.add_stage("nope", later)
+
+
+def test_the_committed_answer_pages_are_their_data_byte_for_byte_on_any_host(monkeypatch):
+    """docs/kernels-6.1-6.12.md from docs/data/kernels-6.1-6.12.json, as `boardlab gen
+    --check` sees it, on a host that is not the one that measured it."""
+    from boardlab.measure import clocks
+    real = clocks.this_host
+    monkeypatch.setattr(clocks, "this_host", lambda: {**real(), "id": "vm-another-host"})
+    pages = answerpage.generated_files()
+    assert answerpage.PAGES_DIR / "kernels-6.1-6.12.md" in pages
+    for path, text in pages.items():
+        assert path.read_text() == text, f"{path}: not its data's page: run boardlab gen"
