@@ -85,3 +85,17 @@ def test_a_new_power_on_drops_what_the_last_one_left_unread(plugged, tmp_path):
     finally:
         again.close()
     assert got.endswith(b"U-Boot\r\n") and len(got) < 300_000 - 100_000
+
+
+def test_a_short_boot_nobody_read_is_gone_before_the_next_reader_comes(plugged, monkeypatch):
+    """A person's power cycle with no console open: U-Boot's countdown and prompt, a few
+    hundred bytes, fit in the pty itself. Nobody reads them for NOBODY_READS_S: dropped, as
+    on a real line, so the next reader (LAVA, connecting before its own power-on) is not
+    handed an old 'Hit any key to stop autoboot' to answer (the chaos bench saw LAVA type
+    its first command into the real countdown, which took the 's' as its key)."""
+    monkeypatch.setattr(cable, "NOBODY_READS_S", 1.0)
+    board, link = plugged
+    board.sendall(b"Hit any key to stop autoboot:  2  1  0 \r\n=> ")
+    time.sleep(2.5)         # the cable looks at least once a second
+    got = read_line_until(link, b"fresh\r\n", once_open=lambda: board.sendall(b"fresh\r\n"))
+    assert got == b"fresh\r\n"

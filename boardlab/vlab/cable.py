@@ -6,7 +6,10 @@ bytes typed into the pty go to the board. While the board is off, input is dropp
 The pty holds about 15 kB, and QEMU writes a boot's output far faster than any line
 rate: a reader that falls behind (ser2net on a busy host) gets every byte, held here up
 to LINE_BUFFER; while nobody reads the pty at all (NOBODY_READS_S), output is dropped -
-as on a real line. With a baud rate,
+as on a real line, where what a board prints while no one has the port open is gone:
+that includes what waits in the pty itself (a person's power cycle with no console
+open must not greet the next reader with an old U-Boot countdown, which LAVA took for
+this boot's and typed into the real one). With a baud rate,
 what is typed reaches the board at the line's pace (10 bits a character, 8N1), as
 through a real UART: a 40-character U-Boot command takes 3.5 ms at 115200 baud."""
 from __future__ import annotations
@@ -14,11 +17,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import fcntl
 import os
 import pty
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import termios
@@ -54,7 +59,8 @@ class Cable:
         self.to_line = bytearray()   # from the board, not yet taken by the pty
         self.line_stuck_since = None
         self.watching_write = False  # the pty registered for EVENT_WRITE (to_line waits)
-        self.master, _slave = make_pty(link)
+        self.master, self.slave = make_pty(link)
+        self.unread, self.unread_since = 0, None   # bytes in the pty nobody has read, since when
         if os.path.exists(sock_path):
             os.unlink(sock_path)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -117,6 +123,18 @@ class Cable:
             events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_line else 0)
             self.sel.modify(self.master, events, self._pty_ready)
 
+    def _drop_unread(self):
+        """What waits in the pty while nobody reads it (its count not falling) for
+        NOBODY_READS_S is dropped, as a real line drops what no open port takes."""
+        n = struct.unpack("i", fcntl.ioctl(self.slave, termios.FIONREAD, b"\0" * 4))[0]
+        now = time.monotonic()
+        if n == 0 or n < self.unread or self.unread_since is None:
+            self.unread_since = now if n else None   # read from (or new): the clock starts again
+        elif now - self.unread_since > NOBODY_READS_S:
+            termios.tcflush(self.slave, termios.TCIFLUSH)
+            self.unread_since, n = None, 0
+        self.unread = n
+
     def _pty_ready(self, mask):
         if mask & selectors.EVENT_WRITE:
             self._write_line()
@@ -162,6 +180,9 @@ class Cable:
         """Pass bytes both ways while running() says so."""
         while running():
             wait = self._deliver_typed()
+            self._drop_unread()
+            if self.unread:
+                wait = min(wait, 1.0)
             if self.to_line:   # to see when nobody has read the line for long enough
                 self._write_line()
                 wait = min(wait, NOBODY_READS_S / 2)
