@@ -3,8 +3,7 @@
 While LAVA jobs run and people (labgrid-client as dev/alice, dev/bob) hold and wait, N routine events
 at random moments (seeded), one at a time (EVENTS, Chaos's methods). Counted: overlaps (the power
 switches' request logs by source address), jobs lost, boards wedged, each event's time to recover
-(docs/shared-lab.md). Host clock. It brings the lab and a LAVA server up and down itself, refuses
-a lab already up, and ends only what it started, by PID.
+(docs/shared-lab.md). Host clock. It brings the lab and a LAVA server up and down itself, refuses a lab already up, and ends only what it started, by PID.
 
     .venv/bin/python bench/chaos.py [--rounds 20] [--seed 1]"""
 import argparse, collections, contextlib, json, os, random, re, signal, subprocess, sys, tempfile, threading, time, urllib.request  # noqa: E401
@@ -68,13 +67,14 @@ def usable(v: dict | None, ours: str = LAVA_OWNER) -> bool:
 
 
 def recovery(end: float, samples: list, rounds) -> tuple[float | None, list[str]]:
-    """After an event that ended at `end`: s until every board was usable (None: not seen), and the boards
-    not usable at the first look after the arbiter's second round since (wedged; else at the last look)."""
+    """After an event that ended at `end`: s until every board was usable (None: not seen), and the boards not
+    usable at the first look after the arbiter's second round since (wedged, with their state; else the last look)."""
     after = sorted((s for s in samples if s[0] >= end), key=lambda s: s[0])
     back = next((round(t - end, 1) for t, v in after if v and all(map(usable, v.values()))), None)
     two = sorted(r for r in set(rounds) if r > end)[1:2]
     at = next((s for s in after if s[0] >= two[0]), None) if two else (after[-1] if after else None)
-    return back, ["(no answer)"] if at is None or at[1] is None else sorted(b for b, v in at[1].items() if not usable(v))
+    state = lambda v: ", ".join(f"{k} {x}" for k, x in v.items() if x) if v else "no view"  # noqa: E731  why
+    return back, ["(no answer)"] if at is None or at[1] is None else sorted(f"{b} ({state(v)})" for b, v in at[1].items() if not usable(v))
 
 
 def rest(url: str, path: str):

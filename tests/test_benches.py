@@ -378,6 +378,7 @@ def test_chaos_says_when_boards_are_usable_again_and_which_are_wedged():
     samples = [(990.0, {"a": _view(lava, "Good")}), (1001.0, None), (1003.0, {"a": _view(None, "Good")}),
                (1009.0, {"a": _view(lava, "Good")}), (1020.0, {"a": _view(lava, "Good")})]
     assert ch.recovery(end, samples, {995.0, 1004.0, 1008.0}) == (9.0, [])
-    assert ch.recovery(end, samples, {1001.5, 1002.5}) == (9.0, ["a"])    # not back by the second round
-    assert ch.recovery(end, samples[:3], set()) == (None, ["a"])        # no two rounds: the last look
+    # not back by the second round, said with its state
+    assert ch.recovery(end, samples, {1001.5, 1002.5}) == (9.0, ["a (health Good)"])
+    assert ch.recovery(end, samples[:3], set()) == (None, ["a (health Good)"])   # no two rounds: the last look
     assert ch.recovery(end, samples[:2], {1001.5, 1001.6}) == (None, ["(no answer)"])
