@@ -58,11 +58,12 @@ def overlaps(requests, people, lava, sources: dict, margin: float = 1.0) -> list
 
 def usable(v: dict | None, ours: str = LAVA_OWNER) -> bool:
     """As the rules leave a board: no overlap, not Bad; LAVA's (a health LAVA schedules on, or
-    Maintenance while its job ends), or a person's, held or allocated, in Maintenance."""
+    Maintenance while its job ends or a person's reservation waits for it), or a person's, held
+    or allocated, in Maintenance. LAVA's, in Maintenance, idle and wanted by nobody: wedged."""
     if not v or v["health"] in ("Bad", "Retired") or (v["job"] and v["holder"] not in (None, ours)):
         return False
     if v["holder"] == ours:
-        return v["health"] in USABLE + ("Maintenance",)
+        return v["health"] in USABLE or (v["health"] == "Maintenance" and bool(v["job"] or v["reservation"]))
     return v["health"] == "Maintenance" and bool(v["holder"] or v["reservation"])
 
 
@@ -88,7 +89,7 @@ class Chaos:
         self.rng, self.rng_people = random.Random(args.seed), random.Random(args.seed + 1)
         self.stop, self.done, self.submitting, self.broken = threading.Event(), threading.Event(), False, None
         self.samples, self.rounds, self.holds, self.rows, self.jobs = [], set(), [], [], {}   # jobs: id -> board
-        self.state = Path(srv.run_dir) / "arbiter.json"
+        self.state = srv.arbiter_state
         self.files = {b: Path(srv.run_dir) / f"job-{b}.yaml" for b in boards}
         for b, f in self.files.items():
             f.write_text(dump_job({**health_check_job(load_board(b)), "job_name": f"chaos: {b}", "priority": "medium"}))

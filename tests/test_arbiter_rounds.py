@@ -201,3 +201,10 @@ def test_a_reservation_by_place_name_is_a_persons(lab, tmp_path):
     assert lab.labgrid(["-p", f"+{lab.reservations[0]['token']}", "acquire"], "vm/boardlab-nightly.alice")[1] == 0
     assert a.round() == [] and lab.devices["qemu-arm"]["health"] == "Maintenance"
     assert lab.places["qemu-ppc"]["acquired"] == LAVA_OWNER   # the other board stays LAVA's
+
+
+def test_the_arbiter_s_log_lines_carry_their_date_and_time(capsys):
+    import re
+    from boardlab.lab.arbiter import stamped
+    stamped("qemu-arm: LAVA's again (Unknown)")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d qemu-arm: LAVA's again \(Unknown\)\n", capsys.readouterr().out)

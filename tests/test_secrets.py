@@ -64,7 +64,7 @@ def faked_up(tmp_path, monkeypatch, fake):
     monkeypatch.setattr(localserver, "DISPATCHER_D", tmp_path / "dispatcher.d")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     srv = localserver.LocalLavaServer(tmp_path / "server", port=18180, identity="boardlab-test",
-                                      echo=lambda *a: None)
+                                      echo=lambda *a: None, arbiter_state=tmp_path / "server" / "arbiter.json")
     srv.up()
     return srv, fake, tmp_path
 

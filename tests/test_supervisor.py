@@ -106,3 +106,14 @@ def test_an_arbiter_without_a_round_stops_up_before_the_scheduler(tmp_path, monk
         faked_up(tmp_path, monkeypatch, fake)
     assert not any("lava-scheduler" in cmd for cmd in fake.argv)
     assert arbiterstart.last_round_at(tmp_path / "nowhere.json") == 0.0
+
+
+def test_what_the_arbiter_set_aside_lasts_as_long_as_lava_s_database(tmp_path):
+    """A Maintenance the arbiter set must be found by the next arbiter, whichever run
+    directory the next `lava server up` (or bench) uses: LAVA's database outlives them all."""
+    from boardlab.facts.labfacts import ARBITER_STATE
+    from boardlab.lava.localserver import LocalLavaServer
+    one = LocalLavaServer(tmp_path / "one", labs=["vlab"], echo=lambda *_: None)
+    two = LocalLavaServer(tmp_path / "two", labs=["vlab"], echo=lambda *_: None)
+    assert one.arbiter_state == two.arbiter_state == ARBITER_STATE
+    assert not ARBITER_STATE.is_relative_to("/run") and not ARBITER_STATE.is_relative_to("/tmp")

@@ -35,16 +35,15 @@ from pathlib import Path
 
 from boardlab.errors import LAB, BoardlabError, InputError
 from boardlab.facts.board import Board
-from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import arbitrated, lab_host_of
 from boardlab.facts.places import client
 from boardlab.log import progress
 from boardlab.net import tcp_open
 from boardlab.procs import running
 
-# `boardlab lava server up`'s arbiter state (lab.glance.ARBITER_STATE); its supervisor's
-# PID file beside it while the server is up
-LOCAL_ARBITER_STATE = Path("/run/boardlab/lava-server/arbiter.json")
+# this host's arbiter state; the local LAVA server's supervisor PID file beside it while up
+LOCAL_ARBITER_STATE = ARBITER_STATE
 # a LAVA job ends within its own timeouts (an hour or so); a person's hold may last the day
 WAIT_S = 2 * 3600.0
 POLL_S = 30.0       # each labgrid-client call is a Python process of ~0.5 CPU-s (DESIGN.md 10)

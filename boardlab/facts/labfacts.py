@@ -11,6 +11,11 @@ from boardlab.facts.board import PLACES_DIR, Board, board_path, load_board
 from boardlab.facts.labhosts import LabHost, lab_host_of
 from boardlab.facts.typedyaml import FactsError, build, load_yaml
 
+# This host's arbiter (`boardlab lava server up`'s or the systemd unit's): what it set aside
+# must last as long as LAVA's database (/var/lib/postgresql), not a run directory or /run:
+# a Maintenance it set and nobody remembers is a board wedged for good.
+ARBITER_STATE = Path("/var/lib/boardlab/arbiter/arbiter.json")
+
 
 @dataclass(frozen=True)
 class Lab:

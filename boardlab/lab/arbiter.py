@@ -263,6 +263,11 @@ def place_tags(board: str) -> dict:
     return places[board]["tags"]
 
 
+def stamped(line: str) -> None:
+    """A log line with its local date and time: a lab's log is read against the power switch's."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", flush=True)
+
+
 def main(argv=None) -> int:
     import argparse
     import signal
@@ -274,7 +279,7 @@ def main(argv=None) -> int:
     ap.add_argument("--poll", type=float, default=POLL_S, help=f"seconds between rounds (default {POLL_S:g})")
     args = ap.parse_args(argv)
     arbiter = Arbiter(load_lab().coordinator, args.identity, {b: place_tags(b) for b in args.boards},
-                      Path(args.state), echo=lambda m: print(m, flush=True))
+                      Path(args.state), echo=stamped)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     arbiter.echo(f"arbiter: boards {', '.join(args.boards)} at {arbiter.coordinator}, as {arbiter.ours}, "

@@ -57,8 +57,8 @@ def add_parser(sub):
     p.add_argument("--lab-host", default=None, help="only this lab host and its boards")
     p.add_argument("--lava", default="http://127.0.0.1:8180/", help="the LAVA server (default: the local one)")
     p.add_argument("--no-lava", action="store_true", help="a lab without LAVA")
-    p.add_argument("--arbiter-state", default=None, help="LAVA's arbiter's state file (default: `boardlab "
-                                                          "lava server up`'s, /run/boardlab/lava-server/arbiter.json)")
+    p.add_argument("--arbiter-state", default=None, help="LAVA's arbiter's state file (default: this "
+                                                          "host's, /var/lib/boardlab/arbiter/arbiter.json)")
     p.add_argument("--json", action="store_true", help="as JSON (for a scheduler)")
     p.set_defaults(func=cmd_status)
     p = verbs.add_parser("check", help="power on, to a shell (and on its NFS root), the boot and memory "

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from boardlab.errors import InputError
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.facts.places import PlacesError, client
 from boardlab.lab import rules
@@ -35,7 +35,6 @@ from boardlab.procs import running
 __all__ = ["parse_place_show"]   # the one place's text, as `show` prints it (tests, people)
 
 LAVA_URL = "http://127.0.0.1:8180/"
-ARBITER_STATE = Path("/run/boardlab/lava-server/arbiter.json")   # `boardlab lava server up`'s
 ARBITER_LATE_S = 60          # a round older than this: the arbiter is stuck
 FLAGGED = ("Maintenance", "Unknown", "Looping")   # LAVA's healths a scheduler should know of
 

@@ -9,7 +9,7 @@ wanted, never required: its restart must not stop these. The virtual lab runs th
 two daemons under boardlab.services.supervisor."""
 from __future__ import annotations
 
-from boardlab.facts.labfacts import Lab
+from boardlab.facts.labfacts import ARBITER_STATE, Lab
 from boardlab.facts.labhosts import LabHost, arbitrated
 from boardlab.lava.identities import role_identity
 from boardlab.lava.server import LAB_IDENTITY_BASE, RECHECK_CALENDAR, RECHECK_COMMAND
@@ -19,7 +19,6 @@ EXPORTER_CONFIG = "/etc/labgrid/exporter.yaml"
 PROJECT = "/opt/boardlab"                  # this project and its .venv on the management host
 USER = "boardlab"                          # its ~/.config/lavacli.yaml (0600) holds the roles' tokens
 IDENTITY_BASE = LAB_IDENTITY_BASE          # lavacli identities boardlab-arbiter, boardlab-recheck
-ARBITER_STATE = "/var/lib/boardlab/arbiter/arbiter.json"   # StateDirectory=boardlab/arbiter
 COORDINATOR = "labgrid-coordinator.service"
 LAVA_WEB = "lava-server-gunicorn.service"  # what lavacli talks to
 MANAGEMENT_DIR = "management"              # places/management/: the management host's files

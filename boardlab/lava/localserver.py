@@ -28,7 +28,7 @@ import yaml
 from boardlab.services import postgres
 from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import load_board
-from boardlab.facts.labfacts import load_lab
+from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
 from boardlab.lava import arbiterstart, devices, health, identities, joboutput
 from boardlab.lava.run import dispatcher_config
@@ -75,9 +75,11 @@ def worker_name(lab_host: str) -> str:
 
 class LocalLavaServer:
     def __init__(self, run_dir: Path, port: int = 8180, identity: str = "boardlab-vlab",
-                 labs=None, echo=print):
-        """labs: the lab hosts with a worker (default: every virtual one)."""
+                 labs=None, echo=print, arbiter_state: Path = ARBITER_STATE):
+        """labs: the lab hosts with a worker (default: every virtual one). arbiter_state:
+        kept as long as LAVA's database, whatever the run directory (labfacts.ARBITER_STATE)."""
         self.run_dir = Path(run_dir)
+        self.arbiter_state = Path(arbiter_state)
         self.port, self.identity = port, identity
         self.labs = [load_lab_host(n) for n in labs] if labs else \
             [h for h in lab_hosts() if h.kind == "virtual"]
@@ -203,9 +205,11 @@ class LocalLavaServer:
     def _start_arbiter(self, boards):
         """LAVA holds its boards' places at the coordinator, people reserve them: its first
         round done before the scheduler starts (lava.arbiterstart)."""
-        state, since = self.run_dir / "arbiter.json", time.time()
-        self._spawn("arbiter", arbiterstart.command(identities.role_identity(self.identity, "arbiter"),
-                                                    state, boards))
+        state, since = self.arbiter_state, time.time()
+        state.parent.mkdir(parents=True, exist_ok=True)
+        proc = self._spawn("arbiter", arbiterstart.command(identities.role_identity(self.identity, "arbiter"),
+                                                           state, boards))
+        (state.parent / "arbiter.pid").write_text(f"{proc.pid}\n")   # boot.placehold: its supervisor is up
         self.echo(f"lava server: waiting for the arbiter's first round (up to {arbiterstart.FIRST_ROUND_S} s)")
         self._wait("the arbiter's first round (is the labgrid coordinator up? boardlab vlab up)",
                    lambda: arbiterstart.last_round_at(state) > since, arbiterstart.FIRST_ROUND_S)
@@ -275,6 +279,7 @@ class LocalLavaServer:
 
     def down(self):
         self._recorded()
+        (self.arbiter_state.parent / "arbiter.pid").unlink(missing_ok=True)
         for name in self._names():
             (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
             pid = self.pids.pop(name, None)
