@@ -26,6 +26,7 @@ from pathlib import Path
 
 from boardlab.facts.board import QEMU_CLOCKS, Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
+from boardlab.vlab import flash
 
 
 # The UART's socket may hold this much unread (SO_SNDBUFFORCE; memory is charged only
@@ -85,7 +86,7 @@ def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
     nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
     return [
         q.binary, "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
-        "-m", str(board.ram_mb), "-bios", q.bios,
+        "-m", str(board.ram_mb), "-bios", str(flash.flashed(board, lab)),   # its own U-Boot
         "-netdev", f"tap,id=lan,ifname={q.tap},script=no,downscript=no",
         "-device", nic,
         *uart_args(run_dir, board, uart_fd),
