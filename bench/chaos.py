@@ -17,7 +17,8 @@ import shared_board as sb  # noqa: E402   its submit
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import load_lab  # noqa: E402
 from boardlab.facts.labhosts import load_lab_host  # noqa: E402
-from boardlab.lab.listings import parse_places  # noqa: E402
+from boardlab.lab.arbiter import place_tags  # noqa: E402
+from boardlab.lab.listings import parse_places, parse_reservations, reservation_asks  # noqa: E402
 from boardlab.lab.rules import LAVA_OWNER, USABLE  # noqa: E402
 from boardlab.lava.arbiterstart import last_round_at  # noqa: E402
 from boardlab.lava.health import health_check_job  # noqa: E402
@@ -25,7 +26,7 @@ from boardlab.lava.identities import role_identity  # noqa: E402
 from boardlab.lava.jobs import dump_job  # noqa: E402
 from boardlab.lava.localserver import LocalLavaServer  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
-from boardlab.vlab import leases  # noqa: E402
+from boardlab.vlab import flash, leases  # noqa: E402
 from boardlab.vlab.lab import VirtualLab, kept_up  # noqa: E402
 from boardlab.vlab.mgmt import daemons  # noqa: E402
 
@@ -87,9 +88,10 @@ class Chaos:
     def __init__(self, srv, args, boards):
         self.srv, self.args, self.boards, self.labs = srv, args, boards, VirtualLab()
         self.rng, self.rng_people = random.Random(args.seed), random.Random(args.seed + 1)
-        self.stop, self.done, self.submitting, self.broken = threading.Event(), threading.Event(), False, None
+        self.stop, self.done, self.submitting = threading.Event(), threading.Event(), False
+        self.broken = None   # how to repair the board broken now
         self.samples, self.rounds, self.holds, self.rows, self.jobs = [], set(), [], [], {}   # jobs: id -> board
-        self.state = srv.arbiter_state
+        self.state, self.tags = srv.arbiter_state, {b: place_tags(b) for b in boards}
         self.files = {b: Path(srv.run_dir) / f"job-{b}.yaml" for b in boards}
         for b, f in self.files.items():
             f.write_text(dump_job({**health_check_job(load_board(b)), "job_name": f"chaos: {b}", "priority": "medium"}))
@@ -136,6 +138,11 @@ class Chaos:
             places = parse_places(r.stdout) if r.returncode == 0 else None
             views = places and {b: {"holder": places.get(b, {}).get("acquired"), "job": jobs.get(b), "health": (
                 devs.get(b) or {}).get("health"), "reservation": places.get(b, {}).get("reservation")} for b in self.boards}
+            if views and any(not usable(v) and v["holder"] == LAVA_OWNER for v in views.values()):
+                asks = parse_reservations(self.lg("chaos", "reservations").stdout)   # only then: a call is 0.5 CPU-s
+                for b, v in views.items():   # set aside for a person who waits: on its way to them
+                    v["reservation"] = v["reservation"] or ("waiting" if reservation_asks(
+                        asks, self.tags[b], b, LAVA_OWNER) else None)
         except (OSError, ValueError, KeyError, subprocess.SubprocessError):
             pass
         self.samples.append((t, views))
@@ -191,14 +198,19 @@ class Chaos:
         return f"pid {pid} stopped, {self.srv.pids['scheduler']} started"
 
     def board_broken_repaired(self):
-        self.broken, t0 = (board := self.rng.choice(self.boards)), time.time()
-        self.labs.host_of(board).stop_service("tftpd")   # not its firmware emptied: every QEMU board's file here
+        board, t0 = self.rng.choice(self.boards), time.time()
+        b, how = load_board(board), self.rng.choice(("tftpd stopped", "U-Boot erased"))
+        if how == "U-Boot erased":   # its own flash (vlab.flash); repaired: flashed again
+            flash.erase(b, load_lab_host(b.lab_host))
+            self.broken = lambda: flash.write(b, load_lab_host(b.lab_host))
+        else:
+            self.labs.host_of(board).stop_service("tftpd")
+            self.broken = lambda: self.labs.host_of(board).start_service("tftpd")
         while time.time() - t0 < self.args.break_s and ((self.look() or {}).get(board) or {}).get("health") != "Bad":
             time.sleep(5)
         bad = ((self.samples[-1][1] or {}).get(board) or {}).get("health") == "Bad"
-        self.labs.host_of(board).start_service("tftpd")
-        self.broken = None
-        return f"{board} tftpd stopped: {'Bad' if bad else 'not Bad'} after {time.time() - t0:.0f} s; {self.hourly_recheck()}"
+        self.broken = self.broken() and None
+        return f"{board} {how}: {'Bad' if bad else 'not Bad'} after {time.time() - t0:.0f} s; {self.hourly_recheck()}"
 
     def hourly_recheck(self):
         r = subprocess.run([sys.executable, "-m", "boardlab.cli", "lab", "recheck", "--identity", role_identity(
@@ -294,7 +306,7 @@ def main(argv=None):
         finally:
             [e.set() for e in (chaos.stop, chaos.done)]
             if chaos.broken:   # a board left broken: repaired
-                chaos.labs.host_of(chaos.broken).start_service("tftpd")
+                chaos.broken()
 
 
 if __name__ == "__main__":

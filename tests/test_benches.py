@@ -375,6 +375,7 @@ def test_chaos_says_when_boards_are_usable_again_and_which_are_wedged():
     assert not ch.usable(_view("dev/alice", "Maintenance", job=7))  # an overlap
     assert not ch.usable(_view(lava, "Bad")) and not ch.usable(None)
     assert not ch.usable(_view(lava, "Maintenance"))   # LAVA's, idle, nobody wants it: wedged
+    assert ch.usable(_view(lava, "Maintenance", reservation="waiting"))   # on its way to who waits
     end = 1000.0
     samples = [(990.0, {"a": _view(lava, "Good")}), (1001.0, None), (1003.0, {"a": _view(None, "Good")}),
                (1009.0, {"a": _view(lava, "Good")}), (1020.0, {"a": _view(lava, "Good")})]
