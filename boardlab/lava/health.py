@@ -59,9 +59,7 @@ def _boot(board: Board, kernel: str, root: str, login_s: int) -> dict:
                      "prompts": [board.shell.prompt],
                      "auto_login": {"login_prompt": login_prompt(board), "username": board.shell.username},
                      "timeout": {"seconds": uboot_s + login_s + RETRY_SLACK_S},
-                     # a board whose U-Boot does not prompt (erased, dead) is told within its own time
-                     "timeouts": {"bootloader-interrupt": {"seconds": int(t.uboot_s) + RETRY_SLACK_S},
-                                  "uboot-commands": {"seconds": uboot_s},
+                     "timeouts": {"uboot-commands": {"seconds": uboot_s},
                                   "auto-login-action": {"seconds": login_s}}}}
 
 
