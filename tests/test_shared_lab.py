@@ -1,9 +1,11 @@
 """A shared lab on the virtual lab: a board's health check through labgrid, LAVA's health
 checks taking a broken board out and a repaired one back, and one board held by a person
 and by LAVA in turn with no collision."""
+import contextlib
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -49,7 +51,7 @@ def health_checks(srv, board="qemu-arm") -> list[dict]:
     out = lava.lavacli(srv.identity, "jobs", "list", "--limit", "50", "--yaml")
     jobs = [yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", str(j["id"]), "--yaml"))
             for j in yaml.safe_load(out) or []]
-    return [j for j in jobs if j.get("health_check") and j.get("device") == board]
+    return sorted((j for j in jobs if j.get("health_check") and j.get("device") == board), key=lambda j: int(j["id"]))
 
 
 @pytest.mark.lava_server
@@ -78,6 +80,82 @@ def test_a_broken_board_goes_bad_and_takes_no_job_and_a_repaired_one_comes_back(
         assert lava.wait_for_job(srv.identity, job, 900) == "Complete"   # the job waited, then ran
         checks = [j["health"] for j in health_checks(srv)]
         assert "Incomplete" in checks and checks[-1] == "Complete", checks
+
+
+@contextlib.contextmanager
+def uboot_erased(vlab, board):
+    """Its flash reads erased: no U-Boot, a silent console. Repaired: flashed again."""
+    from boardlab.facts.board import load_board
+    from boardlab.facts.labhosts import load_lab_host
+    from boardlab.vlab import flash
+    b = load_board(board)
+    flash.erase(b, load_lab_host(b.lab_host))
+    try:
+        yield
+    finally:
+        flash.write(b, load_lab_host(b.lab_host))
+
+
+@contextlib.contextmanager
+def tftpd_stopped(vlab, board):
+    vlab.stop_service("tftpd")
+    try:
+        yield
+    finally:
+        vlab.start_service("tftpd")
+
+
+@contextlib.contextmanager
+def nfs_root_emptied(vlab, board):
+    """The board's NFS root serves no files (the export's own directory stays: the NFS
+    server holds it by handle, so the kernel mounts it and finds no init). Repaired: the
+    files moved back."""
+    from boardlab.facts.board import load_board
+    root = Path(load_board(board).nfs.export)
+    aside = root.with_name(root.name + ".broken")
+    aside.mkdir()
+    for f in list(root.iterdir()):
+        f.rename(aside / f.name)
+    try:
+        yield
+    finally:
+        for f in list(aside.iterdir()):
+            f.rename(root / f.name)
+        aside.rmdir()
+
+
+BREAKAGES = {"U-Boot erased": uboot_erased, "tftpd stopped": tftpd_stopped, "NFS root unreadable": nfs_root_emptied}
+
+
+@pytest.mark.lava_server
+@pytest.mark.slow
+def test_each_breakage_makes_the_board_bad_in_one_check_and_one_check_after_repair_good(vlab, tmp_path, capsys):
+    """Issue goal: a broken board is Bad within one health check and takes no job; Good again
+    after the repair and one check. The check tries the wiring: U-Boot, the lab host's tftpd
+    and the board's NFS root (its second boot)."""
+    from boardlab.lava.localserver import LocalLavaServer
+    from test_lava import free_port
+    with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
+        srv.up(["qemu-arm"])
+        lava.lavacli(srv.identity, "devices", "update", "qemu-arm", "--health", "UNKNOWN")
+        wait_for("Good after its check", lambda: device(srv)["health"] == "Good", 600)
+        for i, (what, broken) in enumerate(BREAKAGES.items()):
+            before = max((int(j["id"]) for j in health_checks(srv)), default=0)
+            with broken(vlab, "qemu-arm"):
+                lava.lavacli(srv.identity, "devices", "update", "qemu-arm", "--health", "UNKNOWN")
+                wait_for(f"Bad with {what}", lambda: device(srv)["health"] == "Bad", 900)
+                checks = [j for j in health_checks(srv) if int(j["id"]) > before]
+                assert [j["health"] for j in checks] == ["Incomplete"], (what, checks)
+                if i == len(BREAKAGES) - 1:   # a job waits while the board is Bad
+                    assert cli.main(["lava", "submit", "--identity", srv.identity, "--out",
+                                     str(tmp_path / "submit"), "--job", "qemu-arm-armmp-nightly"]) == 0
+                    job = re.findall(r"submitted as job (\d+)", capsys.readouterr().out)[0]
+                    time.sleep(30)
+                    assert yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", job, "--yaml"))["state"] == "Submitted"
+            assert cli.main(["lab", "recheck", "--identity", srv.identity]) == 0
+            wait_for(f"Good after {what} was repaired", lambda: device(srv)["health"] == "Good", 600)
+            assert [j["health"] for j in health_checks(srv) if int(j["id"]) > before] == ["Incomplete", "Complete"], what
+        assert lava.wait_for_job(srv.identity, job, 900) == "Complete"   # the job waited, then ran
 
 
 def labgrid_cmd(*args) -> list[str]:
