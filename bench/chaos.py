@@ -2,11 +2,12 @@
 """A shared lab through its routine: jobs, people and routine events at once, with what it costs.
 While LAVA jobs run and people (labgrid-client as dev/alice, dev/bob) hold and wait, N routine events
 at random moments (seeded), one at a time (EVENTS, Chaos's methods). Counted: overlaps (the power
-switches' request logs by source address), jobs lost, boards wedged, each event's time to recover
+switches' request logs by source address), jobs lost (a job the arbiter cancelled and submitted again counts
+as its resubmission), boards wedged (unusable longer than two arbiter rounds: recovery()), each event's time to recover
 (docs/shared-lab.md). Host clock. It brings the lab and a LAVA server up and down itself, refuses a lab already up, and ends only what it started, by PID.
 
     .venv/bin/python bench/chaos.py [--rounds 20] [--seed 1]"""
-import argparse, collections, contextlib, json, os, random, re, signal, subprocess, sys, tempfile, threading, time, urllib.request  # noqa: E401
+import argparse, collections, contextlib, json, os, random, re, signal, statistics, subprocess, sys, tempfile, threading, time, urllib.request  # noqa: E401
 from datetime import datetime, time as daytime, timedelta
 from pathlib import Path
 
@@ -68,15 +69,33 @@ def usable(v: dict | None, ours: str = LAVA_OWNER) -> bool:
     return v["health"] == "Maintenance" and bool(v["holder"] or v["reservation"])
 
 
-def recovery(end: float, samples: list, rounds) -> tuple[float | None, list[str]]:
-    """After an event that ended at `end`: s until every board was usable (None: not seen), and the boards not
-    usable at the first look after the arbiter's second round since (wedged, with their state; else the last look)."""
+def recovery(end: float, samples: list, rounds, look_s: float = 4.0) -> tuple[float | None, list[str]]:
+    """After an event that ended at `end`: s until every board was usable (None: not seen), and the boards wedged:
+    unusable, from the event's end on, for longer than two arbiter rounds (twice the median interval between its
+    rounds, plus the looks' own interval) before a look saw them usable again, or to the last look; said with their
+    state then. A board the arbiter gives back by its next round (a person's hold ended: re-acquired, then its
+    health) is unusable that long at most; one it never gives back, or an arbiter that stopped, is wedged."""
     after = sorted((s for s in samples if s[0] >= end), key=lambda s: s[0])
     back = next((round(t - end, 1) for t, v in after if v and all(map(usable, v.values()))), None)
-    two = sorted(r for r in set(rounds) if r > end)[1:2]
-    at = next((s for s in after if s[0] >= two[0]), None) if two else (after[-1] if after else None)
+    views = [(t, v) for t, v in after if v]
+    if not views:
+        return back, ["(no answer)"]
+    ends = sorted(set(rounds))
+    period = statistics.median(b - a for a, b in zip(ends, ends[1:])) if len(ends) > 1 else 5.0
+    limit = 2 * period + look_s
     state = lambda v: ", ".join(f"{k} {x}" for k, x in v.items() if x) if v else "no view"  # noqa: E731  why
-    return back, ["(no answer)"] if at is None or at[1] is None else sorted(f"{b} ({state(v)})" for b, v in at[1].items() if not usable(v))
+    wedged = {}
+    for board in views[0][1]:
+        since, last = None, None
+        for t, v in views:
+            ok = usable(v.get(board))
+            if not ok:
+                since, last = max(t, end) if since is None else since, v.get(board)
+            if since is not None and t - since > limit and board not in wedged:   # usable again or not: too long
+                wedged[board] = f"{board} ({state(last)}, {t - since:.0f} s)"
+            if ok:
+                since = None
+    return back, sorted(wedged.values())
 
 
 def rest(url: str, path: str):
@@ -250,7 +269,12 @@ class Chaos:
 
     def report(self, t0: float, first: int, logs: dict):
         jobs = {j["id"]: j for j in rest(self.srv.url, "jobs/?ordering=-id&limit=1000")["results"] if j["id"] > first}
-        ends = collections.Counter(jobs[j]["health"] if jobs.get(j, {}).get("state") == "Finished"
+        again = {o["job"]: int(m.group(1)) for o in json.loads(self.state.read_text())["overlaps"]
+                 if (m := re.search(r"submitted again as job (\d+)", o["ended"]))}   # the arbiter's overlap rule
+
+        def last(j):   # a job cancelled by the overlap rule lives on as its resubmission
+            return last(again[j]) if j in again else j
+        ends = collections.Counter(jobs[last(j)]["health"] if jobs.get(last(j), {}).get("state") == "Finished"
                                    else "never finished" for j in self.jobs)
         iso = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() if s else time.time()  # noqa: E731
         lava = [(j["actual_device"], iso(j["start_time"]), iso(j["end_time"])) for j in jobs.values()

@@ -175,6 +175,11 @@ class FakeLab:
         if args[:2] == ["jobs", "cancel"]:
             self.end_job(int(args[2]), "Canceled")
             return "", 0
+        if args[:2] == ["jobs", "resubmit"]:   # a copy of the job, queued: its new id
+            new = max(self.jobs) + 1
+            self.jobs[new] = {**self.jobs[int(args[2])], "id": new, "state": "Submitted", "health": "Unknown",
+                              "actual_device": None}
+            return f"{new}\n", 0
         raise AssertionError(f"lavacli {args}: not in the fake")
 
     def rest(self, url, path):

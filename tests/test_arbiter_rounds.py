@@ -64,7 +64,8 @@ def test_a_coordinator_restart_then_a_person_takes_a_running_boards_place(lab, t
     lab.person_acquires("qemu-arm", "vm/bob")
     assert ("qemu-arm", "cancel") in a.round()
     assert lab.jobs[7]["health"] == "Canceled" and lab.devices["qemu-arm"]["health"] == "Maintenance"
-    assert any("OVERLAP" in m and "vm/bob" in m and "job 7" in m for m in log)
+    assert lab.jobs[8]["state"] == "Submitted"   # not lost: submitted again, it waits for the board
+    assert any("OVERLAP" in m and "vm/bob" in m and "job 7 cancelled, submitted again as job 8" in m for m in log)
     assert state(tmp_path)["overlaps"][0]["job"] == 7
     assert a.round() == [] and lab.places["qemu-ppc"]["acquired"] == LAVA_OWNER   # re-taken: nobody had it
     lab.places["qemu-arm"]["acquired"] = None
@@ -208,3 +209,16 @@ def test_the_arbiter_s_log_lines_carry_their_date_and_time(capsys):
     from boardlab.lab.arbiter import stamped
     stamped("qemu-arm: LAVA's again (Unknown)")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d qemu-arm: LAVA's again \(Unknown\)\n", capsys.readouterr().out)
+
+
+def test_a_health_check_ended_by_an_overlap_is_not_submitted_again(lab, tmp_path):
+    """LAVA runs a new check itself: the board comes back Unknown."""
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.start_job("qemu-arm", 7, health_check=True)
+    a.round()
+    lab.restart_coordinator()
+    lab.person_acquires("qemu-arm", "vm/bob")
+    assert ("qemu-arm", "cancel") in a.round()
+    assert set(lab.jobs) == {7} and ("jobs", "resubmit") not in {c[1:3] for c in lab.calls}

@@ -380,7 +380,12 @@ def test_chaos_says_when_boards_are_usable_again_and_which_are_wedged():
     samples = [(990.0, {"a": _view(lava, "Good")}), (1001.0, None), (1003.0, {"a": _view(None, "Good")}),
                (1009.0, {"a": _view(lava, "Good")}), (1020.0, {"a": _view(lava, "Good")})]
     assert ch.recovery(end, samples, {995.0, 1004.0, 1008.0}) == (9.0, [])
-    # not back by the second round, said with its state
-    assert ch.recovery(end, samples, {1001.5, 1002.5}) == (9.0, ["a (health Good)"])
-    assert ch.recovery(end, samples[:3], set()) == (None, ["a (health Good)"])   # no two rounds: the last look
+    # rounds every 0.5 s: 6 s unusable is longer than two rounds (2 x 0.5 s + the looks' 4 s), said with its state
+    assert ch.recovery(end, samples, {1001.0, 1001.5}) == (9.0, ["a (health Good, 6 s)"])
+    # rounds every 5 s: given back within two of them, a transient, not a wedge
+    assert ch.recovery(end, samples, {1000.0, 1005.0, 1010.0}) == (9.0, [])
+    # never usable again: wedged once longer than two rounds, whatever came after
+    stuck = samples[:3] + [(1030.0, {"a": _view(lava, "Maintenance")})]
+    assert ch.recovery(end, stuck, {1000.0, 1005.0, 1010.0}) == (None, ["a (holder lava-arbiter/lava, health Maintenance, 27 s)"])
+    assert ch.recovery(end, samples[:3], set()) == (None, [])   # 0 s unusable so far: not yet wedged
     assert ch.recovery(end, samples[:2], {1001.5, 1001.6}) == (None, ["(no answer)"])

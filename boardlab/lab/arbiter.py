@@ -24,7 +24,8 @@ The rules (boardlab.lab.rules, one pure function each):
   person may take the free place before the arbiter re-takes it), of an admin's health
   change during a person's hold, or of an arbiter that was down. It is ended by one rule:
   the coordinator is the authority, so the person keeps the board and the LAVA job is
-  cancelled (`lavacli jobs cancel`), after the board is set to Maintenance (so LAVA
+  cancelled (`lavacli jobs cancel`) and, unless it is a health check, submitted again
+  (`lavacli jobs resubmit`: it waits for the board, so no job is lost), after the board is set to Maintenance (so LAVA
   starts nothing else there, and the cancelled job's end leaves the health alone: read
   in 2023.01's Device.testjob_signal, which sets health after a check only from Good,
   Unknown or Bad); the board comes back Unknown. A cancelled job is reported, not hidden: in the arbiter's
@@ -182,11 +183,15 @@ class Arbiter:
         elif board in self.aside:
             self.aside[board] = {**self.aside[board], "touched": True}
         lavacli(self.identity, "jobs", "cancel", str(job), check=False)
+        again = ""   # a job is not lost: submitted again, it waits for the board (a check is LAVA's own)
+        if not self._job(job).get("health_check"):
+            again = lavacli(self.identity, "jobs", "resubmit", str(job), check=False).strip()
+            again = f", submitted again as job {again}" if again.isdigit() else ", NOT submitted again"
         report = {"board": board, "holder": seen.holder, "job": job, "at": time.time(),
-                  "ended": f"LAVA job {job} cancelled: {seen.holder} holds the place"}
+                  "ended": f"LAVA job {job} cancelled{again}: {seen.holder} holds the place"}
         self.state["overlaps"] = (self.state["overlaps"] + [report])[-KEPT_OVERLAPS:]
         self.echo(f"{board}: OVERLAP: {seen.holder} holds the place while LAVA job {job} runs "
-                  f"on it: job {job} cancelled, the board comes back Unknown")
+                  f"on it: job {job} cancelled{again}, the board comes back Unknown")
 
     def reconcile(self, places: dict, reservations: list, devices: dict) -> str:
         """One line: what the arbiter holds, what LAVA runs, what people hold and want."""
