@@ -40,7 +40,7 @@ def suite_seconds(junit: Path) -> dict:
         return out
     for case in root.iter("testcase"):
         suite = case.get("classname", "").rsplit(".", 1)[-1]
-        out[suite] = out.get(suite, 0.0) + float(case.get("time") or 0.0)
+        out[suite] = round(out.get(suite, 0.0) + float(case.get("time") or 0.0), 3)   # no 47.808000000001
     return out
 
 
