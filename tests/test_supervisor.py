@@ -117,3 +117,22 @@ def test_what_the_arbiter_set_aside_lasts_as_long_as_lava_s_database(tmp_path):
     two = LocalLavaServer(tmp_path / "two", labs=["vlab"], echo=lambda *_: None)
     assert one.arbiter_state == two.arbiter_state == ARBITER_STATE
     assert not ARBITER_STATE.is_relative_to("/run") and not ARBITER_STATE.is_relative_to("/tmp")
+
+
+def test_down_stops_the_lava_run_a_worker_leaves_going(tmp_path, monkeypatch):
+    """lava-run runs in a process group of its own: stopping its worker left it running
+    (a chaos run's job 97 for two hours). `down` stops what the worker's database lists."""
+    import sqlite3
+    import subprocess
+    from boardlab.lava import localserver
+    monkeypatch.setattr(localserver.postgres, "down", lambda *a, **k: None)
+    srv = localserver.LocalLavaServer(tmp_path / "server", labs=["vlab"], echo=lambda *_: None,
+                                      arbiter_state=tmp_path / "arbiter.json")
+    run = subprocess.Popen(RUNS_LONG[:2] + ["import time; time.sleep(60)"], start_new_session=True)
+    (tmp_path / "server" / "worker-vlab").mkdir(parents=True)
+    db = sqlite3.connect(tmp_path / "server" / "worker-vlab" / "db.sqlite3")
+    db.execute("CREATE TABLE jobs (id INTEGER, pid INTEGER, status INTEGER)")
+    db.execute("INSERT INTO jobs VALUES (97, ?, 0)", (run.pid,))
+    db.commit()
+    srv.down()
+    assert run.wait(timeout=10) == -15

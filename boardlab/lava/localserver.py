@@ -232,16 +232,13 @@ class LocalLavaServer:
         and their lava-run going (in a process group of its own); so, for each job the
         worker's own database says is running: its lava-run stopped by that PID, its board
         powered off, and the job ended Incomplete with the reason. Returns the job ids."""
-        import sqlite3
         name = f"worker-{lab_host}"
         pid = self.pids.pop(name, None)
         _reap(pid)
         (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
-        db = self.run_dir / name / "db.sqlite3"
-        rows = db.exists() and sqlite3.connect(db).execute("SELECT id, pid FROM jobs WHERE status = 0").fetchall() or []
+        rows = self._lava_runs(name)
         for job_id, run_pid in rows:
-            if run_pid and running(run_pid):
-                os.killpg(run_pid, signal.SIGTERM)
+            self._stop_lava_run(run_pid)
             board = self._device_of(job_id)
             if board:
                 self._power_off(board)
@@ -253,6 +250,21 @@ class LocalLavaServer:
                     f"j.failure_comment = {why!r}\nj.save()\n")
             self.echo(f"lava server: job {job_id} Incomplete: {why}")
         return [r[0] for r in rows]
+
+    def _lava_runs(self, worker: str) -> list[tuple[int, int]]:
+        """(job id, lava-run PID) of the jobs a worker's own database says are running."""
+        import sqlite3
+        db = self.run_dir / worker / "db.sqlite3"
+        with contextlib.suppress(sqlite3.Error):
+            return db.exists() and sqlite3.connect(db).execute("SELECT id, pid FROM jobs WHERE status = 0").fetchall() or []
+        return []
+
+    @staticmethod
+    def _stop_lava_run(run_pid) -> None:
+        """lava-run runs in a process group of its own: a stopped worker leaves it going."""
+        if run_pid and running(run_pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run_pid, signal.SIGTERM)
 
     def _device_of(self, job_id) -> str | None:
         return _django(f"TestJob.objects.get(pk={int(job_id)}).actual_device.hostname") or None
@@ -282,6 +294,9 @@ class LocalLavaServer:
         (self.arbiter_state.parent / "arbiter.pid").unlink(missing_ok=True)
         for name in self._names():
             (self.run_dir / f"{name}.pid").unlink(missing_ok=True)
+            runs = self._lava_runs(name) if name.startswith("worker-") else []
+            for _, run_pid in runs:   # its jobs' lava-run, which outlives the worker
+                self._stop_lava_run(run_pid)
             pid = self.pids.pop(name, None)
             if pid is None or not running(pid):
                 _reap(pid)
