@@ -15,11 +15,13 @@ boots against boots drawn one at a time without replacement through the gate's o
 judge, boardlab.judge.decide), up to --max-repeats boots; a false alarm is any metric of
 the family regressed or improved. Then as many rounds with every metric of B shifted by
 twice its floor in its worse direction: found when the metric is called regressed. Each
-round's boots are the verdict's cost. Two ways side by side: 'this board' (a virtual
+round's boots are the verdict's cost. Three ways side by side: 'this board' (a virtual
 board: its realtime figures are bound to the host, and a change against a stored
-baseline stays unknown, judge rule 7) and 'a real board' (the same samples judged with
-the board's facts without their qemu section: how the judge treats a real board's own
-clock). --samples judges a saved file again, no boots.
+baseline stays unknown, judge rule 7), 'this board, paired' (as `boardlab compare` judges
+it: boots next to each other in time taken as A and B in turn, compare's own stopping
+rule; both sides' boots counted) and 'a real board' (the stored-baseline rounds judged
+with the board's facts without their qemu section: how the judge treats a real board's
+own clock). --samples judges a saved file again, no boots.
     .venv/bin/python bench/noisy_board.py [--boots 30] [--slow-boots 12] [--jitter-s 10]
         [--rounds 20] [--max-repeats 5] [--samples FILE] [--families boot_time,memory,...]
 Goals (issue "Answers that hold on a real board", item 2): A/A false alarms at most 1 of 20
@@ -52,7 +54,8 @@ FAST = ("boot_time", "memory")
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
           "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us"}
 KERNEL = "armmp"
-WAYS = ("this board", "a real board")
+PROGRESS = ("boot_time.guest_login", "lmbench.lat_pipe_us", "jitter.p99_us")   # a boot's progress line
+WAYS = ("this board", "this board, paired", "a real board")
 
 
 # ---- the pure core: rounds through the gate from saved boots -------------------------------
@@ -118,14 +121,62 @@ def rounds(board, boots: list, family: str, n_rounds: int, max_repeats: int, shi
     out = {"verdicts": [], "boots": [], "keys": keys}
     if not keys or len(boots) <= max_repeats + 2:   # a baseline of 3 boots at least
         return out
-    for _ in range(n_rounds):
+    for i in range(n_rounds):
         order = rng.sample(boots, len(boots))
         b_boots, a_boots = order[:max_repeats], order[max_repeats:]
         with tempfile.TemporaryDirectory() as work:
             verdicts, taken = gate_round(board, family, keys, a_boots, b_boots, shift_floors, max_repeats,
                                          Path(work), clock, settings_of(family, jitter_s))
         out["verdicts"], out["boots"] = out["verdicts"] + [verdicts], out["boots"] + [taken]
+        _progress(family, "stored baseline" if board.virtual else "a real board", shift_floors, i, n_rounds)
     return out
+
+
+COMPARE_AT_LEAST = 5   # boardlab compare's --repeats default: rounds before it may stop
+
+
+def paired_rounds(board, boots: list, family: str, n_rounds: int, max_repeats: int, shift_floors: float,
+                  seed: int = 1, clock: str = "realtime", jitter_s=None) -> dict:
+    """n_rounds comparisons as `boardlab compare` judges this board (both sides booted in
+    turn, judge rule 7 satisfied): round i of a comparison takes two boots next to each other
+    in time (the pool's order; which is A drawn at random), B's shifted by shift_floors
+    floors, until compare.still_open finds nothing more rounds could decide, at least
+    COMPARE_AT_LEAST and at most max_repeats rounds (fewer if the pool is short) ->
+    rounds()'s record, boots counting both sides."""
+    from boardlab.ab.compare import Side, judge, still_open
+    keys, rng = judged_keys(boots, family), random.Random(seed)
+    out = {"verdicts": [], "boots": [], "keys": keys}
+    most = min(max_repeats, len(boots) // 2)
+    if not keys or most < COMPARE_AT_LEAST:
+        return out
+    host, settings = clocks.this_host()["id"], settings_of(family, jitter_s)
+    shift = {k: worse_by(k, shift_floors, [b[k] for b in boots]) for k in keys}
+    for i in range(n_rounds):
+        sides = [Side(label, kernel=label, host=host, settings={k: settings for k in keys}, clocks={
+            k: clocks.metric_clock(*k.split(".", 1), catalogue.spec(k).unit, board, clock) for k in keys})
+            for label in "AB"]
+        start, taken = rng.randrange(len(boots)), 0
+
+        def one_round():
+            nonlocal taken
+            pair = [boots[(start + 2 * taken + j) % len(boots)] for j in (0, 1)]
+            a, b = pair if rng.random() < 0.5 else pair[::-1]
+            sides[0].add({k: a[k] for k in keys})
+            sides[1].add({k: b[k] + shift[k] for k in keys})
+            taken += 1
+
+        rounds_taken = vd.sample_until_decided(one_round, lambda: not still_open(sides, host, board, most)[1],
+                                               COMPARE_AT_LEAST, most)
+        verdicts = {r.spec.key: r.cmp.outcome if r.cmp else r.note for r in judge(*sides, host, board)}
+        out["verdicts"], out["boots"] = out["verdicts"] + [verdicts], out["boots"] + [2 * rounds_taken]
+        _progress(family, "paired", shift_floors, i, n_rounds)
+    return out
+
+
+def _progress(family, way, shift_floors, i, n_rounds):
+    if (i + 1) % 5 == 0 or i + 1 == n_rounds:
+        print(f"  judged {family}, {way}, {'shifted' if shift_floors else 'A/A'}: {i + 1} of {n_rounds} rounds",
+              flush=True)
 
 
 def tally(aa: dict, shifted: dict, family: str) -> dict:
@@ -142,14 +193,23 @@ def tally(aa: dict, shifted: dict, family: str) -> dict:
             "every": every, "shift_boots": cost(shifted["boots"]), "shifted_rounds": len(shifted["verdicts"])}
 
 
+def way_of(way: str) -> str:
+    """The rounds function a way is judged by (its name: picklable for the process pool)."""
+    return "paired_rounds" if way == WAYS[1] else "rounds"
+
+
+def _call(name, *args):
+    return globals()[name](*args)
+
+
 def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families, jobs: int = 1) -> dict:
     """{way: {family: tally}} for both ways of judging the board's samples (jobs: processes)."""
     pools = {f: [b["figures"] for b in data["boots"] if f in b["families"]] for f in families}
     tasks = [(w, f, floors) for f in sorted(families, key=lambda f: f != "lmbench") for w in WAYS for floors in (0, 2)]
-    args = [(board if w == WAYS[0] else as_real_board(board), pools[f], f, n_rounds, max_repeats, floors,
-             1 + floors // 2, data["clock"], data.get("jitter_s")) for w, f, floors in tasks]
+    args = [(way_of(w), board if w != WAYS[2] else as_real_board(board), pools[f], f, n_rounds, max_repeats,
+             floors, 1 + floors // 2, data["clock"], data.get("jitter_s")) for w, f, floors in tasks]
     with concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext() as ex:
-        done = dict(zip(tasks, (ex.map if ex else map)(rounds, *zip(*args))))
+        done = dict(zip(tasks, (ex.map if ex else map)(_call, *zip(*args))))
     return {w: {f: tally(done[(w, f, 0)], done[(w, f, 2)], f) | {"pool": len(pools[f])}
                 for f in families if done[(w, f, 0)]["verdicts"]} for w in WAYS}
 
@@ -172,7 +232,9 @@ def table(results: dict, data: dict, rounds_n: int, max_repeats: int) -> list[st
     lines = [f"board {data['board']}, clock {data['clock_words']}, host {data['host']}, measured "
              f"{data['date']}: {len(data['boots'])} boots ({data['summary']})",
              f"{rounds_n} rounds a family and way, B drawn boot by boot through the gate's loop, at most "
-             f"{max_repeats} boots, the rest of the pool the stored baseline (resampled rounds)", "",
+             f"{max_repeats} boots, the rest of the pool the stored baseline (resampled rounds); paired: rounds "
+             f"of two boots next to each other in time, {COMPARE_AT_LEAST} to {max_repeats}, both sides' boots "
+             f"counted", "",
              "| judged as | family | pool | A/A false alarms | A/A boots mean / max | shift 2 x floor: target found "
              "| every metric found | shift boots mean / max |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -197,6 +259,22 @@ def table(results: dict, data: dict, rounds_n: int, max_repeats: int) -> list[st
 
 
 # ---- the measurement: boots of the noisy board ----------------------------------------------
+def cpu_times() -> list[int]:
+    """The host's CPU time so far (/proc/stat's cpu line, in ticks: user nice system idle
+    iowait irq softirq steal)."""
+    return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+
+
+def host_share(before: list[int], after: list[int]) -> dict:
+    """What the host did over a boot: busy and steal (time the hypervisor gave another
+    machine) as % of all its CPUs' time, and the load average at its end: the noise a real
+    board's own clock would not see."""
+    d = [y - x for x, y in zip(before, after)]
+    total = sum(d) or 1
+    return {"busy_pct": round(100 * (total - d[3] - d[4]) / total, 1), "steal_pct": round(100 * d[7] / total, 1),
+            "load1": round(os.getloadavg()[0], 2)}
+
+
 def measure(args, board) -> dict:
     """Boots of the board -> the saved data: every boot's figures and the clock it ran on."""
     from boardlab.boot.session import board_session
@@ -217,18 +295,19 @@ def measure(args, board) -> dict:
         data["identity"] = strategy.kernel_identity()
         plan = [[f for f in families if f in FAST]] * args.boots + [families] * args.slow_boots
         for i, fams in enumerate(plan):
-            t0 = time.monotonic()
+            t0, ticks = time.monotonic(), cpu_times()
             figures, extras = sample.one_sample(strategy, shell, fams, args.jitter_s)
             clock = extras["boot"].qemu_clock
             if clock != board.qemu.clock:
                 raise SystemExit(f"boot {i + 1} ran on the {clock} clock, not {board.qemu.clock}: "
                                  f"`boardlab vlab clock` switched the lab's boards (set it back)")
             boots.append({"families": fams, "clock": clock, "host_s": round(time.monotonic() - t0, 1),
-                          "figures": figures})
+                          "host": host_share(ticks, cpu_times()), "figures": figures})
             data["measure_min"] = round((time.monotonic() - t_start) / 60, 1)
             out.write_text(json.dumps(data, indent=1) + "\n")   # every boot kept as it comes
             print(f"  boot {i + 1}/{len(plan)} ({','.join(fams)}): {time.monotonic() - t0:.0f} s, "
-                  f"login {figures.get('boot_time.login', 0):.3f} s", flush=True)
+                  + ", ".join(f"{k.split('.')[1]} {figures[k]:.4g}" for k in PROGRESS if k in figures)
+                  + ", host {busy_pct} % busy, {steal_pct} % stolen".format(**boots[-1]["host"]), flush=True)
     write_run(board, data, run_dir / "run")
     return data
 

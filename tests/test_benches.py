@@ -208,6 +208,10 @@ def test_noisy_board_rounds_through_the_gate(capsys):
     assert here["verdicts"] == [{"lmbench.lat_pipe_us": "unknown"}]
     assert real["verdicts"] == [{"lmbench.lat_pipe_us": "regressed"}]
     assert nb.rounds(board, lat[:6], "lmbench", 1, 5, 0)["verdicts"] == []   # no baseline left
+    paired = nb.paired_rounds(board, lat, "lmbench", 1, 6, 2)          # as compare: rule 7 is met
+    assert paired["verdicts"] == [{"lmbench.lat_pipe_us": "regressed"}] and paired["boots"] == [10]
+    assert nb.paired_rounds(board, lat, "lmbench", 1, 6, 0)["verdicts"] == [{"lmbench.lat_pipe_us": "same"}]
+    assert nb.paired_rounds(board, lat[:8], "lmbench", 1, 6, 0)["verdicts"] == []   # under 5 rounds a side
     data = {"board": board.name, "clock": "realtime", "host": "h", "date": "d", "jitter_s": 10,
             "boots": [{"families": ["memory"], "clock": "realtime", "host_s": 6.0, "figures": f} for f in memory]}
     nb.describe(data, board)
@@ -216,6 +220,14 @@ def test_noisy_board_rounds_through_the_gate(capsys):
     assert "| this board | memory | 12 | 0 of 1 |" in "\n".join(lines)
     assert "| memory.free_free_kb | 12 | 90000 | 90000 - 90000 | 0.00 % |" in lines
     assert "guest-realtime" in lines[0] and "12 of boot_time and memory" in lines[0]
+
+
+def test_noisy_board_keeps_the_hosts_share_of_each_boot():
+    nb = bench("noisy_board")
+    before, after = [100, 0, 50, 800, 50, 0, 0, 0], [400, 0, 100, 1300, 100, 0, 0, 100]
+    share = nb.host_share(before, after)    # 1000 ticks: 350 busy, 550 idle or waiting, 100 stolen
+    assert (share["busy_pct"], share["steal_pct"]) == (45.0, 10.0) and share["load1"] >= 0
+    assert len(nb.cpu_times()) == 8
 
 
 def test_history_detection_series():

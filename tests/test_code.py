@@ -18,6 +18,8 @@ LONGER_MODULES: dict = {
     "boardlab/lava/localserver.py": "the local LAVA server, up to down",
     # one bench: its events, its looks at the lab, the power log's overlaps and the table
     "bench/chaos.py": "the chaos bench",
+    # one bench: boots of the noisy board kept with the host's share, judged three ways, the table
+    "bench/noisy_board.py": "the noisy board's error-rate bench",
 }
 
 

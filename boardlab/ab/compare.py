@@ -149,10 +149,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                          f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 
         def decided():
-            rows = judge(sides[0], sides[1], this_host, board)
-            exact = {r.spec.key: r.cmp.exact for r in rows if r.cmp is not None}
-            open_keys = unknown(rows)
-            reachable = [k for k in open_keys if not out_of_reach(sides, k, max_repeats, exact[k])]
+            open_keys, reachable = still_open(sides, this_host, board, max_repeats)
             if open_keys and not reachable:
                 progress(f"unknown after {rounds} rounds: {', '.join(open_keys[:5])}: out of reach "
                          f"within --max-repeats {max_repeats}, stopped")
@@ -162,6 +159,15 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
             return not reachable
 
         return vd.sample_until_decided(one_round, decided, repeats, max(repeats, max_repeats))
+
+
+def still_open(sides, this_host: str | None, board, max_repeats: int) -> tuple[list, list]:
+    """After a round: the metrics still unknown, and those of them that more rounds up to
+    max_repeats could decide (compare stops when none could)."""
+    rows = judge(sides[0], sides[1], this_host, board)
+    exact = {r.spec.key: r.cmp.exact for r in rows if r.cmp is not None}
+    open_keys = unknown(rows)
+    return open_keys, [k for k in open_keys if not out_of_reach(sides, k, max_repeats, exact[k])]
 
 
 def out_of_reach(sides, key: str, max_repeats: int, exact: bool) -> str | None:
