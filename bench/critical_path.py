@@ -49,6 +49,7 @@ from boardlab.kernelbuilds.buildenv import CACHE_DIR  # noqa: E402
 from boardlab.errors import InputError  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import default_board  # noqa: E402
+from boardlab.measure import hostload  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
 from boardlab.pages import timing  # noqa: E402
 from boardlab.vlab.lab import VirtualLab, kept_up  # noqa: E402
@@ -67,12 +68,24 @@ def critical_path(alone: dict) -> tuple[float, str]:
     return alone["set-up"] + alone["images"] + alone[longer], longer
 
 
+def cpu_bound(alone: dict, cpu: dict, cores: int) -> tuple[float, float]:
+    """What the host's cores allow: (set-up + images + the build's and the suites' busy
+    CPU-seconds alone shared over `cores`, the least time the two side by side can take
+    however well they overlap; the cores that would bring that within GOAL x the critical
+    path)."""
+    path, _ = critical_path(alone)
+    work = cpu["build"] + cpu["suites"]
+    room = GOAL * path - alone["set-up"] - alone["images"]
+    return alone["set-up"] + alone["images"] + work / cores, (work / room if room > 0 else float("inf"))
+
+
 def _s(seconds) -> str:
     return "-" if seconds is None else f"{seconds:.1f}"
 
 
-def report(alone: dict, main_s: float, in_main: dict, notes: dict, host: dict) -> str:
-    """The parts alone beside the same parts in the main job, the sum, the gap, the ratio."""
+def report(alone: dict, main_s: float, in_main: dict, notes: dict, host: dict, cpu: dict | None = None) -> str:
+    """The parts alone beside the same parts in the main job, the sum, the gap, the ratio,
+    and (cpu: each part's busy CPU-seconds alone) what the host's cores allow."""
     path, longer = critical_path(alone)
     ratio = main_s / path if path > 0 else float("inf")
     lines = [f"host {host['id']} ({host['cpus']} cores), host clock, seconds", "",
@@ -85,6 +98,12 @@ def report(alone: dict, main_s: float, in_main: dict, notes: dict, host: dict) -
               f"the main job beyond it: {main_s - path:+.1f} s ({GAP})",
               f"main job / critical path: {ratio:.2f} x (goal <= {GOAL} x: "
               f"{'met' if ratio <= GOAL else 'NOT met'})"]
+    if cpu:
+        least, cores = cpu_bound(alone, cpu, host["cpus"])
+        lines += [f"the cores' bound: busy CPU-seconds alone, build {cpu['build']:.1f} + suites {cpu['suites']:.1f}, "
+                  f"over {host['cpus']} cores: the main job takes at least {least:.1f} s here "
+                  f"({least / path:.2f} x the critical path); within {GOAL} x it needs {cores:.1f} cores "
+                  f"({'this host has them' if cores <= host['cpus'] else 'out of reach on this host'})"]
     return "\n".join(lines) + "\n"
 
 
@@ -180,9 +199,10 @@ def build_alone(board, log: Path) -> tuple[int, float, str]:
                         f"the process --build-alongside starts, clean, -j{os.cpu_count()}")
 
 
-def parts_alone(board, work: Path, cold: bool) -> tuple[dict, dict, int]:
-    """({part: s}, {part: note}, worst exit status) of the four parts, one after the other."""
-    alone, notes, worst = {}, {}, 0
+def parts_alone(board, work: Path, cold: bool) -> tuple[dict, dict, int, dict]:
+    """({part: s}, {part: note}, worst exit status, {build, suites: busy CPU-seconds of the
+    host}) of the four parts, one after the other."""
+    alone, notes, worst, cpu = {}, {}, 0, {}
     rc, alone["set-up"], log = timed("set-up", ["bash", "scripts/setup-host.sh", "--main-job"],
                                      work / "setup.log")
     notes["set-up"], worst = setup_note(log) + ("" if rc == 0 else f"; exit {rc}"), max(worst, rc)
@@ -191,16 +211,21 @@ def parts_alone(board, work: Path, cold: bool) -> tuple[dict, dict, int]:
     rc, alone["images"], log = timed("images", [".venv/bin/boardlab", "vlab", "build", "--board", board.name],
                                      work / "images.log")
     notes["images"], worst = images_note(log, cold) + ("" if rc == 0 else f"; exit {rc}"), max(worst, rc)
+    ticks = hostload.cpu_ticks()
     rc, alone["build"], notes["build"] = build_alone(board, work / "kernel-build.log")
-    worst = max(worst, rc)
+    worst, cpu["build"] = max(worst, rc), hostload.share(ticks, hostload.cpu_ticks())["busy_cpu_s"]
     run = work / "suites-alone"
     with kept_up("vlab", boards=(board.name,)):   # up before the clock starts; down after if it was
+        ticks = hostload.cpu_ticks()
         rc, alone["suites"], _ = timed("suites", pytest_cmd(board.name, run, bool(os.environ.get("BOARDLAB_FULL"))),
                                        work / "suites.log")
+        cpu["suites"] = hostload.share(ticks, hostload.cpu_ticks())["busy_cpu_s"]
     suites = timing.suite_seconds(run / "junit.xml")
     notes["suites"] = (f"{', '.join(f'{s} {t:.0f}' for s, t in suites.items())}; without {BUILD_SUITE}"
                        + ("" if rc == 0 else f"; pytest exit {rc}"))   # timed all the same
-    return alone, notes, max(worst, rc)
+    notes["build"] += f"; host busy {cpu['build']:.1f} CPU-s"
+    notes["suites"] += f"; host busy {cpu['suites']:.1f} CPU-s"
+    return alone, notes, max(worst, rc), cpu
 
 
 def main():
@@ -221,7 +246,7 @@ def main():
     work = ROOT / "results" / f"critical-path-{time.strftime('%Y%m%d-%H%M%S')}"
     work.mkdir(parents=True)
     print(f"host {host['id']} ({host['cpus']} cores); board {board.name}; logs in {work}", flush=True)
-    alone, notes, worst = parts_alone(board, work, args.cold)
+    alone, notes, worst, cpu = parts_alone(board, work, args.cold)
     shared = any(h.is_up() for h in VirtualLab().hosts.values())   # another user kept it up
     if args.cold and not shared:
         drop_image_cache(board)   # the main job builds them too, as the images part did
@@ -231,7 +256,7 @@ def main():
     notes["main job"] = (f"exit {status}" + (f", {found[-1]}" if found else "")
                          + ("; the lab was up (another user's): the main job used it as it was"
                             + (", its images kept" if args.cold else "") if shared else ""))
-    print("\n" + report(alone, main_s, in_main, notes, host) + rest)
+    print("\n" + report(alone, main_s, in_main, notes, host, cpu) + rest)
     return 1 if worst or status else 0   # the figures stand; a failed part or verdict is said
 
 

@@ -47,7 +47,7 @@ from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.gate import Gate
 from boardlab.judge.results import RunResults
-from boardlab.measure import catalogue, clocks
+from boardlab.measure import catalogue, clocks, hostload
 
 FAMILIES = ("boot_time", "memory", "lmbench", "jitter")
 FAST = ("boot_time", "memory")
@@ -259,22 +259,6 @@ def table(results: dict, data: dict, rounds_n: int, max_repeats: int) -> list[st
 
 
 # ---- the measurement: boots of the noisy board ----------------------------------------------
-def cpu_times() -> list[int]:
-    """The host's CPU time so far (/proc/stat's cpu line, in ticks: user nice system idle
-    iowait irq softirq steal)."""
-    return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-
-
-def host_share(before: list[int], after: list[int]) -> dict:
-    """What the host did over a boot: busy and steal (time the hypervisor gave another
-    machine) as % of all its CPUs' time, and the load average at its end: the noise a real
-    board's own clock would not see."""
-    d = [y - x for x, y in zip(before, after)]
-    total = sum(d) or 1
-    return {"busy_pct": round(100 * (total - d[3] - d[4]) / total, 1), "steal_pct": round(100 * d[7] / total, 1),
-            "load1": round(os.getloadavg()[0], 2)}
-
-
 def measure(args, board) -> dict:
     """Boots of the board -> the saved data: every boot's figures and the clock it ran on."""
     from boardlab.boot.session import board_session
@@ -295,14 +279,14 @@ def measure(args, board) -> dict:
         data["identity"] = strategy.kernel_identity()
         plan = [[f for f in families if f in FAST]] * args.boots + [families] * args.slow_boots
         for i, fams in enumerate(plan):
-            t0, ticks = time.monotonic(), cpu_times()
+            t0, ticks = time.monotonic(), hostload.cpu_ticks()
             figures, extras = sample.one_sample(strategy, shell, fams, args.jitter_s)
             clock = extras["boot"].qemu_clock
             if clock != board.qemu.clock:
                 raise SystemExit(f"boot {i + 1} ran on the {clock} clock, not {board.qemu.clock}: "
                                  f"`boardlab vlab clock` switched the lab's boards (set it back)")
             boots.append({"families": fams, "clock": clock, "host_s": round(time.monotonic() - t0, 1),
-                          "host": host_share(ticks, cpu_times()), "figures": figures})
+                          "host": hostload.share(ticks, hostload.cpu_ticks()), "figures": figures})
             data["measure_min"] = round((time.monotonic() - t_start) / 60, 1)
             out.write_text(json.dumps(data, indent=1) + "\n")   # every boot kept as it comes
             print(f"  boot {i + 1}/{len(plan)} ({','.join(fams)}): {time.monotonic() - t0:.0f} s, "

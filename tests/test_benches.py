@@ -222,14 +222,6 @@ def test_noisy_board_rounds_through_the_gate(capsys):
     assert "guest-realtime" in lines[0] and "12 of boot_time and memory" in lines[0]
 
 
-def test_noisy_board_keeps_the_hosts_share_of_each_boot():
-    nb = bench("noisy_board")
-    before, after = [100, 0, 50, 800, 50, 0, 0, 0], [400, 0, 100, 1300, 100, 0, 0, 100]
-    share = nb.host_share(before, after)    # 1000 ticks: 350 busy, 550 idle or waiting, 100 stolen
-    assert (share["busy_pct"], share["steal_pct"]) == (45.0, 10.0) and share["load1"] >= 0
-    assert len(nb.cpu_times()) == 8
-
-
 def test_history_detection_series():
     h = bench("history_detection")
     flat = h.series(random.Random(1), 0.0, 0.0, 3)
@@ -323,6 +315,13 @@ def test_critical_path_against_the_main_job():
     assert "= 2.0 + 18.0 + max(240.0, 400.0) = 420.0 s (the longer: suites)" in out
     assert "beyond it: +21.0 s" in out and "1.05 x (goal <= 1.1 x: met)" in out
     assert "1.12 x (goal <= 1.1 x: NOT met)" in cp.report(alone, 470.0, {}, {}, host)
+    # 760 CPU-s of build and 440 of suites over 2 cores: at least 620 s; 1.1 x 420 leaves 442 s: 2.7 cores
+    least, cores = cp.cpu_bound(alone, {"build": 760.0, "suites": 440.0}, 2)
+    assert least == 620.0 and round(cores, 2) == 2.71
+    out = cp.report(alone, 700.0, {}, {}, host, {"build": 760.0, "suites": 440.0})
+    assert "at least 620.0 s here (1.48 x the critical path); within 1.1 x it needs 2.7 cores " \
+           "(out of reach on this host)" in out
+    assert "this host has them" in cp.report(alone, 700.0, {}, {}, {**host, "cpus": 4}, {"build": 760.0, "suites": 440.0})
 
 
 def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
