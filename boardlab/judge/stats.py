@@ -33,10 +33,12 @@ def rank_test(a, b) -> float:
     twice, k = [round(2 * r) for r in ranks], len(side)
     mean = k * (len(ranks) + 1)                              # doubled, as every sum below
     far = abs(round(2 * sum(side)) - mean)
-    ways = numpy.zeros((k + 1, sum(twice) + 1))             # ways[j, s]: j ranks, sum s
+    width = sum(sorted(twice)[-k:]) + 1 if k else 1          # no k ranks sum to more
+    ways = numpy.zeros((k + 1, width))                      # ways[j, s]: j ranks, sum s
     ways[0, 0] = 1.0
     for r in twice:
-        ways[1:, r:] += ways[:-1, :ways.shape[1] - r].copy()
+        if r < width:
+            ways[1:, r:] += ways[:-1, :width - r].copy()
     sums = numpy.arange(ways.shape[1])
     return float(ways[k][numpy.abs(sums - mean) >= far].sum() / ways[k].sum())
 
