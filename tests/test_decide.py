@@ -51,6 +51,25 @@ def test_a_host_bound_change_against_another_session_is_drift_until_interleaved(
     assert guest.outcome == vd.REGRESSED
 
 
+def test_a_worst_case_the_host_reaches_takes_two_runs_far_out():
+    """jitter.max_us of the noisy board, judged paired (as compare does): its wake-ups are
+    the host's too, and a host stall (53 ms once in 20 A/A boots, 2026-12-02) lands in
+    one run of either side: one run of B past twice A's worst is not yet a regression, two
+    are. On a real board, whose clock is its own, one run is the answer."""
+    noisy, real = load_board("qemu-arm-noisy"), load_board("tqm860l")
+    a = [3480.0, 3510.0, 3495.0, 3530.0, 3470.0, 3505.0, 3490.0, 3520.0, 3500.0, 3515.0]
+    one = a[:9] + [35300.0]
+    two = a[:8] + [35300.0, 41000.0]
+
+    def judged(b, board, clock):
+        return decide("jitter.max_us", Figures(a, clock, HERE), Figures(b, clock, HERE), board, interleaved=True)
+    assert judged(one, noisy, "guest-realtime").outcome != vd.REGRESSED
+    v = judged(two, noisy, "guest-realtime")
+    assert v.outcome == vd.REGRESSED and "2 such runs are the answer" in v.why
+    assert judged(one, real, "guest-realtime").outcome == vd.REGRESSED
+    assert judged(one, ARM, "guest-deterministic").outcome == vd.REGRESSED
+
+
 def test_figures_measured_otherwise_are_not_judged_where_both_say_how():
     ten, sixty = Figures([2100.0], settings={"run_s": 10}), Figures([2500.0], settings={"run_s": 60})
     v = decide("jitter.max_us", ten, sixty, ARM)

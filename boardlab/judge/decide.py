@@ -14,6 +14,8 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
 6. the comparison of the samples (verdict.compare) with the harness's floor, exact only
    where `exactness` finds it shown (a deterministic clock and a stored side of at
    least EXACT_SHOWN samples that agree), else as noisy samples (sampled until decided);
+   a worst case bound to the host is regressed by two runs far beyond A's worst, not one
+   (the host's own stalls reach single runs);
 7. drift: a host-bound figure judged against one stored in another session cannot tell
    the host's drift from a change, so a change there is `unknown` (only boots
    interleaved, `boardlab compare`, can say).
@@ -152,12 +154,13 @@ def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: 
         return apart
     judged_as = catalogue.for_harness(spec, harness)
     not_exact = exactness(judged_as, a, b, board, judged_as.floor(statistics.median(a.samples)))
-    v = vd.compare(a.samples, b.samples, judged_as, effort=effort, exact=not_exact is None)
+    bound_to_host = host_bound(_clock(spec, a, b), board, spec.key)
+    v = vd.compare(a.samples, b.samples, judged_as, effort=effort, exact=not_exact is None,
+                   tail_runs=2 if bound_to_host else 1)   # the host's own stalls reach one run
     v.exact = not_exact is None
     if not_exact and spec.exact and v.outcome == vd.UNKNOWN:
         v.why += f" ({not_exact})"
-    if not interleaved and v.outcome in (vd.REGRESSED, vd.IMPROVED) and host_bound(_clock(spec, a, b), board,
-                                                                                    spec.key):
+    if not interleaved and v.outcome in (vd.REGRESSED, vd.IMPROVED) and bound_to_host:
         # the host's speed drifts between sessions (+8 % seen): a stored side cannot tell it from a change
         v.outcome = vd.UNKNOWN
         v.why += ("; but a host-bound figure drifts between sessions: judged paired, boots "
