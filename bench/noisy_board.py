@@ -203,7 +203,7 @@ def _call(name, *args):
 
 
 def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families, jobs: int = 1) -> dict:
-    """{way: {family: tally}} for both ways of judging the board's samples (jobs: processes)."""
+    """{way: {family: tally}} for every way of judging the board's samples (jobs: processes)."""
     pools = {f: [b["figures"] for b in data["boots"] if f in b["families"]] for f in families}
     tasks = [(w, f, floors) for f in sorted(families, key=lambda f: f != "lmbench") for w in WAYS for floors in (0, 2)]
     args = [(way_of(w), board if w != WAYS[2] else as_real_board(board), pools[f], f, n_rounds, max_repeats,
