@@ -193,13 +193,13 @@ def tally(aa: dict, shifted: dict, family: str) -> dict:
             "every": every, "shift_boots": cost(shifted["boots"]), "shifted_rounds": len(shifted["verdicts"])}
 
 
-def way_of(way: str) -> str:
-    """The rounds function a way is judged by (its name: picklable for the process pool)."""
-    return "paired_rounds" if way == WAYS[1] else "rounds"
+def way_of(way: str):
+    """The rounds function a way is judged by."""
+    return paired_rounds if way == WAYS[1] else rounds
 
 
-def _call(name, *args):
-    return globals()[name](*args)
+def _call(judged_by, *args):
+    return judged_by(*args)
 
 
 def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families, jobs: int = 1) -> dict:
