@@ -33,6 +33,7 @@ import dataclasses
 import os
 import json
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -208,7 +209,10 @@ def judge_all(board, data: dict, n_rounds: int, max_repeats: int, families, jobs
     tasks = [(w, f, floors) for f in sorted(families, key=lambda f: f != "lmbench") for w in WAYS for floors in (0, 2)]
     args = [(way_of(w), board if w != WAYS[2] else as_real_board(board), pools[f], f, n_rounds, max_repeats,
              floors, 1 + floors // 2, data["clock"], data.get("jitter_s")) for w, f, floors in tasks]
-    with concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext() as ex:
+    # the workers leave Ctrl-C to this process, which says what is kept (main)
+    with concurrent.futures.ProcessPoolExecutor(jobs, initializer=signal.signal,
+                                                initargs=(signal.SIGINT, signal.SIG_IGN)) \
+            if jobs > 1 else contextlib.nullcontext() as ex:
         done = dict(zip(tasks, (ex.map if ex else map)(_call, *zip(*args))))
     return {w: {f: tally(done[(w, f, 0)], done[(w, f, 2)], f) | {"pool": len(pools[f])}
                 for f in families if done[(w, f, 0)]["verdicts"]} for w in WAYS}
@@ -344,12 +348,24 @@ def main():
         data = json.loads(Path(args.samples).read_text())
     else:
         args.out = args.out or str(ROOT / f"bench/data/noisy-{board.name}-{time.strftime('%Y-%m-%d')}.json")
-        data = measure(args, board)
+        started = time.time()
+        try:
+            data = measure(args, board)
+        except KeyboardInterrupt:   # the session has switched the board off and the lab down
+            out = Path(args.out)
+            kept = len(json.loads(out.read_text())["boots"]) if out.exists() and out.stat().st_mtime >= started else 0
+            print(f"\nstopped: {kept} boots kept in {args.out}; judge them with --samples {args.out}",
+                  file=sys.stderr)
+            sys.exit(130)
         print(f"boots kept: {args.out}")
     describe(data, board)
     families = [f for f in args.families.split(",") if any(f in b["families"] for b in data["boots"])]
     t0 = time.monotonic()
-    results = judge_all(board, data, args.rounds, args.max_repeats, families, os.cpu_count() or 1)
+    try:
+        results = judge_all(board, data, args.rounds, args.max_repeats, families, os.cpu_count() or 1)
+    except KeyboardInterrupt:
+        print(f"\nstopped while judging; the boots are kept in {args.samples or args.out}", file=sys.stderr)
+        sys.exit(130)
     print("\n" + "\n".join(table(results, data, args.rounds, args.max_repeats)))
     print("\nthe noise: each metric over the boots that measured it\n")
     print("\n".join(spread_table(data, families)))

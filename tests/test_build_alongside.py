@@ -92,3 +92,9 @@ def test_the_build_ends_with_a_session_killed_outright(tmp_path):
         session.kill()
         if compiler:
             os.kill(compiler, signal.SIGKILL)
+
+
+def test_the_build_leaves_the_first_core_to_the_board():
+    assert alongside.build_cores({0, 1}) == {1}
+    assert alongside.build_cores({2, 3, 5}) == {3, 5}
+    assert alongside.build_cores({0}) == {0}

@@ -2,9 +2,10 @@
 way): the clean build of each kernels/<kernel>/<board>.config runs in a process of its own
 while the board's suites measure, so a run takes the longer of the two, not their sum.
 The build runs at the lowest CPU priority (nice 19, and the SCHED_IDLE policy, so a
-waking QEMU thread takes its core at once): the board's QEMU keeps a core of its own and
-the build takes the rest (both cores while the board waits), so the suites are stretched
-little by it (docs/setup.md: 1.30 x their time alone at nice 19, 1.09 x with SCHED_IDLE).
+waking QEMU thread takes its core at once) and off the host's first core, which the
+board's QEMU keeps to itself (build_cores): a compiler on QEMU's core, even one QEMU
+preempts, stretched the board's guest work 10-25 % (docs/setup.md, "the build off QEMU's
+core"), so the suites are stretched little by it.
 
 The board's figures on the guest-deterministic clock do not depend on the host's load.
 Figures on the host clock do, so they say what shared the host (their settings): the
@@ -62,6 +63,12 @@ def _end_with_parent(parent: int) -> None:
         end()
 
 
+def build_cores(allowed: set[int]) -> set[int]:
+    """The cores the build may use: all but the lowest, which the board's QEMU keeps (the
+    scheduler puts it where the build is not); all of them on a one-core host."""
+    return set(sorted(allowed)[1:]) or set(allowed)
+
+
 def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too, also when the session dies), its progress in log, the results or the
@@ -70,6 +77,7 @@ def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> N
     _end_with_parent(parent)
     os.nice(19)   # the board's suites first (their compilers inherit both)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))   # preempted by any waking task
+    os.sched_setaffinity(0, build_cores(os.sched_getaffinity(0)))   # its compilers inherit it
     t0 = time.monotonic()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
