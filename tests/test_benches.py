@@ -125,6 +125,13 @@ def test_soak_spread():
     assert "n=1 median 2.0000" in bench("soak").spread("x", "s", [2.0])
 
 
+def test_qemu_beside_build_summary():
+    b = bench("qemu_beside_build")
+    lines = b.summary({"alone": [3.5, 3.7], b.EVERY_CORE: [5.0, 4.0, 6.0], b.OFF_FIRST: [4.0, 4.0, 4.0]})
+    assert lines[0] == "alone: median 3.60 s over 2 (3.50, 3.70)"
+    assert lines[-1].endswith("median 1.250 (1.000-1.500); off the first core faster in 2 of 3 rounds")
+    assert b.summary({"alone": [1.0], b.EVERY_CORE: [], b.OFF_FIRST: []}) == ["alone: median 1.00 s over 1 (1.00)"]
+
 def test_sweep_time_figures_without_and_with_builds():
     from boardlab.kernel.sweep import Entry
     figures = bench("sweep_time").figures

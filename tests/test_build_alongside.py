@@ -2,6 +2,7 @@
 its error said as the build's, its host-clock figures and the board's tagged with what
 shared the host, the guest figures untouched."""
 import dataclasses
+import os
 
 import pytest
 
@@ -98,3 +99,8 @@ def test_the_build_leaves_the_first_core_to_the_board():
     assert alongside.build_cores({0, 1}) == {1}
     assert alongside.build_cores({2, 3, 5}) == {3, 5}
     assert alongside.build_cores({0}) == {0}
+
+
+def test_a_process_group_is_found_whole():
+    assert os.getpid() in alongside.group_pids(os.getpgid(0))
+    assert alongside.group_pids(2 ** 22 + 1) == []   # above pid_max: no such group

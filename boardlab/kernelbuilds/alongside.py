@@ -3,9 +3,10 @@ way): the clean build of each kernels/<kernel>/<board>.config runs in a process 
 while the board's suites measure, so a run takes the longer of the two, not their sum.
 The build runs at the lowest CPU priority (nice 19, and the SCHED_IDLE policy, so a
 waking QEMU thread takes its core at once) and off the host's first core, which the
-board's QEMU keeps to itself (build_cores): a compiler on QEMU's core, even one QEMU
-preempts, stretched the board's guest work 10-25 % (docs/setup.md, "the build off QEMU's
-core"), so the suites are stretched little by it.
+board's QEMU keeps to itself while the suites run (build_cores; every core once they wait
+for it): a compiler on QEMU's core, even one QEMU preempts, stretched the board's guest
+work 10-25 % (docs/setup.md, "The build off QEMU's core"), so the suites are stretched
+little by it.
 
 The board's figures on the guest-deterministic clock do not depend on the host's load.
 Figures on the host clock do, so they say what shared the host (their settings): the
@@ -69,6 +70,18 @@ def build_cores(allowed: set[int]) -> set[int]:
     return set(sorted(allowed)[1:]) or set(allowed)
 
 
+def group_pids(pgid: int) -> list[int]:
+    """The processes of a process group now."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and os.getpgid(int(p.name)) == pgid:
+                pids.append(int(p.name))
+        except ProcessLookupError:
+            pass
+    return pids
+
+
 def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too, also when the session dies), its progress in log, the results or the
@@ -90,8 +103,9 @@ def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> N
 
 
 class BuildAlongside:
-    """The build, started now; result() waits for it. seconds: how long it took (the
-    build process's own host clock, from its start to its last uImage), once known."""
+    """The build, started now; result() waits for it, on every core (nothing of the
+    board's runs beside it by then). seconds: how long it took (the build process's own
+    host clock, from its start to its last uImage), once known."""
 
     def __init__(self, board: Board, configs: list[Path], log: Path):
         ctx = multiprocessing.get_context("spawn")   # not a fork of a process with threads
@@ -105,6 +119,7 @@ class BuildAlongside:
 
     def result(self) -> dict[str, kbuild.BuildResult]:
         """{kernel: BuildResult}; KernelBuildError when the build failed or died."""
+        self.widen()
         try:
             what, got, self.seconds = self._recv.recv()
         except EOFError:
@@ -115,6 +130,15 @@ class BuildAlongside:
                 f"the kernel build beside the suites: {got or f'ended without a result (exit {self._proc.exitcode})'}"
                 f" (log {self.log})")
         return got
+
+    def widen(self) -> None:
+        """The build on every core this process may use: make, its sub-makes and the
+        compilers running now (its process group; new compilers inherit make's)."""
+        for pid in group_pids(self._proc.pid):
+            try:
+                os.sched_setaffinity(pid, os.sched_getaffinity(0))
+            except (ProcessLookupError, PermissionError):
+                pass   # a compiler that just ended
 
     def stop(self) -> None:
         """Stopped with its make and compilers if still running (a session that ends early)."""
