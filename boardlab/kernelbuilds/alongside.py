@@ -82,7 +82,7 @@ def group_pids(pgid: int) -> list[int]:
     return pids
 
 
-def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> None:
+def _build(send, placed, board: Board, configs: list[Path], log: Path, parent: int) -> None:
     """In the build's own process: its own process group (stopped as one, make and
     compilers too, also when the session dies), its progress in log, the results or the
     error sent back."""
@@ -91,6 +91,7 @@ def _build(send, board: Board, configs: list[Path], log: Path, parent: int) -> N
     os.nice(19)   # the board's suites first (their compilers inherit both)
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))   # preempted by any waking task
     os.sched_setaffinity(0, build_cores(os.sched_getaffinity(0)))   # its compilers inherit it
+    placed.set()   # widen() after this, or this would undo it
     t0 = time.monotonic()
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
@@ -110,8 +111,9 @@ class BuildAlongside:
     def __init__(self, board: Board, configs: list[Path], log: Path):
         ctx = multiprocessing.get_context("spawn")   # not a fork of a process with threads
         self._recv, send = ctx.Pipe(duplex=False)
-        self.log, self.seconds = log, None
-        self._proc = ctx.Process(target=_build, args=(send, board, configs, log, os.getpid()), name="kernel-build")
+        self.log, self.seconds, self._placed = log, None, ctx.Event()
+        self._proc = ctx.Process(target=_build, args=(send, self._placed, board, configs, log, os.getpid()),
+                                 name="kernel-build")
         self._proc.start()
         send.close()
         progress(f"building {', '.join(c.parent.name for c in configs)} for {board.name} beside the "
@@ -133,7 +135,10 @@ class BuildAlongside:
 
     def widen(self) -> None:
         """The build on every core this process may use: make, its sub-makes and the
-        compilers running now (its process group; new compilers inherit make's)."""
+        compilers running now (its process group; new compilers inherit make's), once
+        the build has placed itself off the first core."""
+        while self._proc.is_alive() and not self._placed.wait(timeout=1):
+            pass
         for pid in group_pids(self._proc.pid):
             try:
                 os.sched_setaffinity(pid, os.sched_getaffinity(0))
