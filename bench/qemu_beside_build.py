@@ -33,15 +33,6 @@ LOOP = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; for j in $(seq 150); d
 EVERY_CORE, OFF_FIRST = "build on every core", "build off the first core (--build-alongside)"
 
 
-def place_build(pgid: int, cores: set[int]) -> None:
-    """Every process of the build on `cores` (new compilers inherit make's)."""
-    for pid in alongside.group_pids(pgid):
-        try:
-            os.sched_setaffinity(pid, cores)
-        except (ProcessLookupError, PermissionError):
-            pass   # a compiler that just ended
-
-
 def summary(runs: dict[str, list[float]]) -> list[str]:
     """Per condition its median; for the two build conditions, run by run (they alternate),
     the ratio every-core / off-first-core and how many rounds the second was faster."""
@@ -85,11 +76,11 @@ def main():
         try:
             time.sleep(20)   # past the configure step, into the compilers
             end = time.monotonic() + args.seconds
-            while time.monotonic() < end and build._proc.is_alive():
+            while time.monotonic() < end and build.running():
                 for cond, cores in ((EVERY_CORE, every), (OFF_FIRST, alongside.build_cores(every))):
-                    place_build(build._proc.pid, cores)
+                    build.place(cores)
                     time.sleep(1)
-                    place_build(build._proc.pid, cores)   # the compilers started meanwhile
+                    build.place(cores)   # the compilers started meanwhile
                     timed(cond)
         finally:
             build.stop()

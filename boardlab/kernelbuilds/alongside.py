@@ -5,7 +5,7 @@ The build runs at the lowest CPU priority (nice 19, and the SCHED_IDLE policy, s
 waking QEMU thread takes its core at once) and off the host's first core, which the
 board's QEMU keeps to itself while the suites run (build_cores; every core once they wait
 for it): a compiler on QEMU's core, even one QEMU preempts, stretched the board's guest
-work 10-25 % (docs/setup.md, "The build off QEMU's core"), so the suites are stretched
+work 1.24 x (docs/setup.md, "The build off QEMU's core"), so the suites are stretched
 little by it.
 
 The board's figures on the guest-deterministic clock do not depend on the host's load.
@@ -133,15 +133,22 @@ class BuildAlongside:
                 f" (log {self.log})")
         return got
 
+    def running(self) -> bool:
+        return self._proc.is_alive()
+
     def widen(self) -> None:
-        """The build on every core this process may use: make, its sub-makes and the
-        compilers running now (its process group; new compilers inherit make's), once
-        the build has placed itself off the first core."""
+        """The build on every core this process may use."""
+        self.place(os.sched_getaffinity(0))
+
+    def place(self, cores: set[int]) -> None:
+        """The build on `cores`: make, its sub-makes and the compilers running now (its
+        process group; new compilers inherit make's), once the build has placed itself
+        off the first core (or that would undo this)."""
         while self._proc.is_alive() and not self._placed.wait(timeout=1):
             pass
         for pid in group_pids(self._proc.pid):
             try:
-                os.sched_setaffinity(pid, os.sched_getaffinity(0))
+                os.sched_setaffinity(pid, cores)
             except (ProcessLookupError, PermissionError):
                 pass   # a compiler that just ended
 
