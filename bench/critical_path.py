@@ -25,8 +25,14 @@ own: its lab up (services), pytest's start, the build suite's boot of the fresh 
 gap printed. Beside each part alone: the same part inside the main job (its steps.tsv,
 junit.xml, and the build's own seconds in results.json).
 
-    .venv/bin/python bench/critical_path.py [--cold]
+    .venv/bin/python bench/critical_path.py [--cold] [--rounds N]
     # as root (the set-up, the lab), the virtual lab down, nothing else running
+
+--rounds N repeats the whole (parts alone, main job) N times, the order turned every other
+round (parts then main job, main job then parts), so a host whose speed drifts over the
+hour weighs on both sides alike; each round's ratio is its own main job against its own
+parts, and the summary gives their median and range: on a host whose speed moves by 10 %
+in half an hour one round is no measure of a 1.1 x goal.
 
 Every figure is on the host clock of this machine (its id is printed). Logs and the run
 directories go to results/critical-path-<date>-<time>/."""
@@ -35,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -77,6 +84,29 @@ def cpu_bound(alone: dict, cpu: dict, cores: int) -> tuple[float, float]:
     work = cpu["build"] + cpu["suites"]
     room = GOAL * path - alone["set-up"] - alone["images"]
     return alone["set-up"] + alone["images"] + work / cores, (work / room if room > 0 else float("inf"))
+
+
+def rounds_summary(rounds: list[tuple[dict, float]]) -> str:
+    """Each round's (parts alone, main job s) as its ratio, and their median and range."""
+    ratios = []
+    lines = ["| round | order | set-up | images | build | suites | critical path | main job | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for i, (alone, main_s) in enumerate(rounds):
+        path, _ = critical_path(alone)
+        ratios.append(main_s / path if path > 0 else float("inf"))
+        lines.append(f"| {i + 1} | {round_order(i)} | {alone['set-up']:.1f} | {alone['images']:.1f} | "
+                     f"{alone['build']:.1f} | {alone['suites']:.1f} | {path:.1f} | {main_s:.1f} | {ratios[-1]:.2f} x |")
+    mid = statistics.median(ratios)
+    met = sum(r <= GOAL for r in ratios)
+    lines += ["", f"main job / critical path over {len(ratios)} rounds: median {mid:.2f} x "
+                  f"({min(ratios):.2f}-{max(ratios):.2f}); within {GOAL} x in {met} of {len(ratios)} "
+                  f"(goal: {'met' if mid <= GOAL else 'NOT met'} by the median)"]
+    return "\n".join(lines) + "\n"
+
+
+def round_order(i: int) -> str:
+    """Rounds alternate which comes first, so a drifting host weighs on both sides."""
+    return "parts, then main job" if i % 2 == 0 else "main job, then parts"
 
 
 def _s(seconds) -> str:
@@ -228,12 +258,33 @@ def parts_alone(board, work: Path, cold: bool) -> tuple[dict, dict, int, dict]:
     return alone, notes, max(worst, rc), cpu
 
 
+def main_job(board, work: Path, cold: bool) -> tuple[int, float, dict, str, str]:
+    """(exit status, host s, the parts in it, the rest of its steps, its note) of the main
+    job itself, the lab down as a person starts it (its images removed first if cold)."""
+    shared = any(h.is_up() for h in VirtualLab().hosts.values())   # another user kept it up
+    if cold and not shared:
+        drop_image_cache(board)   # the main job builds them too, as the images part does
+    status, main_s, log = timed("main job", ["bash", "scripts/main-job.sh"], work / "main-job.log")
+    found = re.findall(r"^results: (\S+)", log, re.M)
+    in_main, rest = in_main_job(Path(found[-1]), board.name) if found else ({}, "the main job named no run directory")
+    note = (f"exit {status}" + (f", {found[-1]}" if found else "")
+            + ("; the lab was up (another user's): the main job used it as it was"
+               + (", its images kept" if cold else "") if shared else ""))
+    return status, main_s, in_main, rest, note
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cold", action="store_true",
                     help="remove the default board's own image cache (<cache>/images/<board>, nothing "
                          "else) before the images part and before the main job: both build them")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat parts alone and main job this many times, the order turned every "
+                         "other round; prints each round's ratio and their median (default 1)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        print(f"critical_path: --rounds {args.rounds}: at least 1", file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print("critical_path: run as root (the set-up, the virtual lab)", file=sys.stderr)
         return 2
@@ -245,19 +296,25 @@ def main():
     host = this_host()
     work = ROOT / "results" / f"critical-path-{time.strftime('%Y%m%d-%H%M%S')}"
     work.mkdir(parents=True)
-    print(f"host {host['id']} ({host['cpus']} cores); board {board.name}; logs in {work}", flush=True)
-    alone, notes, worst, cpu = parts_alone(board, work, args.cold)
-    shared = any(h.is_up() for h in VirtualLab().hosts.values())   # another user kept it up
-    if args.cold and not shared:
-        drop_image_cache(board)   # the main job builds them too, as the images part did
-    status, main_s, log = timed("main job", ["bash", "scripts/main-job.sh"], work / "main-job.log")
-    found = re.findall(r"^results: (\S+)", log, re.M)
-    in_main, rest = in_main_job(Path(found[-1]), board.name) if found else ({}, "the main job named no run directory")
-    notes["main job"] = (f"exit {status}" + (f", {found[-1]}" if found else "")
-                         + ("; the lab was up (another user's): the main job used it as it was"
-                            + (", its images kept" if args.cold else "") if shared else ""))
-    print("\n" + report(alone, main_s, in_main, notes, host, cpu) + rest)
-    return 1 if worst or status else 0   # the figures stand; a failed part or verdict is said
+    print(f"host {host['id']} ({host['cpus']} cores); board {board.name}; {args.rounds} round(s); "
+          f"logs in {work}", flush=True)
+    rounds, failed = [], 0
+    for i in range(args.rounds):
+        here = work / f"round-{i + 1}" if args.rounds > 1 else work
+        here.mkdir(exist_ok=True)
+        print(f"round {i + 1} of {args.rounds} ({round_order(i)}), {time.strftime('%H:%M:%S')}", flush=True)
+        if i % 2:
+            status, main_s, in_main, rest, note = main_job(board, here, args.cold)
+        alone, notes, worst, cpu = parts_alone(board, here, args.cold)
+        if not i % 2:
+            status, main_s, in_main, rest, note = main_job(board, here, args.cold)
+        notes["main job"] = note
+        print(f"\nround {i + 1}:\n" + report(alone, main_s, in_main, notes, host, cpu) + rest + "\n", flush=True)
+        rounds.append((alone, main_s))
+        failed = failed or worst or status
+    if args.rounds > 1:
+        print(f"host {host['id']} ({host['cpus']} cores), host clock, seconds\n\n" + rounds_summary(rounds))
+    return 1 if failed else 0   # the figures stand; a failed part or verdict is said
 
 
 if __name__ == "__main__":

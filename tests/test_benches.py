@@ -331,6 +331,17 @@ def test_critical_path_against_the_main_job():
     assert "this host has them" in cp.report(alone, 700.0, {}, {}, {**host, "cpus": 4}, {"build": 760.0, "suites": 440.0})
 
 
+def test_critical_path_rounds_turn_the_order_and_give_the_median():
+    cp = bench("critical_path")
+    assert [cp.round_order(i) for i in range(3)] == ["parts, then main job", "main job, then parts",
+                                                     "parts, then main job"]
+    alone = {"set-up": 2.0, "images": 18.0, "build": 240.0, "suites": 400.0}   # critical path 420 s
+    out = cp.rounds_summary([(alone, 441.0), ({**alone, "suites": 480.0}, 550.0), (alone, 504.0)])
+    assert "| 2 | main job, then parts | 2.0 | 18.0 | 240.0 | 480.0 | 500.0 | 550.0 | 1.10 x |" in out
+    assert "over 3 rounds: median 1.10 x (1.05-1.20); within 1.1 x in 2 of 3 (goal: met by the median)" in out
+    assert "NOT met by the median" in cp.rounds_summary([(alone, 504.0)])
+
+
 def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
     cp = bench("critical_path")
     (tmp_path / "steps.tsv").write_text("set-up (apt, venv)\t3\nlab up (services)\t4\n"

@@ -20,6 +20,8 @@ LONGER_MODULES: dict = {
     "bench/chaos.py": "the chaos bench",
     # one bench: boots of the noisy board kept with the host's share, judged three ways, the table
     "bench/noisy_board.py": "the noisy board's error-rate bench",
+    # one bench: the main job's parts alone, the main job, rounds of both in turned order, the tables
+    "bench/critical_path.py": "the main job's critical-path bench",
 }
 
 
