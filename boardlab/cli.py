@@ -291,6 +291,9 @@ def main(argv=None):
     except BoardlabError as e:   # a busy board, an unwritable run directory, a failed boot
         print(f"boardlab {args.cmd}: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:   # Ctrl-C: the strategy has powered the board off and freed it
+        print(f"boardlab {args.cmd}{verb}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:   # `boardlab report RUN | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -16,6 +16,8 @@ LONGER_MODULES: dict = {
     # one lifecycle: the server's processes by PID, its registrations, a dead worker's jobs
     # ended and the arbiter started before the scheduler; split, each part needs the others' PIDs
     "boardlab/lava/localserver.py": "the local LAVA server, up to down",
+    # one front: every command's parser and the one place where errors and Ctrl-C become exit codes
+    "boardlab/cli.py": "the command line",
     # one bench: its events, its looks at the lab, the power log's overlaps and the table
     "bench/chaos.py": "the chaos bench",
     # one bench: boots of the noisy board kept with the host's share, judged three ways, the table

@@ -163,3 +163,13 @@ def test_the_answer_says_each_figures_clock_and_the_host_of_the_host_clock_ones(
                                     "host-clock figures from vm-0123456789abcdef")
     every = markdown(a, b, rows).split("Every metric:")[1]
     assert "| boot_time.login | s | host |" in every and "| jitter.avg_us | us | guest-deterministic |" in every
+
+
+def test_ctrl_c_in_a_compare_is_one_line_and_exit_130(capsys, monkeypatch):
+    """What a terminal gives: the strategy powers the board off on the way out (a virtual
+    board's Ctrl-C: test_vlab_faults); the command says it was interrupted, no traceback."""
+    def ctrl_c(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(compare, "compare", ctrl_c)
+    assert cli.main(["compare", "--board", "qemu-arm", "--kernel", "armmp", "--kernel", "rt-armmp"]) == 130
+    assert capsys.readouterr().err == "boardlab compare: interrupted\n"

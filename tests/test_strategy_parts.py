@@ -9,10 +9,11 @@ import attr
 import pytest
 from labgrid import Target
 from labgrid.driver.fake import FakeConsoleDriver
+from labgrid.step import step, steps
 from pexpect import TIMEOUT
 
 from boardlab.boot import bootplan
-from boardlab.boot.bootfailure import BootFailures
+from boardlab.boot.bootfailure import BootFailures, unwind_steps
 from boardlab.boot.bootlog import BootError, Boots
 from boardlab.boot.bootwatch import Expected
 from boardlab.boot.kernelboot import KernelToShell
@@ -126,3 +127,40 @@ def test_a_power_off_that_fails_is_said_not_claimed(console, tmp_path):
     assert "(power off of tqm860l failed (POWER-OFF FAILED" in str(failed.value)
     assert "powered off" not in str(failed.value)
     assert failed.value.part == "uboot" and failed.value.log_path == failures.boots.last.log_path
+
+
+@pytest.mark.parametrize("lands_in", ["start", "stop"])
+def test_ctrl_c_while_a_nested_step_logs_stays_a_ctrl_c(lands_in):
+    """A Ctrl-C while labgrid logs a nested step's start or stop (the power switch's, inside
+    the transition) leaves that step on labgrid's stack; the transition's handler unwinds it,
+    so the interrupt reaches the caller as itself, not as labgrid's AssertionError."""
+    @step(title="power-switch")
+    def switch():
+        pass
+
+    def transition(unwind):
+        @step(title="transition")
+        def go(step):
+            try:
+                switch()
+            except BaseException:   # as BoardStrategy._go: never leave the board on
+                if unwind:
+                    unwind_steps(step)
+                raise
+        go()
+
+    def ctrl_c(event):
+        if event.step.title == "power-switch" and event.data.get("state", "") == lands_in:
+            raise KeyboardInterrupt   # labgrid's notify passes on what is not an Exception
+
+    steps.subscribe(ctrl_c)
+    try:
+        with pytest.raises(AssertionError):   # what labgrid gives without the unwind
+            transition(unwind=False)
+        while (stale := steps.get_current()) is not None:   # what that left on labgrid's stack
+            stale.stop() if stale.is_active else steps.pop(stale)
+        with pytest.raises(KeyboardInterrupt):
+            transition(unwind=True)
+        assert steps.get_current() is None, "steps left on labgrid's stack"
+    finally:
+        steps.unsubscribe(ctrl_c)

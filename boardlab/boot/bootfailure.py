@@ -8,6 +8,7 @@ import socket
 import time
 
 import attr
+from labgrid.step import steps
 from pexpect import EOF, TIMEOUT
 from serial import SerialException
 
@@ -19,6 +20,20 @@ from boardlab.measure import console as con
 # what a console whose ser2net restarted or whose lab host went away raises (not any
 # OSError: a full disk or a permission is no reason to suspect ser2net)
 CONSOLE_LOST = (EOF, EOFError, ConnectionError, socket.timeout, SerialException)
+
+
+def unwind_steps(to) -> None:
+    """labgrid's step stack back to the step `to` (the transition's own), the steps above
+    it stopped. A Ctrl-C that lands while a nested step logs its start or stop (labgrid's
+    notify) leaves that step on the stack, and the transition's own stop would then fail
+    labgrid's assertion in place of the KeyboardInterrupt (a traceback, exit 1)."""
+    if to is None or not to.is_active:
+        return
+    while (top := steps.get_current()) is not None and top is not to:
+        if top.is_active:
+            top.stop()   # said and popped
+        else:
+            steps.pop(top)   # interrupted in its stop, after it was said
 
 
 @attr.s(eq=False, kw_only=True)

@@ -24,7 +24,7 @@ from labgrid.strategy import Strategy
 
 from boardlab.boot import bootlog, bootplan, milestonesdue, powerctl
 from boardlab.boot.boardlock import BoardLock
-from boardlab.boot.bootfailure import CONSOLE_LOST, BootFailures
+from boardlab.boot.bootfailure import CONSOLE_LOST, BootFailures, unwind_steps
 from boardlab.boot.bootlog import BootError, Boots
 from boardlab.boot.kernelboot import KernelToShell
 from boardlab.boot.serialdriver import TimestampingSerialDriver, timestamps
@@ -196,6 +196,7 @@ class BoardStrategy(Strategy):
         except OSError as e:   # this machine's own: a file, a permission, a full disk
             self._failures().fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
         except BaseException:   # Ctrl-C, or any other error: never leave the board on
+            unwind_steps(step)
             self._failures().abandon("interrupted" if status != Status.off else "power-off interrupted")
             raise
         self.status = status
