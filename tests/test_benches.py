@@ -336,10 +336,12 @@ def test_critical_path_rounds_turn_the_order_and_give_the_median():
     assert [cp.round_order(i) for i in range(3)] == ["parts, then main job", "main job, then parts",
                                                      "parts, then main job"]
     alone = {"set-up": 2.0, "images": 18.0, "build": 240.0, "suites": 400.0}   # critical path 420 s
-    out = cp.rounds_summary([(alone, 441.0), ({**alone, "suites": 480.0}, 550.0), (alone, 504.0)])
-    assert "| 2 | main job, then parts | 2.0 | 18.0 | 240.0 | 480.0 | 500.0 | 550.0 | 1.10 x |" in out
+    in_main = {"suites": 410.0, "build": 430.0, "build suite": 12.5}
+    out = cp.rounds_summary([(alone, 441.0, in_main), ({**alone, "suites": 480.0}, 550.0, {}), (alone, 504.0, in_main)])
+    assert "| 2 | main job, then parts | 2.0 | 18.0 | 240.0 | 480.0 | 500.0 | 550.0 | 1.10 x | - | - | - |" in out
+    assert "| 504.0 | 1.20 x | 410.0 | 430.0 | 12.5 |" in out
     assert "over 3 rounds: median 1.10 x (1.05-1.20); within 1.1 x in 2 of 3 (goal: met by the median)" in out
-    assert "NOT met by the median" in cp.rounds_summary([(alone, 504.0)])
+    assert "NOT met by the median" in cp.rounds_summary([(alone, 504.0, {})])
 
 
 def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
@@ -352,9 +354,9 @@ def test_critical_path_reads_the_main_jobs_run_and_the_parts_logs(tmp_path):
         '<testcase classname="testsuites.test_memory" name="b" time="2.5"/>'
         '<testcase classname="testsuites.test_build" name="c" time="60"/></testsuite>')
     parts, rest = cp.in_main_job(tmp_path, "qemu-arm")
-    assert parts == {"set-up": 3.0, "images": 2.0, "build": 410.5, "suites": 302.5}
+    assert parts == {"set-up": 3.0, "images": 2.0, "build": 410.5, "suites": 302.5, "build suite": 60.0}
     assert "lab up (services) 4.0 s" in rest and "build suite's tests 60.0 s" in rest
-    assert cp.in_main_job(tmp_path / "nowhere", "qemu-arm")[0] == dict.fromkeys(cp.PARTS)
+    assert cp.in_main_job(tmp_path / "nowhere", "qemu-arm")[0] == dict.fromkeys((*cp.PARTS, "build suite"))
     assert cp.setup_note("setup: host ready for the main job (31 packages)\n").startswith("already installed")
     assert "installing: qemu" in cp.setup_note("setup: installing: qemu-system-arm\nsetup: host ready\n")
     assert cp.images_note("images for qemu-arm are up to date (/x)", False).startswith("cached")
