@@ -87,6 +87,13 @@ sys.addaudithook(refuse)
 """
 
 
+def test_every_bench_is_listed_where_a_reader_looks():
+    """docs/benchmarks.md lists each bench with what it measures, so none is found only by
+    reading bench/."""
+    listed = (ROOT / "docs/benchmarks.md").read_text()
+    assert [p.name for p in BENCHES if f"bench/{p.name}" not in listed] == []
+
+
 @pytest.mark.parametrize("path", BENCHES, ids=lambda p: p.stem)
 def test_a_bench_answers_help_and_touches_nothing(path, tmp_path):
     """Its usage at once, as a person runs it: argparse answers before a lab, a build, a
