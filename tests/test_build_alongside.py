@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from boardlab import procs
 from boardlab.kernelbuilds import alongside, kbuild
 from boardlab.facts.board import load_board
 from boardlab.judge.results import RunResults
@@ -102,15 +103,15 @@ def test_the_build_leaves_the_first_core_to_the_board():
 
 
 def test_a_process_group_is_found_whole():
-    assert os.getpid() in alongside.group_pids(os.getpgid(0))
-    assert alongside.group_pids(2 ** 22 + 1) == []   # above pid_max: no such group
+    assert os.getpid() in procs.group_members(os.getpgid(0))
+    assert procs.group_members(2 ** 22 + 1) == []   # above pid_max: no such group
 
 
 def test_a_build_waited_for_at_once_gets_every_core(tmp_path, monkeypatch):
     """result() right after the start (as a build alone is timed) widens after the build
     placed itself off the first core, not before, which would leave it there."""
     seen = []
-    monkeypatch.setattr(alongside, "group_pids", lambda pgid: seen.append(build._placed.is_set()) or [])
+    monkeypatch.setattr(procs, "group_members", lambda pgid: seen.append(build._placed.is_set()) or [])
     board = dataclasses.replace(load_board("qemu-arm"), arch="m68k")   # fails at once, after placing itself
     build = alongside.BuildAlongside(board, [tmp_path / "virt-nfs" / "qemu-arm.config"], tmp_path / "kb.log")
     with pytest.raises(kbuild.KernelBuildError):

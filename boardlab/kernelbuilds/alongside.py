@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from boardlab import procs
 from boardlab.kernelbuilds import kbuild
 from boardlab.facts.board import KERNELS_DIR, Board
 from boardlab.log import progress
@@ -68,18 +69,6 @@ def build_cores(allowed: set[int]) -> set[int]:
     """The cores the build may use: all but the lowest, which the board's QEMU keeps (the
     scheduler puts it where the build is not); all of them on a one-core host."""
     return set(sorted(allowed)[1:]) or set(allowed)
-
-
-def group_pids(pgid: int) -> list[int]:
-    """The processes of a process group now."""
-    pids = []
-    for p in Path("/proc").iterdir():
-        try:
-            if p.name.isdigit() and os.getpgid(int(p.name)) == pgid:
-                pids.append(int(p.name))
-        except ProcessLookupError:
-            pass
-    return pids
 
 
 def _build(send, placed, board: Board, configs: list[Path], log: Path, parent: int) -> None:
@@ -146,7 +135,7 @@ class BuildAlongside:
         off the first core (or that would undo this)."""
         while self._proc.is_alive() and not self._placed.wait(timeout=1):
             pass
-        for pid in group_pids(self._proc.pid):
+        for pid in procs.group_members(self._proc.pid):
             try:
                 os.sched_setaffinity(pid, cores)
             except (ProcessLookupError, PermissionError):
