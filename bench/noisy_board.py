@@ -187,9 +187,10 @@ def tally(aa: dict, shifted: dict, family: str) -> dict:
     target = TARGET[family] if TARGET[family] in found else next(iter(found), None)
     every = sum(all(v == vd.REGRESSED for v in r.values()) for r in shifted["verdicts"])
     aa_same = {k: sum(r.get(k) == vd.SAME for r in aa["verdicts"]) for k in aa["keys"]}
+    aa_alarms = {k: sum(r.get(k) in (vd.REGRESSED, vd.IMPROVED) for r in aa["verdicts"]) for k in aa["keys"]}
 
     def cost(b): return (statistics.mean(b), max(b)) if b else (float("nan"), 0)  # noqa: E704
-    return {"rounds": len(aa["verdicts"]), "alarms": alarms, "aa_same": aa_same,
+    return {"rounds": len(aa["verdicts"]), "alarms": alarms, "aa_same": aa_same, "aa_alarms": aa_alarms,
             "aa_boots": cost(aa["boots"]), "found": found, "target": target,
             "every": every, "shift_boots": cost(shifted["boots"]), "shifted_rounds": len(shifted["verdicts"])}
 
@@ -249,15 +250,16 @@ def table(results: dict, data: dict, rounds_n: int, max_repeats: int) -> list[st
                 f"{t['aa_boots'][0]:.1f} / {t['aa_boots'][1]} | {t['target']}: {t['found'].get(t['target'], 0)} "
                 f"of {t['shifted_rounds']} | {t['every']} of {t['shifted_rounds']} | "
                 f"{t['shift_boots'][0]:.1f} / {t['shift_boots'][1]} |")
-    lines += ["", "per metric: shifted rounds found (regressed) and A/A rounds 'same', by way", "",
-              "| metric | " + " | ".join(f"found ({w}) | A/A same ({w})" for w in results) + " |",
-              "|---|" + "---:|" * (2 * len(results))]
+    lines += ["", "per metric: shifted rounds found (regressed), A/A rounds 'same' and A/A false alarms "
+                  "(regressed or improved), by way", "",
+              "| metric | " + " | ".join(f"found ({w}) | A/A same ({w}) | A/A alarms ({w})" for w in results) + " |",
+              "|---|" + "---:|" * (3 * len(results))]
     for key in [k for t in next(iter(results.values()), {}).values() for k in t["found"]]:
         fam = key.split(".")[0]
         cells = []
         for t in results.values():
             f = t.get(fam)
-            cells += [f"{f['found'].get(key, 0)}" if f else "-", f"{f['aa_same'].get(key, 0)}" if f else "-"]
+            cells += [f"{f[col].get(key, 0)}" if f else "-" for col in ("found", "aa_same", "aa_alarms")]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     return lines
 

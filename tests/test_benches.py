@@ -234,6 +234,14 @@ def test_noisy_board_rounds_through_the_gate(capsys):
     assert "| this board | memory | 12 | 0 of 1 |" in "\n".join(lines)
     assert "| memory.free_free_kb | 12 | 90000 | 90000 - 90000 | 0.00 % |" in lines
     assert "guest-realtime" in lines[0] and "12 of boot_time and memory" in lines[0]
+    # which metric made an A/A false alarm, per way
+    aa = {"keys": ["memory.free_free_kb", "memory.free_used_kb"], "boots": [3, 3],
+          "verdicts": [{"memory.free_free_kb": "improved", "memory.free_used_kb": "same"},
+                       {"memory.free_free_kb": "same", "memory.free_used_kb": "same"}]}
+    t = nb.tally(aa, shifted, "memory")
+    assert t["alarms"] == 1 and t["aa_alarms"] == {"memory.free_free_kb": 1, "memory.free_used_kb": 0}
+    rows = nb.table({nb.WAYS[0]: {"memory": t | {"pool": 12}}}, data, 2, 5)
+    assert "| memory.free_free_kb | 2 | 1 | 1 |" in rows and "| memory.free_used_kb | 2 | 2 | 0 |" in rows
 
 
 def test_history_detection_series():
