@@ -18,6 +18,7 @@ atexit.register(shutil.rmtree, os.environ["BOARDLAB_HISTORY_DIR"], True)
 
 import pytest  # noqa: E402
 
+import packageguard  # noqa: E402
 from paths import BUILT_BESIDE, DEFAULT_BOARD, ROOT  # noqa: E402
 
 
@@ -45,9 +46,30 @@ def pytest_addoption(parser):
                      help=f"the tests on the lab's default board, {DEFAULT_BOARD} (fixture vlab, but for "
                           "the PowerPC board's own): all tests (default), only those, or none of "
                           "them (scripts/test.sh runs 'only' and 'none' side by side)")
+    parser.addoption("--order", default="file", metavar="file|reversed|shuffled[:SEED]",
+                     help="the tests' order: as in their files (default), reversed, or shuffled "
+                          "(SEED: a number, printed; a test that passes only in file order leans on "
+                          "another's leftovers)")
+
+
+def _ordered(items, order: str, say) -> None:
+    import random
+    kind, _, seed = order.partition(":")
+    if kind == "file":
+        return
+    if kind == "reversed":
+        items.reverse()
+    elif kind == "shuffled":
+        seed = int(seed) if seed else random.randrange(1 << 32)
+        random.Random(seed).shuffle(items)
+        say(f"tests shuffled with seed {seed} (--order shuffled:{seed} repeats it)")
+    else:
+        raise pytest.UsageError(f"--order {order}: file, reversed or shuffled[:SEED]")
 
 
 def pytest_configure(config):
+    # a test that leaves the package changed is an error at its own teardown
+    config.pluginmanager.register(packageguard, "packageguard")
     xml = config.option.xmlpath
     if xml and config.option.on_default_board == "none":   # the session beside: a file of its own
         xml = Path(xml)
@@ -95,6 +117,8 @@ def pytest_collection_modifyitems(config, items):
         ours = {i: on_the_default_board(i) == (share == "only") for i in items}
         config.hook.pytest_deselected(items=[i for i in items if not ours[i]])
         items[:] = [i for i in items if ours[i]]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    _ordered(items, config.option.order, reporter.write_line if reporter else print)
     items.sort(key=on_the_ppc_board)   # stable: the rest keep their order
     if not config.option.collectonly and any(map(on_the_ppc_board, items)):
         log = open(tempfile.mkstemp(prefix="boardlab-tests-ppc-images-", suffix=".log")[1], "w")

@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+# compare is imported here, not inside no_board: imported for the first time while
+# session.board_session is patched, its `from ... import board_session` would capture the
+# patch, and monkeypatch would then restore that captured patch as the "original"
+from boardlab.ab import compare
 from boardlab.boot import session
 from boardlab.cli import main
 
@@ -15,7 +19,6 @@ def no_board(monkeypatch):
     def taken(*a, **k):
         raise AssertionError("a board was taken before the input was checked")
     monkeypatch.setattr(session, "board_session", taken)
-    from boardlab.ab import compare
     monkeypatch.setattr(compare, "board_session", taken)
 
     def ran(*a, **k):   # a check that regressed would start the long work itself
@@ -87,7 +90,6 @@ def test_compare_with_a_mistyped_run_directory_takes_no_board(tmp_path, capsys, 
 def test_compare_finds_its_board_s_environment_from_any_directory(tmp_path, capsys, monkeypatch):
     """Run from outside the checkout, compare's default environment is the board's own
     (it was lab/<board>.yaml relative to where one stood: a run directory, then 'no such file')."""
-    from boardlab.ab import compare
     seen = []
 
     def stop(env, *a, **k):
