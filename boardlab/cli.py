@@ -11,6 +11,7 @@ from boardlab.facts.board import env_path
 from boardlab.facts.labfacts import default_board
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
+from boardlab.images import cli as images_cli
 from boardlab.kernel import cli as kernel_cli
 from boardlab.lab import cli as lab_cli
 from boardlab.lava import cli as lava_cli
@@ -213,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     from boardlab.facts.places import PlacesError
     pl.set_defaults(func=cmd_places, errors=(PlacesError,))
     _compare_parser(sub)
-    for room in (bisect_cli, lava_cli, kernel_cli, lab_cli):
+    for room in (bisect_cli, lava_cli, kernel_cli, lab_cli, images_cli):
         room.add_parser(sub)
     history_cli.add_parser(sub).set_defaults(watch=bisect_cli.cmd_watch)
     return ap

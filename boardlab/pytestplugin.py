@@ -191,17 +191,18 @@ def shell(board_strategy, target, request, disturbed_boots, results):
 
 
 @pytest.fixture
-def require_package(shell, board_facts):
-    """require_package('lmbench', ...): skip, with the reason, where the board's image was
-    built without one of them (a cross-built image lists what it lacks in
-    /etc/boardlab-userland; other boards have every package their suites use)."""
-    from boardlab.measure import sample
-    missing = sample.missing_packages(shell)
+def tool_set(board_facts, shell):
+    """tool_set('lmbench') -> whose programs the family runs here (its record, by the board's
+    isa); Debian's missing package skips, the project's missing binary fails (rebuild the image)."""
+    from boardlab.measure import families, sample
 
-    def require(*pkgs):
-        for pkg in (p for p in pkgs if p in missing):
-            pytest.skip(f"board {board_facts.name}: its image has no {pkg}: {missing[pkg]}")
-    return require
+    def of(family: str) -> str | None:
+        tools = families.tool_set(family, board_facts.isa)
+        why = sample.why_not_measurable(shell, family, tools)
+        if why:
+            (pytest.fail if tools == families.OWN else pytest.skip)(f"board {board_facts.name}: {why}")
+        return tools
+    return of
 
 
 @pytest.fixture

@@ -147,3 +147,17 @@ def test_the_noisy_board_never_gets_a_one_run_verdict():
                 v = decide(key, Figures([100.0] * 5, clock, HERE), Figures([b], clock, HERE), noisy,
                            interleaved=interleaved)
                 assert v.outcome == vd.UNKNOWN and not v.exact, (key, b, interleaved, v.why)
+
+
+def test_figures_of_two_sets_of_programs_are_never_judged_against_each_other():
+    """Debian's lmbench against the project's programs (target/measure/): other methods,
+    other figures; a figure that says no set was measured with Debian's."""
+    from boardlab.judge.decide import Figures, decide
+    own = {"tools": "own"}
+    for a, b in ((None, own), (own, None), ({"run_s": 10}, {"run_s": 10, "tools": "own"})):
+        v = decide("lmbench.lat_pipe_us", Figures([14.0] * 3, "guest-deterministic", settings=a),
+                   Figures([14.0] * 3, "guest-deterministic", settings=b), None)
+        assert v.outcome == "other-settings" and "other programs, not judged" in v.why, (a, b, v)
+    v = decide("lmbench.lat_pipe_us", Figures([14.0] * 3, "guest-deterministic", settings=own),
+               Figures([14.0] * 3, "guest-deterministic", settings=own), None)
+    assert v.outcome == "same", v

@@ -6,15 +6,14 @@ program instead of 30 s under emulation). Each group is sampled: its exact figur
 decided by one run, the noisy ones (context switches, loopback TCP) take more."""
 import pytest
 
-from boardlab.measure import families, sample, workloads
+from boardlab.measure import sample, workloads
 
 # a workload (its runs leave sockets, files and slab behind): its record says so
 
 
 @pytest.fixture
-def lm(shell, quick, require_package):
-    require_package(*families.get("lmbench").packages)
-    return sample.lmbench_runner(shell, quick)
+def lm(shell, quick, tool_set):
+    return sample.lmbench_runner(shell, quick, tools=tool_set("lmbench"))
 
 
 @pytest.fixture

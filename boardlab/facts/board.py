@@ -30,6 +30,10 @@ def env_path(board_name: str) -> Path:
 
 UBOOT_DIALECTS = ("hush", "old")   # hush: ';' and '$?' work. old: one command per line
 ROOT_MODES = ("ramdisk", "nfs")
+# what a board's CPU runs, as the lab's programs are chosen and built for it (families'
+# tool sets, boardlab/images/ownprograms.py): armhf and armel as Debian's ports; e500mc,
+# 603e (the Sandpoint's MPC8240 core) and mpc8xx (the TQM860L's MPC860: no FPU) PowerPC
+ISAS = ("armhf", "armel", "e500mc", "603e", "mpc8xx")
 QEMU_CLOCKS = ("deterministic", "realtime")
 NFSROOT_TARBALL = "nfsroot.tar.xz"   # a board's NFS root as a tarball in images.dir (LAVA)
 
@@ -185,6 +189,7 @@ class Board:
     description: str
     arch: str
     cpu: str
+    isa: str = one_of(ISAS)     # what the CPU runs: the programs chosen and built for it
     ram_mb: int
     lab_host: str
     console: Console

@@ -21,6 +21,7 @@ from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
 from boardlab.measure import kernelid
 from boardlab.kernelbuilds.configkernels import build_config_kernels
+from boardlab.images import ownprograms
 from boardlab.images.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
 from boardlab.images.debs import ImageBuildError, download, download_exact, extract, resolve_packages, run
 from boardlab.images.rootfs import (TARGET_DIR, copy_with_libs, cpio_newc, install_modules,
@@ -31,7 +32,7 @@ __all__ = ["ImageBuildError", "build_images", "cpio_newc", "mkimage", "nfsroot_t
 
 BUILDER_VERSION = "3"  # bump when the layout of the images changes
 BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.py",
-                                               "crossbuild.py")] \
+                                               "crossbuild.py", "ownprograms.py")] \
     + [Path(__file__).parents[1] / "kernelbuilds" / "buildenv.py"]
 
 # armhf userland on the board: busybox, the measurement tools, their libraries.
@@ -78,7 +79,7 @@ def inputs_digest(board: Board, debs, userland_manifest=None) -> str:
     # only the facts that go into the images: a kernel built elsewhere (no Debian
     # package) or a changed timeout must not rebuild them
     imgs = board.images
-    h.update(repr((board.name, board.console.device, board.console.baud,
+    h.update(repr((board.name, board.isa, board.console.device, board.console.baud,
                    dataclasses.asdict(board.mkimage), imgs.ramdisk, list(imgs.loader_modules),
                    sorted((k, v.uimage) for k, v in imgs.kernels.items()
                           if v.debian_package is not None))).encode())
@@ -177,7 +178,15 @@ def _userland(board: Board, build: Path, rootfs: Path, pkg_roots):
     copy_with_libs(programs, rootfs, pkg_roots)
     run([CROSS_CC, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
          str(TARGET_DIR / "mem_eat.c")])
+    _own_programs(board, rootfs)
     overlay(rootfs, board)
+
+
+def _own_programs(board: Board, rootfs: Path) -> None:
+    """The project's measurement programs for the board's CPU (beside Debian's where the
+    board runs those: the side-by-side bench), where they are built for it."""
+    if board.isa in ownprograms.CPUS:
+        ownprograms.install(board.isa, rootfs, board.name)
 
 
 def _busybox_links(rootfs: Path):
@@ -195,10 +204,13 @@ def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
     cc = CROSS_TARGETS[board.arch].cross + "gcc"
     run([cc, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
          str(TARGET_DIR / "mem_eat.c")])
+    _own_programs(board, rootfs)
     overlay(rootfs, board)
+    own = ({"blmeasure": f"the project's programs for {board.isa} ({ownprograms.ON_BOARD_DIR})"}
+           if board.isa in ownprograms.CPUS else {})
     (rootfs / USERLAND_MANIFEST).write_text(
         "# what this image's user land was built from (boardlab/images/crossbuild.py)\n"
-        + "".join(f"{pkg}: {what}\n" for pkg, what in manifest.items()))
+        + "".join(f"{pkg}: {what}\n" for pkg, what in {**manifest, **own}.items()))
 
 
 def _roots(board: Board, build: Path, rootfs: Path, out: Path):

@@ -6,9 +6,10 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
 1. a figure the catalogue keeps as information only: `info`;
 2. nothing stored to judge against: `new`; nothing measured: `missing`;
 3. two kernels under one name (their identities differ): `other-kernel`;
-4. figures of two clocks (other units): `other-clock`; figures measured with other
-   settings where both sides say theirs (cyclictest's run length: the maximum of a
-   60 s run is not one of a 10 s run): `other-settings`;
+4. figures of two clocks (other units): `other-clock`; figures of two sets of programs
+   (Debian's lmbench against the project's: measure.families, tool sets) or measured
+   with other settings where both sides say theirs (cyclictest's run length: the maximum
+   of a 60 s run is not one of a 10 s run): `other-settings`;
 5. a host-bound figure (another machine of the same kind would measure another value)
    against one of another machine, or of an unknown one: `other-host`;
 6. the comparison of the samples (verdict.compare) with the harness's floor, exact only
@@ -29,7 +30,7 @@ from typing import Sequence
 from boardlab.facts.board import Board
 from boardlab.judge import verdict as vd
 from boardlab.judge.verdict import Verdict
-from boardlab.measure import catalogue, kernelid
+from boardlab.measure import catalogue, families, kernelid
 from boardlab.measure.catalogue import MetricSpec
 from boardlab.measure.clocks import (GUEST_DETERMINISTIC, GUEST_REALTIME, HOST, NO_CLOCK, guest_clock,
                                      known_host)
@@ -87,6 +88,10 @@ def why_not(spec: MetricSpec | str, a: Figures, b: Figures, board: Board | None)
         return Verdict(vd.OTHER_KERNEL, f"the baseline's kernel is {other[0]}, this run's {other[1]}")
     if a.clock is not None and b.clock is not None and a.clock != b.clock:
         return Verdict(vd.OTHER_CLOCK, f"other clock, not judged ({a.clock} / {b.clock}: other units)")
+    set_a, set_b = families.settings_set(a.settings), families.settings_set(b.settings)
+    if set_a != set_b:
+        return Verdict(vd.OTHER_SETTINGS, f"other programs, not judged ({families.SET_WORDS[set_a]} / "
+                                          f"{families.SET_WORDS[set_b]})")
     if a.settings and b.settings and a.settings != b.settings:
         return Verdict(vd.OTHER_SETTINGS, f"other settings, not judged ({_words(a.settings)} / "
                                           f"{_words(b.settings)})")

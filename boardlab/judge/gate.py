@@ -8,6 +8,7 @@ import statistics
 
 from boardlab.judge import verdict
 from boardlab.measure import catalogue
+from boardlab.measure import families
 
 
 class Gate:
@@ -38,6 +39,9 @@ class Gate:
         baseline measured otherwise)."""
         samples, recorded = {}, []
         at_most = max(self.max_repeats, at_least, self.repeats)
+        # whose programs measured them: said with the figures, never judged across sets
+        its = families.tool_set(suite, self.strategy.board.isa) if suite in families.BY_NAME else None
+        settings = {**families.tool_settings(its), **(settings or {})} or None
 
         def take():
             for name, value in measure().items():

@@ -17,6 +17,19 @@ HOST, GUEST, NONE = catalogue.HOST, catalogue.GUEST, catalogue.NONE
 CLOCKS = (HOST, GUEST, NONE)
 TESTDEFS = "jobs/testdefs"
 
+# The programs a family's runs call, per CPU (a board's facts: isa): Debian's packages, or
+# the project's own (target/measure/, boardlab/images/ownprograms.py), which a board's root
+# carries in OWN_BIN under the tools' own names, so the same board-side scripts run either
+# set by PATH alone. Figures of one set are never judged against figures of the other
+# (decide.why_not); a figure that does not say its set was measured with Debian's.
+DEBIAN, OWN = "debian", "own"
+TOOL_SETS = (DEBIAN, OWN)
+OWN_BIN = "/usr/lib/boardlab/bin"
+SET_WORDS = {DEBIAN: "Debian's programs", OWN: "the project's programs"}
+# Debian ships lmbench and rt-tests for armhf and armel; for 32-bit PowerPC nothing, and
+# its archive does not serve their sources here
+STUDY_TOOLS = {"armhf": DEBIAN, "armel": DEBIAN, "e500mc": OWN, "603e": OWN, "mpc8xx": OWN}
+
 
 class FamilyError(BoardlabError, ValueError):
     """A family record that is incomplete (no clock, say): ours to fix."""
@@ -62,6 +75,7 @@ class Family:
     default: bool = True          # in the commands' default selection (compare, LAVA render)
     one_boot: bool = False        # exact on the deterministic clock: one boot decides (nightly)
     shown: str = ""               # the figure a sweep's table shows of it
+    tools: dict | None = None     # {isa: DEBIAN or OWN}: whose programs its runs call (None: the shell's own)
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -95,16 +109,16 @@ FAMILIES: tuple[Family, ...] = (
     Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
            script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
            params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
-           shown="lmbench.lat_syscall_null_us"),
+           shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
            script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
            testdef="jitter/jitter.yaml", params=_jitter_params,
            minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
-           shown="jitter.max_us"),
+           shown="jitter.max_us", tools=STUDY_TOOLS),
     Family("hackbench", GUEST, 70, "hackbench: processes passing messages over sockets",
            packages=("rt-tests",), script="hackbench/hackbench.sh", board_files=("hackbench/runs.sh",),
            run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef="hackbench/hackbench.yaml",
-           workload=True, shown="hackbench.time_s"),
+           workload=True, shown="hackbench.time_s", tools=STUDY_TOOLS),
 )
 BY_NAME = {f.name: f for f in FAMILIES}
 NAMES = tuple(BY_NAME)
@@ -116,6 +130,39 @@ def get(name: str) -> Family:
     except KeyError:
         raise UnknownFamily(f"no family {name!r} (boardlab/measure/families.py has: "
                             f"{', '.join(NAMES)})") from None
+
+
+def tool_set(name: str, isa: str, chosen: str | None = None) -> str | None:
+    """Whose programs family `name` runs on a CPU of `isa` (DEBIAN or OWN; None for a
+    family that calls none): the record's, or `chosen` (the side-by-side bench's)."""
+    fam = get(name)
+    if fam.tools is None:
+        return None
+    if chosen is not None:
+        if chosen not in TOOL_SETS:
+            raise InputError(f"tool set {chosen!r}: {' or '.join(TOOL_SETS)}")
+        return chosen
+    try:
+        return fam.tools[isa]
+    except KeyError:
+        raise InputError(f"family {name}: no tool set for isa {isa!r} (its record has "
+                         f"{', '.join(fam.tools)})") from None
+
+
+def run_prefix(tools: str | None) -> str:
+    """What a board-side command starts with to call the set's programs."""
+    return f"PATH={OWN_BIN}:$PATH " if tools == OWN else ""
+
+
+def tool_settings(tools: str | None) -> dict:
+    """The figures' settings that say their set: only the project's says it (a figure
+    that says none was measured with Debian's, as every figure before the project's)."""
+    return {"tools": OWN} if tools == OWN else {}
+
+
+def settings_set(settings: dict | None) -> str:
+    """The set a figure's settings say (DEBIAN where they say none)."""
+    return (settings or {}).get("tools", DEBIAN)
 
 
 def on_boot() -> tuple[str, ...]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import statistics
 
 from boardlab.errors import BoardlabError, KERNEL
-from boardlab.measure import families, parsers, target_load, workloads
+from boardlab.measure import families, ownoutput, parsers, target_load, workloads
+from boardlab.measure import families as families_mod   # one_sample's argument shadows the module
 
 FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
 
@@ -20,14 +21,27 @@ def missing_packages(shell) -> dict:
     return {pkg: why for pkg, why in manifest.items() if why}
 
 
-def measurable(shell, wanted) -> tuple[list, dict]:
-    """-> (the families the board's image can measure, {family: why not} for the rest)."""
+def why_not_measurable(shell, family: str, tools: str | None, missing: dict | None = None) -> str | None:
+    """Why the board's image cannot measure `family` with the programs of `tools`, or None:
+    Debian's need their packages (missing: missing_packages, read once), the project's
+    their binary in families.OWN_BIN."""
+    if tools == families.OWN:
+        _, _, rc = shell.run(f"test -x {families.OWN_BIN}/blmeasure")
+        return None if rc == 0 else f"its image has no {families.OWN_BIN}/blmeasure (the project's programs)"
+    missing = missing_packages(shell) if missing is None else missing
+    pkg = next((p for p in families.get(family).packages if p in missing), None)
+    return f"its image has no {pkg}: {missing[pkg]}" if pkg else None
+
+
+def measurable(shell, wanted, isa: str = "armhf", tools: str | None = None) -> tuple[list, dict]:
+    """-> (the families the board's image can measure, {family: why not} for the rest),
+    each with its set of programs for the board's isa (or `tools`)."""
     missing = missing_packages(shell)
     lacking = {}
     for f in wanted:
-        pkg = next((p for p in families.get(f).packages if p in missing), None)
-        if pkg:
-            lacking[f] = f"its image has no {pkg}: {missing[pkg]}"
+        why = why_not_measurable(shell, f, families.tool_set(f, isa, tools), missing)
+        if why:
+            lacking[f] = why
     return [f for f in wanted if f not in lacking], lacking
 
 
@@ -79,18 +93,20 @@ class MeasureError(BoardlabError, RuntimeError):
     party = KERNEL   # the board is up: what fails on it runs on the kernel under test
 
 
-def lmbench_runner(shell, quick: bool = True, small: bool = False):
+def lmbench_runner(shell, quick: bool = True, small: bool = False, tools: str | None = None):
     """-> run(*groups): text, lmbench's groups run on the board by the board-side script LAVA
     runs too (jobs/testdefs/lmbench/runs.sh, written to the board here); quick: lmbench's
-    short timing loops, for every command of them."""
+    short timing loops, for every command of them; tools: whose programs (families.DEBIAN,
+    the default, or OWN: the project's, target/measure/)."""
     for cmd in target_load.install_commands("lmbench/runs.sh"):
         shell.run_check(cmd)
 
     def run(*groups, timeout=3600):
-        out, _, rc = shell.run(target_load.lmbench_groups(groups, quick, small), timeout=timeout)
+        out, _, rc = shell.run(target_load.lmbench_groups(groups, quick, small, tools), timeout=timeout)
         if rc != 0:
             raise MeasureError(f"lmbench {' '.join(groups)} failed ({rc}): " + " | ".join(out[-3:]))
         return "\n".join(out)
+    run.tools = tools
     return run
 
 
@@ -110,7 +126,10 @@ SIZE_VALUE = ("lat_mmap_1m_us", "bw_file_reread_mb_s", "bw_tcp_mb_s")   # 'size 
 
 def _run_figures(label: str, text: str) -> dict:
     """One run's figures: its label (runs.sh's '@lm LABEL') says which program printed text
-    (none from a run that printed none: the figure is then missing)."""
+    (none from a run that printed none: the figure is then missing). The project's own
+    programs print '@raw' lines; lmbench its own."""
+    if "@raw " in text:
+        return ownoutput.figures(label, text)
     try:
         if label.startswith("lat_ctx_"):   # lat_ctx_16k: a ring of 2, 4, 8, 16 processes
             size = int(label[len("lat_ctx_"):-1])
@@ -126,10 +145,11 @@ def _run_figures(label: str, text: str) -> dict:
     return {k: v for k, v in parsers.parse_lmbench(text).items() if k == label}
 
 
-def lmbench_figures(text: str) -> dict:
+def lmbench_figures(text: str, tools: str | None = None) -> dict:
     """The figures of runs.sh's output, named as the catalogue names them: each the median
     of its runs (loopback TCP 5, the 16k ring 3, the others 1: runs.sh says); MeasureError
-    for a run that failed or a figure of a group that ran missing."""
+    for a run that failed or a figure of a group that ran missing (ownoutput.ProgramOutputError
+    where the project's programs ran: `tools` families.OWN)."""
     runs = parsers.parse_lmbench_runs(text)
     if runs["failed"]:
         raise MeasureError(f"lmbench: {runs['failed'][0]}")
@@ -139,6 +159,10 @@ def lmbench_figures(text: str) -> dict:
             for name, v in _run_figures(label, output).items():
                 values.setdefault(name, []).append(v)
     lacking = [n for g in runs["groups"] for n in LMBENCH_FIGURES[g] if n not in values]
+    if lacking and tools == families.OWN:
+        raise ownoutput.ProgramOutputError(f"{lacking[0]}: the project's program printed no figure (lat_ctx: "
+                                 f"none beyond its overhead, left out as lmbench leaves it): "
+                                 + " | ".join(text.splitlines()[-3:]))
     if lacking:
         raise MeasureError(f"{lacking[0]} missing in lmbench output: " + " | ".join(text.splitlines()[-3:]))
     return {f"lmbench.{n}": statistics.median(v) for n, v in values.items()}
@@ -146,13 +170,13 @@ def lmbench_figures(text: str) -> dict:
 
 def lmbench_group(name: str, lm) -> dict:
     """One group's figures, named as the catalogue names them."""
-    return lmbench_figures(lm(name))
+    return lmbench_figures(lm(name), getattr(lm, "tools", None))
 
 
-def lmbench(shell, small: bool = False, groups=None) -> dict:
+def lmbench(shell, small: bool = False, groups=None, tools: str | None = None) -> dict:
     """The lmbench suite's figures (quick timing), every group a board of its RAM runs
     (runs.sh leaves the large ones out on a small board)."""
-    return lmbench_figures(lmbench_runner(shell, small=small)(*(groups or ())))
+    return lmbench_figures(lmbench_runner(shell, small=small, tools=tools)(*(groups or ())), tools)
 
 
 def lmbench_group_of(metric: str) -> str:
@@ -163,7 +187,7 @@ def lmbench_group_of(metric: str) -> str:
     raise ValueError(f"no lmbench group gives {metric}")
 
 
-def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict, list]:
+def cyclictest_under_load(shell, seconds: int, per_slice: int = 0, tools: str | None = None) -> tuple[dict, list]:
     """The jitter suite's measurement: cyclictest under its load, `seconds` long ->
     (cyclictest's JSON, thread 0, with the histogram and its overflows made from every
     cycle's latency; the latency over time, the max of every per_slice cycles as (s, us),
@@ -171,8 +195,8 @@ def cyclictest_under_load(shell, seconds: int, per_slice: int = 0) -> tuple[dict
     shell.run_check(target_load.install_command("load.sh"))
     shell.run_check(target_load.install_command("cycles.sh"))
     try:
-        out, _, _ = shell.run(target_load.under_load(workloads.cyclictest(
-            seconds, "--json=/tmp/cyc.json > /tmp/cyc.v 2>/dev/null")), timeout=seconds * 20 + 60)
+        out, _, _ = shell.run(target_load.under_load(target_load.with_tools(workloads.cyclictest(
+            seconds, "--json=/tmp/cyc.json > /tmp/cyc.v 2>/dev/null"), tools)), timeout=seconds * 20 + 60)
     finally:   # stopped already, unless the run was interrupted
         shell.run(target_load.stop_load(), timeout=30)
     if out[-1] != "rc=0":
@@ -200,9 +224,9 @@ def jitter_figures(thread: dict) -> dict:
             "jitter.p0_1_us": parsers.percentile_from_histogram(hist, 0.1, thread.get("overflows", 0))}
 
 
-def jitter(shell, seconds: int) -> tuple[dict, dict]:
+def jitter(shell, seconds: int, tools: str | None = None) -> tuple[dict, dict]:
     """The jitter suite's cyclictest under its load, `seconds` long -> (figures, histogram)."""
-    t, _ = cyclictest_under_load(shell, seconds)
+    t, _ = cyclictest_under_load(shell, seconds, tools=tools)
     return jitter_figures(t), t["histogram"]
 
 
@@ -218,22 +242,22 @@ def measure_memory(shell, rec, **_) -> dict:
     return {**memory(shell, rec), **mem_eat(shell)}
 
 
-def measure_lmbench(shell, rec, metric=None, small=False, **_) -> dict:
-    return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None)
+def measure_lmbench(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
+    return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None, tools=tools)
 
 
-def measure_jitter(shell, rec, jitter_s=workloads.JITTER_RUN_S, **_) -> dict:
-    return jitter(shell, jitter_s)[0]
+def measure_jitter(shell, rec, jitter_s=workloads.JITTER_RUN_S, tools=None, **_) -> dict:
+    return jitter(shell, jitter_s, tools)[0]
 
 
-def by_script(name: str, shell, timeout: float = 1800) -> dict:
+def by_script(name: str, shell, timeout: float = 1800, tools: str | None = None) -> dict:
     """A family's figures from its record alone: its board-side files written to the board
     (the runs LAVA's definition has too), its run, its figures read by their patterns."""
     fam = families.get(name)
     for f in fam.board_files:
         for cmd in target_load.install_commands(f):
             shell.run_check(cmd)
-    out, _, rc = shell.run(target_load.sourced(fam.board_files, fam.run), timeout=timeout)
+    out, _, rc = shell.run(target_load.sourced(fam.board_files, fam.run, tools), timeout=timeout)
     if rc != 0:
         raise MeasureError(f"{name}: {fam.run} failed ({rc}): " + " | ".join(out[-3:]))
     try:
@@ -243,7 +267,7 @@ def by_script(name: str, shell, timeout: float = 1800) -> dict:
 
 
 def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = workloads.JITTER_RUN_S,
-           small: bool = False) -> dict:
+           small: bool = False, tools: str | None = None) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
     figure wanted, when a cheaper run gives it (its lmbench group). A family without a
     measure_<name> here is measured by its record's run (by_script)."""
@@ -251,22 +275,24 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = wor
     if not fam.on_boot or not (f"measure_{name}" in globals() or fam.run):
         raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
     if fam.run and f"measure_{name}" not in globals():
-        return by_script(name, shell)
-    return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small)
+        return by_script(name, shell, tools=tools)
+    return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small, tools=tools)
 
 
 def one_sample(strategy, shell_driver, families=FAMILIES,
-               jitter_s: int = workloads.JITTER_RUN_S) -> tuple[dict, dict]:
+               jitter_s: int = workloads.JITTER_RUN_S, tools: str | None = None) -> tuple[dict, dict]:
     """A fresh boot of the selected kernel and its figures -> (figures, extras: the boot
-    record and the jitter histogram). Memory is read before any workload."""
+    record and the jitter histogram). Memory is read before any workload. tools: whose
+    programs (None: each family's set for the board's CPU, its record says)."""
     rec = strategy.reboot()
     figures, extras = {}, {"boot": rec}
     sh = shell_driver()
     small = workloads.small_board(strategy.board.ram_mb)
     for name in (f for f in FAMILIES if f in families):   # memory first: before any workload
+        its = families_mod.tool_set(name, strategy.board.isa, tools)
         if name == "jitter":
-            j, extras["histogram"] = jitter(sh, jitter_s)
+            j, extras["histogram"] = jitter(sh, jitter_s, its)
             figures.update(j)
         else:
-            figures.update(family(name, sh, rec, small=small))
+            figures.update(family(name, sh, rec, small=small, tools=its))
     return figures, extras

@@ -5,7 +5,7 @@ cycles.sh (the reduction of cyclictest's per-cycle lines), and lmbench's runs
 import shlex
 
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.measure import workloads
+from boardlab.measure import families, workloads
 
 TESTDEFS = PROJECT_ROOT / "jobs" / "testdefs"
 LIB = TESTDEFS / "lib"
@@ -69,14 +69,25 @@ def cycles_reduction(path: str, slice_cycles: int = 0, lib: str | None = None) -
             f"{workloads.CYCLICTEST_HISTOGRAM_US} {slice_cycles}")
 
 
-def lmbench_groups(groups=(), quick: bool = True, small: bool = False) -> str:
+def _set(tools: str | None) -> str:
+    """The statement that makes a subshell call the set's programs (families.run_prefix)."""
+    return f"PATH={families.OWN_BIN}:$PATH; " if tools == families.OWN else ""
+
+
+def lmbench_groups(groups=(), quick: bool = True, small: bool = False, tools: str | None = None) -> str:
     """The board's command that runs lmbench's groups (none: every one) with runs.sh
-    (installed: install_commands("lmbench/runs.sh")), in a subshell of its own."""
-    return (f"(QUICK={str(quick).lower()} SMALL={str(small).lower()}; . {ON_BOARD['lmbench/runs.sh']} "
+    (installed: install_commands("lmbench/runs.sh")), in a subshell of its own, with the
+    programs of `tools` (families.DEBIAN, the default, or OWN)."""
+    return (f"({_set(tools)}QUICK={str(quick).lower()} SMALL={str(small).lower()}; . {ON_BOARD['lmbench/runs.sh']} "
             f"&& lm_groups {' '.join(groups)}) 2>&1")
 
 
-def sourced(files, command: str) -> str:
+def sourced(files, command: str, tools: str | None = None) -> str:
     """command with the shared files (installed: install_commands) sourced first, in a
-    subshell of its own, its errors with its output."""
-    return "(" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"
+    subshell of its own, its errors with its output, with the programs of `tools`."""
+    return f"({_set(tools)}" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"
+
+
+def with_tools(command: str, tools: str | None) -> str:
+    """command run with the programs of `tools`, in a subshell where it needs one."""
+    return f"({_set(tools)}{command})" if _set(tools) else command

@@ -1,0 +1,195 @@
+"""The project's own measurement programs (target/measure/): lmbench's figures, a
+cyclictest-manner jitter program and hackbench, by their tools' methods
+(target/measure/METHODS.md), for a board whose root cannot carry Debian's (32-bit
+PowerPC: Debian ships none, and its archive does not serve their sources here).
+
+One static binary, `blmeasure`, without a C library (target/measure/rt.h says why: an
+MPC8xx kernel without FPU emulation), built per CPU with Debian's cross compilers and
+cached by the digest of its sources, flags and compiler. On a board it sits in
+ON_BOARD_DIR with a link per program, named as the tool it stands in for, so the suites'
+board-side scripts run either set by PATH alone."""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from boardlab.errors import BUG, BoardlabError, InputError
+from boardlab.images.rootfs import TARGET_DIR
+from boardlab.kernelbuilds.buildenv import CACHE_DIR
+from boardlab.log import progress
+
+SOURCES = TARGET_DIR / "measure"
+C_FILES = ("rt.c", "lmb.c", "jitter.c", "hackbench.c")
+BINARY = "blmeasure"
+ON_BOARD_DIR = "usr/lib/boardlab/bin"     # in the board's root; the suites put it first in PATH
+# the programs blmeasure is (its applets, target/measure/lmb.c), named as the tools they stand in for
+PROGRAMS = ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix", "lat_udp", "lat_tcp", "lat_connect",
+            "lat_select", "lat_pagefault", "lat_mmap", "lat_fs", "lat_ctx", "bw_pipe", "bw_unix",
+            "bw_tcp", "bw_file_rd", "cyclictest", "hackbench")
+COMMON_FLAGS = ("-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
+                "-fno-stack-protector", "-fno-pie", "-no-pie", "-fno-asynchronous-unwind-tables",
+                "-O2", "-Wall", "-Wextra", "-Werror")
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """A CPU the programs are built for: a board's facts name it (`isa`)."""
+    isa: str
+    what: str
+    cc: str
+    flags: tuple
+    libs: tuple = ()
+    fpu: bool = True            # False: not one floating-point instruction may be in the binary
+    qemu_user: tuple = ()       # QEMU's user mode for this CPU (the tests run the binaries)
+
+    @property
+    def objdump(self) -> str:
+        return self.cc.removesuffix("gcc") + "objdump"
+
+
+CPUS = {c.isa: c for c in (
+    Cpu("armhf", "ARMv7-A, VFPv3-D16 (Debian armhf)", "arm-linux-gnueabihf-gcc",
+        ("-marm", "-march=armv7-a", "-mfpu=vfpv3-d16", "-mfloat-abi=hard"), ("-lgcc",),
+        qemu_user=("qemu-arm", "-cpu", "cortex-a15")),
+    Cpu("e500mc", "PowerPC e500mc (QEMU ppce500)", "powerpc-linux-gnu-gcc", ("-mcpu=e500mc",),
+        qemu_user=("qemu-ppc", "-cpu", "e500mc")),
+    Cpu("603e", "PowerPC 603e core (MPC8240, the Sandpoint)", "powerpc-linux-gnu-gcc", ("-mcpu=603e",),
+        qemu_user=("qemu-ppc", "-cpu", "603e")),
+    Cpu("mpc8xx", "PowerPC MPC8xx (MPC860T, the TQM860L): no FPU", "powerpc-linux-gnu-gcc",
+        ("-mcpu=860", "-msoft-float"), fpu=False, qemu_user=("qemu-ppc", "-cpu", "mpc860")),
+)}
+
+
+class UnknownCpu(InputError, ValueError):
+    """A board's facts name a CPU the programs are not built for."""
+    __str__ = Exception.__str__
+
+
+class ProgramBuildError(BoardlabError, RuntimeError):
+    """The programs did not build: our sources or recipe."""
+    party = BUG
+
+
+def cpu(isa: str, board: str | None = None) -> Cpu:
+    try:
+        return CPUS[isa]
+    except KeyError:
+        where = f"board {board}: " if board else ""
+        raise UnknownCpu(f"{where}isa {isa!r}: the project's programs build for "
+                         f"{', '.join(CPUS)} (boardlab/images/ownprograms.py)") from None
+
+
+def _compiler_version(cc: str) -> str:
+    try:
+        return subprocess.run([cc, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise ProgramBuildError(f"{cc}: the cross compiler is not here ({e}); scripts/setup-host.sh installs it") from None
+
+
+def digest(c: Cpu) -> str:
+    """What the binary is made of: every source, the flags, the compiler."""
+    h = hashlib.sha256()
+    for f in sorted(SOURCES.glob("*.[ch]")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    h.update(repr((c.cc, c.flags, c.libs, COMMON_FLAGS, _compiler_version(c.cc))).encode())
+    return h.hexdigest()[:16]
+
+
+def build(isa: str, cache: Path | None = None, board: str | None = None) -> Path:
+    """The binary for `isa`, built once per digest -> its path."""
+    c = cpu(isa, board)
+    out = (cache or CACHE_DIR / "programs") / f"{isa}-{digest(c)}"
+    binary = out / BINARY
+    if binary.exists():
+        return binary
+    progress(f"  building the project's measurement programs for {isa} ({c.cc} {' '.join(c.flags)})")
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    r = subprocess.run([c.cc, *c.flags, *COMMON_FLAGS, "-o", str(tmp / BINARY),
+                        *(str(SOURCES / f) for f in C_FILES), *c.libs], capture_output=True, text=True)
+    if r.returncode != 0:
+        first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ProgramBuildError(f"{BINARY} for {isa} did not build: {first}")
+    if not c.fpu:
+        found = fpu_instructions(tmp / BINARY, isa)
+        if found:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ProgramBuildError(f"{BINARY} for {isa} holds floating-point instructions "
+                                    f"({', '.join(found[:3])}): its kernel would kill it")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return binary
+
+
+# PowerPC's floating-point instructions: the f* arithmetic, loads and stores of FPRs, the
+# FPSCR moves. (ARM's VFP ones start with v; no ARM CPU here lacks VFP.)
+_PPC_FP = re.compile(r"^(f[a-z]+\.?|lf[sd]u?x?|stf[sd]u?x?|stfiwx|mffs\.?|mtfs[a-z0-9]*\.?|mcrfs)$")
+_ARM_FP = re.compile(r"^(v[a-z]+[0-9.a-z]*|fmrx|fmxr|fldm\w*|fstm\w*)$")
+
+
+def fpu_instructions(binary: Path, isa: str) -> list[str]:
+    """The floating-point instructions in `binary`'s code, as its disassembly names them
+    (address and mnemonic), none for a clean one."""
+    c = cpu(isa)
+    text = subprocess.run([c.objdump, "-d", str(binary)], capture_output=True, text=True, check=True).stdout
+    fp = _PPC_FP if c.cc.startswith("powerpc") else _ARM_FP
+    found = []
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[2].split():
+            mnemonic = parts[2].split()[0]
+            if fp.match(mnemonic):
+                found.append(f"{parts[0].strip().rstrip(':')} {mnemonic}")
+    return found
+
+
+def install(isa: str, root: Path, board: str | None = None) -> list[str]:
+    """The programs into a root file system (ON_BOARD_DIR: the binary and a link per
+    program) -> the programs' names."""
+    binary = build(isa, board=board)
+    dest = root / ON_BOARD_DIR
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(binary, dest / BINARY)
+    for name in PROGRAMS:
+        link = dest / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        os.symlink(BINARY, link)
+    (dest / "METHODS.md").write_bytes((SOURCES / "METHODS.md").read_bytes())
+    return list(PROGRAMS)
+
+
+def tarball(isa: str, out_dir: Path) -> Path:
+    """The programs for someone's own board: blmeasure-<isa>.tar.gz, unpacked at / it puts
+    them where the suites' scripts look (ON_BOARD_DIR), with their methods."""
+    c = cpu(isa)
+    binary = build(isa)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"blmeasure-{isa}.tar.gz"
+    tmp = path.with_name(path.name + ".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        def add(name, data: bytes, mode=0o644, link=None):
+            info = tarfile.TarInfo(f"{ON_BOARD_DIR}/{name}")
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "root", "root"
+            if link:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+                tar.addfile(info)
+                return
+            info.mode, info.size = mode, len(data)
+            tar.addfile(info, io.BytesIO(data))
+        add(BINARY, binary.read_bytes(), 0o755)
+        for name in PROGRAMS:
+            add(name, b"", link=BINARY)
+        add("METHODS.md", (SOURCES / "METHODS.md").read_bytes())
+        add("BUILT-FOR", f"{c.isa}: {c.what}\n{c.cc} {' '.join(c.flags)}\n".encode())
+    tmp.rename(path)
+    return path

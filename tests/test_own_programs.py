@@ -1,0 +1,153 @@
+"""The project's own measurement programs (target/measure/, boardlab/images/ownprograms.py):
+built for every CPU the lab's boards have, the MPC8xx build without one floating-point
+instruction, each run under QEMU's user mode for its CPU, their output read by the same
+parsers as lmbench's and cyclictest's; bad input and bad output said in one line."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from boardlab.cli import main as boardlab_main
+from boardlab.images import ownprograms
+from boardlab.measure import families, ownoutput, parsers, sample
+from paths import ROOT
+
+CAPTURED = ROOT / "tests/data/own-programs-runs-mpc8xx-qemu-user.txt"
+QUICK = {"BL_ENOUGH_US": "2000", "BL_TRIES": "3"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("programs")
+    return {isa: ownprograms.build(isa, cache) for isa in ownprograms.CPUS}
+
+
+def _run(isa, binary, *args, timeout=120):
+    c = ownprograms.CPUS[isa]
+    return subprocess.run([*c.qemu_user, str(binary), *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **QUICK}, cwd="/tmp")
+
+
+def test_every_cpu_of_the_lab_s_boards_that_takes_them_has_a_build(built):
+    """The record's OWN entries are the CPUs built for; every board names a known isa."""
+    own = {isa for isa, s in families.STUDY_TOOLS.items() if s == families.OWN}
+    assert own <= set(built)
+    for isa, binary in built.items():
+        assert binary.stat().st_size < 64 * 1024, (isa, binary.stat().st_size)   # the TQM860L has 16 MB
+
+
+def test_the_mpc8xx_build_holds_no_floating_point_instruction(built):
+    assert ownprograms.fpu_instructions(built["mpc8xx"], "mpc8xx") == []
+
+
+def test_the_scan_finds_floating_point_where_there_is_some(tmp_path):
+    """The scan is no empty check: a hard-float PowerPC program's FP code is found."""
+    src = tmp_path / "fp.c"
+    src.write_text("double scale(double x, double y) { return x * y + 1.5; }\n")
+    obj = tmp_path / "fp.o"
+    subprocess.run(["powerpc-linux-gnu-gcc", "-O2", "-mcpu=603e", "-c", str(src), "-o", str(obj)], check=True)
+    found = ownprograms.fpu_instructions(obj, "603e")
+    assert any(f.endswith(("fmadd", "fmul", "lfd", "lfs")) for f in found), found
+
+
+@pytest.mark.parametrize("isa", sorted(ownprograms.CPUS))
+def test_each_build_runs_under_its_cpu_and_its_output_parses(built, isa):
+    """603e (the Sandpoint's core), MPC860 (the TQM860L's), e500mc, armhf: QEMU's user
+    mode with that CPU runs the binary; its '@raw' lines become the catalogue's figures."""
+    b = built[isa]
+    for label, args in (("lat_syscall_null_us", ("lat_syscall", "null")), ("lat_pipe_us", ("lat_pipe",)),
+                        ("lat_ctx_0k", ("lat_ctx", "-s", "0", "2", "4")), ("lat_fs_0k", ("lat_fs", "-s", "0", "/tmp"))):
+        r = _run(isa, b, *args)
+        assert r.returncode == 0, (isa, args, r.stderr)
+        figures = ownoutput.figures(label, r.stdout)
+        assert figures and all(v >= 0 for v in figures.values()), (isa, label, r.stdout)
+    r = _run(isa, b, "hackbench", "-g", "1", "-l", "5")
+    assert r.returncode == 0 and parsers.parse_figures(r.stdout, families.get("hackbench").figures)["time_s"] > 0
+    r = _run(isa, b, "cyclictest", "-m", "-v", "-i", "1000", "-l", "50")
+    assert r.returncode == 0, r.stderr
+    raw = ownoutput.parse_raw(r.stdout)[-1]
+    assert raw["kind"] == "wakeups" and raw["cycles"] == 50 and raw["min"] <= raw["max"]
+    assert sum(1 for ln in r.stdout.splitlines() if ln.startswith("0:")) == 50
+
+
+def test_the_jitter_program_writes_the_json_the_suite_reads(built, tmp_path):
+    out = tmp_path / "cyc.json"
+    r = _run("603e", built["603e"], "cyclictest", "-i", "500", "-l", "40", f"--json={out}")
+    assert r.returncode == 0, r.stderr
+    t = parsers.parse_cyclictest_json(out.read_text())["thread"]["0"]
+    assert t["cycles"] == 40 and t["min"] <= t["avg"] <= t["max"]
+
+
+def test_every_lmbench_figure_of_the_catalogue_from_a_captured_run():
+    """runs.sh run whole with the MPC8xx binaries under QEMU's user mode (captured): every
+    catalogued lmbench metric, computed here from integers."""
+    from boardlab.measure import catalogue
+    got = {}
+    for label, outputs in parsers.parse_lmbench_runs(CAPTURED.read_text())["runs"].items():
+        for text in outputs:
+            got.update({f"lmbench.{k}": v for k, v in sample._run_figures(label, text).items()})
+    wanted = {m.key for m in catalogue.of_suite("lmbench")}
+    missing = wanted - set(got)
+    # lat_ctx_16k at 4 and 8 processes: under QEMU's user mode on this host the ring was
+    # no slower than its overhead, and lmbench leaves such a figure out
+    assert missing <= {"lmbench.lat_ctx_16k_4p_us", "lmbench.lat_ctx_16k_8p_us"}, missing
+    assert got["lmbench.lat_pipe_us"] > got["lmbench.lat_syscall_null_us"] > 0
+
+
+@pytest.mark.parametrize("text, says", [
+    ("@raw lat pipe n=12 ns=abc\n", "ns='abc' is no whole number"),
+    ("@raw lat pipe n=12\n", "no ns="),
+    ("@raw lat pipe n=0 ns=0\n", "a run of no time or no operations"),
+    ("@raw bogus x=1\n", "unknown @raw line"),
+])
+def test_garbage_from_a_program_is_the_test_s_fault_in_one_line(text, says):
+    with pytest.raises(ownoutput.ProgramOutputError) as e:
+        ownoutput.figures("lat_pipe_us", text)
+    assert says in str(e.value) and "lat_pipe" in str(e.value) and len(str(e.value).splitlines()) == 1
+    from boardlab.errors import KERNEL, fault_of
+    assert fault_of(e.value).party != KERNEL
+
+
+def test_a_program_that_prints_nothing_is_the_test_s_fault():
+    text = "@lm-group latencies\n@lm lat_syscall_null_us\n"
+    with pytest.raises(ownoutput.ProgramOutputError, match="lat_syscall_null_us: the project's program printed no figure"):
+        sample.lmbench_figures(text, families.OWN)
+    with pytest.raises(sample.MeasureError):    # Debian's lmbench: as before
+        sample.lmbench_figures(text)
+
+
+def test_a_cpu_the_cross_build_does_not_know_is_one_line(capsys, tmp_path):
+    with pytest.raises(ownprograms.UnknownCpu, match="board tqm999: isa 'e600': the project's programs build for"):
+        ownprograms.build("e600", tmp_path, board="tqm999")
+    assert boardlab_main(["images", "programs", "--isa", "e600", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "isa 'e600'" in err, err
+
+
+def test_a_program_that_does_not_build_is_one_line_and_leaves_no_binary(tmp_path, monkeypatch):
+    broken = tmp_path / "src"
+    shutil.copytree(ownprograms.SOURCES, broken)
+    (broken / "lmb.c").write_text((broken / "lmb.c").read_text() + "\nint broken(void) { return }\n")
+    monkeypatch.setattr(ownprograms, "SOURCES", broken)
+    with pytest.raises(ownprograms.ProgramBuildError, match="blmeasure for mpc8xx did not build: .*error") as e:
+        ownprograms.build("mpc8xx", tmp_path / "cache")
+    assert len(str(e.value).splitlines()) == 1
+    assert not list((tmp_path / "cache").rglob("blmeasure"))
+
+
+def test_the_tarball_for_someone_s_own_board(tmp_path, capsys):
+    import tarfile
+    assert boardlab_main(["images", "programs", "--isa", "603e", "--out", str(tmp_path)]) == 0
+    with tarfile.open(tmp_path / "blmeasure-603e.tar.gz") as tar:
+        names = tar.getnames()
+    assert f"{ownprograms.ON_BOARD_DIR}/blmeasure" in names
+    assert all(f"{ownprograms.ON_BOARD_DIR}/{p}" in names for p in ownprograms.PROGRAMS)
+
+
+def test_the_programs_say_every_applet_the_record_names(built):
+    """ownprograms.PROGRAMS and the binary's own list agree (its usage line)."""
+    r = _run("armhf", built["armhf"], "nosuch")
+    assert r.returncode == 2
+    listed = r.stderr.split("the programs are", 1)[1].split("(")[0].split()
+    assert listed == list(ownprograms.PROGRAMS)
