@@ -7,8 +7,9 @@ import re
 import pytest
 import yaml
 
+
 from boardlab import lava
-from boardlab.facts.board import load_board
+from boardlab.facts.board import ISAS, load_board
 from boardlab.measure import catalogue, clocks, families, sample
 from paths import ROOT
 
@@ -96,7 +97,10 @@ def test_what_each_record_names_exists():
         if f.testdef:
             spec = yaml.safe_load((ROOT / families.TESTDEFS / f.testdef).read_text())
             assert spec["metadata"]["name"] == f.name
-            assert set(f.params(families.Options())) | {"GATE"} == set(spec["params"]), f.name
+            tools = {"TOOLS"} if f.tools is not None else set()   # whose programs: jobs.py says it
+            assert set(f.params(families.Options())) | {"GATE"} | tools == set(spec["params"]), f.name
+        if f.tools is not None:
+            assert set(f.tools) == set(ISAS) and set(f.tools.values()) <= set(families.TOOL_SETS), f.name
         if f.on_boot:
             assert callable(getattr(sample, f"measure_{f.name}", None)) or (f.run and f.figures), f.name
     assert list(lava.SUITES) == [f.name for f in families.FAMILIES if f.lava]

@@ -151,3 +151,34 @@ def test_the_programs_say_every_applet_the_record_names(built):
     assert r.returncode == 2
     listed = r.stderr.split("the programs are", 1)[1].split("(")[0].split()
     assert listed == list(ownprograms.PROGRAMS)
+
+
+def test_lava_jobs_name_the_set_and_its_results_say_it():
+    """qemu-ppc's job runs the project's programs, qemu-arm's Debian's; `lava results`
+    records the set as the pytest side does (the figures' settings)."""
+    from boardlab import lava
+    from boardlab.facts.board import load_board
+    for board, want in (("qemu-ppc", "own"), ("qemu-arm", "debian")):
+        job = lava.render_job(load_board(board), None, ["lmbench", "jitter", "hackbench"],
+                              testdefs_url="http://127.0.0.1/t.tar.gz")
+        defs = {d["name"]: d["parameters"] for a in job["actions"] for d in (a.get("test") or {}).get("definitions", [])}
+        assert {d["TOOLS"] for d in defs.values()} == {want}, (board, defs)
+        settings = lava.settings_of(job)
+        assert all((settings.get(s) or {}).get("tools", "debian") == want for s in defs), (board, settings)
+
+
+def test_lava_s_lmbench_definition_reports_every_figure_from_the_project_s_programs(built, tmp_path):
+    """jobs/testdefs/lmbench/lmbench.sh with TOOLS=own, its programs the MPC8xx build
+    under QEMU's user mode: a measurement for every case (the board-side awk computes
+    from the integers)."""
+    from testdefs import run_testdef
+    b = built["mpc8xx"]
+    scripts = {p: f'exec qemu-ppc -cpu mpc860 {b} {p} "$@"' for p in ownprograms.PROGRAMS if p.startswith(("lat_", "bw_"))}
+    scripts["dd"] = 'exec /bin/dd "$@"'
+    reported = run_testdef(tmp_path, "lmbench", scripts, TOOLS="own", **QUICK)
+    cases = dict(reported)
+    from boardlab.measure import catalogue
+    assert set(cases) == {m.name for m in catalogue.of_suite("lmbench")}
+    # a 16 KB ring no slower than its overhead under QEMU's user mode: no figure, as lmbench's
+    empty = {n for n, v in cases.items() if not v}
+    assert empty <= {f"lat_ctx_16k_{p}p_us" for p in (2, 4, 8, 16)}, empty

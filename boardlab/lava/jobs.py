@@ -76,9 +76,15 @@ def expected_of(job: dict) -> dict[str, list[str]]:
 def settings_of(job: dict) -> dict[str, dict]:
     """{suite: how its figures were measured} where that changes them, from the job's test
     definitions (jitter: cyclictest's run length, as the pytest suite records it)."""
-    return {d["name"]: {"run_s": int(d["parameters"]["DURATION"])}
-            for action in job.get("actions", []) for d in (action.get("test") or {}).get("definitions", [])
-            if d.get("name") == "jitter" and "DURATION" in (d.get("parameters") or {})}
+    out: dict[str, dict] = {}
+    for action in job.get("actions", []):
+        for d in (action.get("test") or {}).get("definitions", []):
+            params = d.get("parameters") or {}
+            said = {**({"run_s": int(params["DURATION"])} if d.get("name") == "jitter" and "DURATION" in params else {}),
+                    **families.tool_settings(params.get("TOOLS"))}   # the project's programs say so
+            if said:
+                out[d["name"]] = said
+    return out
 
 
 def testdefs_tarball(dest: Path) -> Path:
@@ -141,6 +147,8 @@ def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdef
             continue
         gate = (gate_overrides or {}).get(s)
         params = families.get(s).params(options)
+        if families.get(s).tools is not None:   # whose programs: said in the job, as in results
+            params = dict(params, TOOLS=families.tool_set(s, board.isa))
         p = dict(params, GATE=gate if gate is not None
                  else gate_parameter(board, kernel, s, baselines_root, measured_on))
         definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",

@@ -6,6 +6,10 @@
 # lava results` judges it from its samples), nor has a host-bound one measured elsewhere.
 #   report NAME VALUE UNITS   ->  lava-test-case NAME --result pass|fail|skip ...
 # skip: no limit for NAME. fail without a measurement: VALUE could not be parsed.
+# TOOLS=own: the project's programs (target/measure/), under the tools' own names
+[ "$TOOLS" = own ] && PATH=/usr/lib/boardlab/bin:$PATH && export PATH
+echo "boardlab: programs: ${TOOLS:-debian}"
+
 verdict() {  # NAME VALUE
     echo "$GATE" | tr ' ' '\n' | awk -F: -v n="$1" -v v="$2" '
         $1 == n { found = 1

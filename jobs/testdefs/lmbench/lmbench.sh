@@ -13,6 +13,16 @@ figure() {  # LABEL HOW [ARG]: the figure of each of LABEL's runs, their median 
     awk -v label="$1" -v how="$2" -v arg="$3" '
     $1 == "@lm" { on = ($2 == label); if (on) run++; next }
     /^@lm-/ { on = 0; next }
+    # the project'"'"'s programs: "@raw KIND [NAME] key=N ..." integers (target/measure/METHODS.md)
+    on && $1 == "@raw" { v = ""; delete kv
+         for (i = 3; i <= NF; i++) { split($i, p, "="); kv[p[1]] = p[2] }
+         if ($2 == "lat" && how != "field" && how != "ctx") v = kv["ns"] / kv["n"] / 1000
+         else if ($2 == "bw") v = kv["bytes"] / 1048576 / (kv["ns"] / 1e9)
+         else if ($2 == "rate" && how == "field" && $3 == (arg == 3 ? "fs_create_0k" : "fs_delete_0k")) v = kv["n"] * 1e9 / kv["ns"]
+         else if ($2 == "ctx" && how == "ctx" && kv["procs"] == arg) {
+             v = (kv["ns"] / kv["hops"] - kv["ovr_ns"] / kv["ovr_hops"]) / 1000; if (v <= 0) v = "" }
+         if (v != "") got[run] = sprintf("%.4f", v)
+         next }
     on { v = ""
          if (how == "before") { for (i = 2; i <= NF; i++) if ($i == arg && $(i - 1) ~ /^[0-9.]+$/) v = $(i - 1) }
          else if (how == "second") { if (NF >= 2 && $1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/) v = $2 }
