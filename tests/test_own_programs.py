@@ -182,3 +182,29 @@ def test_lava_s_lmbench_definition_reports_every_figure_from_the_project_s_progr
     # a 16 KB ring no slower than its overhead under QEMU's user mode: no figure, as lmbench's
     empty = {n for n, v in cases.items() if not v}
     assert empty <= {f"lat_ctx_16k_{p}p_us" for p in (2, 4, 8, 16)}, empty
+
+
+def _kept(debian: dict, own: dict, boots=2) -> dict:
+    return {"board": "qemu-arm", "isa": "armhf", "clock": "guest-deterministic", "host": "vm-x",
+            "jitter_s": 30, "date": "2026-12-06", "host_s": 100,
+            "boots": [{"order": ["debian", "own"], "figures": {"debian": debian, "own": own}}] * boots}
+
+
+def test_the_side_by_side_page_shows_every_metric_and_says_why_beyond_the_band(monkeypatch):
+    from boardlab.pages import ownprograms_page as page
+    kept = _kept({"lmbench.lat_pipe_us": 14.0, "lmbench.lat_proc_fork_us": 5000.0, "jitter.max_us": 300.0},
+                 {"lmbench.lat_pipe_us": 14.5, "lmbench.lat_proc_fork_us": 3000.0, "jitter.max_us": 290.0})
+    assert page.unexplained(kept) == ["lmbench.lat_proc_fork_us"]
+    monkeypatch.setitem(page.WHY, "lmbench.lat_proc_fork_us", "a static child")
+    text = page.render({"own-programs-qemu-arm.json": kept})
+    assert "| lmbench.lat_pipe_us | 14 (2) | 14.5 (2) | 1.036 |  |" in text
+    assert "| lmbench.lat_proc_fork_us | 5000 (2) | 3000 (2) | 0.600 | a static child |" in text
+    assert "2 of 3 metrics within 10%; 0 beyond it not explained" in text
+
+
+def test_the_kept_side_by_side_data_leaves_nothing_beyond_the_band_unexplained():
+    """Every ratio beyond 10 % in the committed data is explained on the page (or fixed)."""
+    from boardlab.pages import ownprograms_page as page
+    import json
+    for path in page.kept_files():
+        assert page.unexplained(json.loads(path.read_text())) == [], path
