@@ -208,3 +208,24 @@ def test_the_kept_side_by_side_data_leaves_nothing_beyond_the_band_unexplained()
     import json
     for path in page.kept_files():
         assert page.unexplained(json.loads(path.read_text())) == [], path
+
+
+def test_the_jitter_program_stops_the_trace_at_a_wake_up_beyond_its_bound(built, tmp_path):
+    """-b US, as cyclictest's: at the first wake-up later than US, tracing_on = 0 and a
+    trace_marker line, the run ended there and said (a tracefs stand-in: the files' writes)."""
+    trace = tmp_path / "tracing"
+    trace.mkdir()
+    for f in ("tracing_on", "trace_marker"):
+        (trace / f).write_text("")
+    r = _run("603e", built["603e"], "cyclictest", "-i", "1000", "-l", "1000", "-b", "1", f"--tracedir={trace}")
+    assert r.returncode == 0, r.stderr
+    assert (trace / "tracing_on").read_text().startswith("0")
+    assert "wake-up late beyond the bound" in (trace / "trace_marker").read_text()
+    brk = next(ln for ln in r.stdout.splitlines() if ln.startswith("# Break thread 0 at cycle "))
+    assert f"ftrace stopped, its trace kept in {trace}/trace" in brk
+    assert ownoutput.parse_raw(r.stdout)[-1]["cycles"] < 1000
+
+
+def test_the_jitter_program_refuses_a_tracefs_it_cannot_write(built, tmp_path):
+    r = _run("603e", built["603e"], "cyclictest", "-l", "10", "-b", "100", f"--tracedir={tmp_path}/none")
+    assert r.returncode == 1 and "tracing_on cannot be written" in r.stderr and len(r.stderr.splitlines()) == 1
