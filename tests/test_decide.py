@@ -161,3 +161,21 @@ def test_figures_of_two_sets_of_programs_are_never_judged_against_each_other():
     v = decide("lmbench.lat_pipe_us", Figures([14.0] * 3, "guest-deterministic", settings=own),
                Figures([14.0] * 3, "guest-deterministic", settings=own), None)
     assert v.outcome == "same", v
+
+
+@pytest.mark.parametrize("a, b, side", [([float("nan")] * 3, [14.0] * 3, "the stored side (A) holds nan"),
+                                        ([14.0] * 3, [14.0, float("inf"), 14.0], "the new side (B) holds inf"),
+                                        ([14.0] * 3, [float("nan")], "the new side (B) holds nan")])
+def test_the_judge_refuses_what_is_no_figure_in_one_line(a, b, side):
+    """A NaN compares as nothing: judged, it read as 'same' (issue: answers without holes)."""
+    from boardlab.judge.decide import Figures, NotAFigure, decide
+    with pytest.raises(NotAFigure) as e:
+        decide("lmbench.lat_pipe_us", Figures(a, "guest-deterministic"), Figures(b, "guest-deterministic"), None)
+    assert str(e.value) == f"lmbench.lat_pipe_us: {side}: no figure to judge"
+
+
+def test_python_m_boardlab_runs_the_command():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "boardlab", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "usage: boardlab" in r.stdout, r.stderr

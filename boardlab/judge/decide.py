@@ -23,10 +23,12 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
+from boardlab.errors import InputError
 from boardlab.facts.board import Board
 from boardlab.judge import verdict as vd
 from boardlab.judge.verdict import Verdict
@@ -45,6 +47,11 @@ class Figures:
     kernel: dict | None = None   # the kernel's identity (measure.kernelid), where both sides
     #                              should be one kernel (a run against its baseline)
     settings: dict | None = None  # how it was measured, where that changes the figure ({"run_s": 10})
+
+
+class NotAFigure(InputError, ValueError):
+    """A sample that is no number (NaN, inf) handed to the judge: one line, metric and side."""
+    __str__ = Exception.__str__
 
 
 HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
@@ -154,6 +161,10 @@ def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: 
         return Verdict(vd.NEW, "new: nothing stored to judge against")
     if b is None or not b.samples:
         return Verdict(vd.MISSING, "missing: nothing measured")
+    for side, f in (("the stored side (A)", a), ("the new side (B)", b)):
+        bad = next((x for x in f.samples if not math.isfinite(x)), None)
+        if bad is not None:   # a NaN compares as nothing: it would read as "same"
+            raise NotAFigure(f"{spec.key}: {side} holds {bad}: no figure to judge")
     apart = why_not(spec, a, b, board)
     if apart is not None:
         return apart
