@@ -6,7 +6,7 @@
  *   @raw rate NAME n=OPS ns=NS            a rate: OPS in NS
  *   @raw ctx size=KB procs=P hops=H ns=NS ovr_hops=OH ovr_ns=ONS
  *                                         a context switch: NS / H less the overhead ONS / OH
- * NS is the median of BL_TRIES timed runs (11), each lasting about BL_ENOUGH_US (100000),
+ * NS is the median of BL_TRIES timed runs (11), each lasting about ENOUGH (rt.c: bl_enough_ns),
  * with OPS found by doubling, as lmbench's benchmp does. */
 #include "rt.h"
 

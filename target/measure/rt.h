@@ -94,7 +94,7 @@ int bl_inet_addr(const char *dotted, u32 *addr);   /* network order */
 unsigned short bl_htons(unsigned short v);
 
 /* lmbench's repetition: how long one timed run should last, and how many runs */
-u64 bl_enough_ns(void);                 /* BL_ENOUGH_US, default 100000 (lmbench's quick ENOUGH) */
+u64 bl_enough_ns(void);                 /* BL_ENOUGH_US, else lmbench's ENOUGH, else 500000 */
 int bl_tries(void);                     /* BL_TRIES, default 11 */
 void bl_sort_u64(u64 *v, int n);
 
