@@ -346,3 +346,14 @@ def test_the_check_files_are_staged_as_a_labgrid_boot_stages_them(tmp_path):
     (images / "rootfs.uImage").write_bytes(b"ramdisk")
     assert health.stage_check_files(board) == ["qemu-arm/armmp.uImage", "qemu-arm/rootfs.uImage"]
     assert sorted(p.name for p in tftp.iterdir()) == ["armmp.uImage", "rootfs.uImage"]
+
+
+def test_lab_recheck_uses_the_project_s_identity_by_default(monkeypatch):
+    """Without --identity it used lavacli's 'default', which `lava server up` never writes
+    ("Unknown identity 'default'"); the hourly unit names the project's."""
+    from boardlab.cli import build_parser
+    from boardlab.lava.server import RECHECK_COMMAND, RECHECK_IDENTITY
+    monkeypatch.delenv("LAVACLI_IDENTITY", raising=False)
+    args = build_parser().parse_args(["lab", "recheck"])
+    assert args.identity == RECHECK_IDENTITY == "boardlab-recheck"
+    assert RECHECK_COMMAND.endswith(f"--identity {RECHECK_IDENTITY}")

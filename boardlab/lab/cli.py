@@ -70,6 +70,9 @@ def add_parser(sub):
     p = verbs.add_parser("recheck", help="each board LAVA has as Bad set Unknown, so LAVA runs its "
                                          "health check before any job: a repaired board comes back by itself "
                                          "(hourly from the schedule)")
-    p.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY"), help="lavacli identity")
+    from boardlab.lava.server import RECHECK_IDENTITY
+    p.add_argument("--identity", default=os.environ.get("LAVACLI_IDENTITY") or RECHECK_IDENTITY,
+                   help=f"lavacli identity (default: $LAVACLI_IDENTITY, else the project's {RECHECK_IDENTITY}, "
+                        "which `boardlab lava server up` writes and the hourly unit uses)")
     p.set_defaults(func=cmd_recheck)
     return lab

@@ -89,7 +89,8 @@ def schedule_jobs(schedule: dict, when: str | None = None) -> dict[str, dict]:
 # management host's units name them (lab.units)
 LAB_IDENTITY_BASE = "boardlab"
 RECHECK_CALENDAR = "*-*-* *:15:00"   # hourly: the recheck's cron line and both its timers
-RECHECK_COMMAND = f"lab recheck --identity {role_identity(LAB_IDENTITY_BASE, 'recheck')}"
+RECHECK_IDENTITY = role_identity(LAB_IDENTITY_BASE, "recheck")   # `lab recheck`'s default
+RECHECK_COMMAND = f"lab recheck --identity {RECHECK_IDENTITY}"
 
 # what follows the nightly runs, (cron, systemd's calendar, command, log): the history's
 # change points noted each morning; LAVA's Bad boards checked again each hour, as their
