@@ -241,3 +241,14 @@ def test_a_tail_does_not_cry_wolf_on_runs_of_its_own_kind():
     alarms = sum(verdict.tail_spike(maxima(na), maxima(10), spec) is not None
                  for na in (10, 5) for _ in range(200))
     assert alarms <= 1, alarms
+
+
+def test_the_advice_for_a_baseline_of_one_or_two_samples_is_to_measure_it_again():
+    """It said 'the spread itself must shrink' even for a spread of 0: the cure is the
+    stored side's samples (issue 'Answers without holes')."""
+    from boardlab.measure import catalogue
+    spec = catalogue.spec("memory.free_free_kb")
+    for stored in ([3072.0], [3072.0, 3072.0]):
+        why = verdict.boots_to_decide(stored, [3100.0] * 3, spec, 5, both=False)
+        assert why.startswith(f"the baseline holds {len(stored)} sample") and "measure it again" in why, why
+    assert "measure it again" not in verdict.boots_to_decide([3072.0] * 3, [3100.0, 3050.0, 3300.0], spec, 5, both=False)
