@@ -445,3 +445,14 @@ def test_a_run_s_own_figures_become_baselines_only_when_usable(tmp_path):
         with pytest.raises(BadFigure, match=f"qemu-arm armmp {metric['suite']}.{metric['name']}: "):
             update_baselines([[Metric(**_metric()), Metric(**metric)]], tmp_path)
         assert not list(tmp_path.iterdir())
+
+
+def test_a_value_beside_no_samples_is_refused_where_a_run_is_read(tmp_path, capsys, monkeypatch):
+    """samples: [] next to a value was read as [value]: `baselines update` wrote a 1-sample
+    baseline over a 3-sample one (issue 'Answers without holes')."""
+    from boardlab.measure import baselines as bl
+    monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    run = _run_of(tmp_path, "edited", _metric(samples=[]))
+    for argv in (["baselines", "update", str(run)], ["report", str(run)]):
+        code, err = _run(capsys, argv)
+        assert code == 2 and "metrics[0] memory.free_free_kb: samples [] beside the value 3072.0" in err, (argv, err)

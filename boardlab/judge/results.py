@@ -267,5 +267,8 @@ def _check_figures(m: dict, where: str, reference: bool, judged: bool):
                                      "not in the catalogue (boardlab/measure/catalogue.py)"))
     if m["value"] is not None:   # None: missing, nothing measured
         catalogue.usable(key, [m["value"]], where, reference)
-        if m.get("samples"):     # none: the value alone
+        if m.get("samples") == []:   # a run records every sample: none beside a value is a hand's edit
+            raise BadRun(f"{where}: samples [] beside the value {m['value']!r}: a measured figure keeps "
+                         f"its samples (a baseline pooled from it would hold one)")
+        if m.get("samples"):     # not said: the value alone (a run of an older boardlab)
             catalogue.usable(key, m["samples"], where, reference)
