@@ -439,11 +439,11 @@ def test_baselines_update_keep_host_bound_writes_only_what_any_host_can_judge(tm
     monkeypatch.setattr(bl, "write", lambda kernel, board, metrics, *a, **k: written.update(metrics))
     run = tmp_path / "run"
     run.mkdir()
-    metrics = [Metric("qemu-arm", "armmp", "boot_time", "login", 7.0, "s", clock="host", host="vm-a"),
-               Metric("qemu-arm", "armmp", "boot_time", "guest_login", 20.7, "s",
+    metrics = [Metric("qemu-arm", "armmp", "boot_time", "login", 7.0, "s", samples=[7.0], clock="host", host="vm-a"),
+               Metric("qemu-arm", "armmp", "boot_time", "guest_login", 20.7, "s", samples=[20.7],
                       clock="guest-deterministic", host="vm-a"),
-               Metric("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000, "kB", "higher", clock="none",
-                      host="vm-a")]
+               Metric("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000, "kB", "higher", samples=[80000],
+                      clock="none", host="vm-a")]
     (run / "results.json").write_text(json.dumps({"meta": {}, "metrics": [asdict(m) for m in metrics]}))
     assert main(["baselines", "update", "--keep-host-bound", str(run)]) == 0
     assert set(written) == {"boot_time.guest_login", "memory.mem_eat_kb"}

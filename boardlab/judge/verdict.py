@@ -260,8 +260,7 @@ def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None, e
                        COMPLETION_EFFORT, exact).outcome != UNKNOWN for _ in range(trials))
 
 
-STORED_ENOUGH = 3   # stored samples under which a rank test cannot decide, however many new ones
-
+STORED_ENOUGH = 3   # stored samples under which no number of new ones decides a rank test
 
 def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha: float = ALPHA,
                     seed: int = 1, both: bool = True, exact: bool = False) -> str:
@@ -271,9 +270,8 @@ def boots_to_decide(a, b, spec: MetricSpec, budget: int, limit: int = 40, alpha:
     A is stored figures, only B is sampled)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     if not both and len(a) < STORED_ENOUGH:   # no number of new samples makes up for the stored side's
-        return (f"the baseline holds {len(a)} sample{'s' if len(a) != 1 else ''}: measure it again with more "
-                f"(`pytest --update-baselines --repeats 5`, or `boardlab baselines update` over several runs); "
-                f"no number of new samples decides against {'it' if len(a) == 1 else 'them'}")
+        return (f"the baseline holds {len(a)} sample{'s' * (len(a) != 1)}: measure it again with more (`pytest "
+                f"--update-baselines --repeats 5`, or `boardlab baselines update` over several runs)")
     rng = random.Random(seed)
     n = max(budget, len(a), len(b)) if both else max(budget, len(b))   # stored A does not grow
     while n < limit:
