@@ -456,3 +456,15 @@ def test_a_value_beside_no_samples_is_refused_where_a_run_is_read(tmp_path, caps
     for argv in (["baselines", "update", str(run)], ["report", str(run)]):
         code, err = _run(capsys, argv)
         assert code == 2 and "metrics[0] memory.free_free_kb: samples [] beside the value 3072.0" in err, (argv, err)
+
+
+def test_history_submit_on_a_lab_that_keeps_no_history_queues_nothing(tmp_path, capsys):
+    """It made <data>/queue, exited 1 (no submit token), and from then on every run was
+    queued for ever: the lab looked as if it kept a history (issue 'Answers without holes')."""
+    from boardlab.history.submit import land
+    run = _run_of(tmp_path, "run", _metric())
+    data = tmp_path / "history"
+    code, err = _run(capsys, ["history", "submit", "--data", str(data), str(run)])
+    assert code == 2 and "keeps no history" in err and "nothing queued" in err, err
+    assert not data.exists()
+    assert land(run, "nosuchlab-history-test") is None

@@ -27,6 +27,9 @@ def _land(server, args):   # the main job: only where history is kept
 def _submit(server, args):
     from boardlab.history import submit
     subs = [s for run in args.runs for s in submit.submissions(Path(run))]   # every run read first
+    if not server.keeps_history():   # a queue no one will send: refused before it is made
+        raise InputError(f"lab {server.lab} keeps no history ({server.data} has no submit token): "
+                         f"`boardlab history up --lab {server.lab}` starts one; nothing queued")
     if subs:   # queued before it is sent: nothing is lost if SQUAD is down
         submit.queue(server, subs)
     added, had, left = submit.flush(server, progress=print)
@@ -143,7 +146,7 @@ def add_parser(sub):
     h.add_argument("--no-revert", action="store_true",
                    help="watch: do not confirm a culprit by reverting it (as `boardlab bisect --no-revert`)")
     h.add_argument("--if-kept", action="store_true",
-                   help="submit: only if the lab keeps a history (its data directory exists); "
+                   help="submit: only if the lab keeps a history (`history up` was run: its token exists); "
                         "queued while SQUAD is down")
     h.set_defaults(func=cmd_history, errors=(HistoryError,))
     return h

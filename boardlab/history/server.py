@@ -76,6 +76,11 @@ class HistoryServer:
         except (OSError, ValueError):
             return {}
 
+    def keeps_history(self) -> bool:
+        """`boardlab history up` was run once for this lab: its submit token is there (a
+        data directory alone is not a history: a queue with no token would wait for ever)."""
+        return (self.data / "token").exists()
+
     def token(self) -> str:
         try:
             return (self.data / "token").read_text().strip()

@@ -262,10 +262,10 @@ def flush(server: HistoryServer, progress=print) -> tuple[int, int, int]:
 
 def land(run_dir: Path, lab: str = "vlab", progress=print) -> str | None:
     """A finished run into the lab's history, if the lab has one (`boardlab history up`
-    was run once: its data directory exists): queued, then sent when SQUAD is up. One
+    was run once: its submit token exists): queued, then sent when SQUAD is up. One
     line said; None when the lab keeps no history."""
     server = HistoryServer(lab)
-    if not server.data.exists() or not (Path(run_dir) / "results.json").exists():
+    if not server.keeps_history() or not (Path(run_dir) / "results.json").exists():
         return None
     enqueue(server, Path(run_dir))
     if not server.is_up():
