@@ -47,6 +47,7 @@ def test_report_and_baselines_update_name_a_broken_results_file(tmp_path, capsys
     from boardlab.measure import baselines as bl
     written = []
     monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: written.append(a))
     empty, trunc, alien = _bad_runs(tmp_path)
     for argv, says in [
         (["report", str(empty)], f"{empty}/results.json: empty"),
@@ -190,6 +191,7 @@ def test_seed_reference_without_the_study_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(reference, "REFERENCE", tmp_path / "shared/reference/x.yaml")
     monkeypatch.setattr(reference.seed, "__defaults__", (tmp_path / "shared/reference/x.yaml", tmp_path))
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: pytest.fail("written"))
     _one_line(capsys, ["baselines", "seed-reference"], "x.yaml: not there")
     (tmp_path / "shared/reference").mkdir(parents=True)
     (tmp_path / "shared/reference/x.yaml").write_text("results: [1]\n")
@@ -199,6 +201,7 @@ def test_seed_reference_without_the_study_file(tmp_path, capsys, monkeypatch):
 def test_baselines_update_of_a_metric_with_a_key_no_run_has(tmp_path, capsys, monkeypatch):
     from boardlab.measure import baselines as bl
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: pytest.fail("written"))
     run = tmp_path / "run"
     run.mkdir()
     m = {"board": "qemu-arm", "kernel": "armmp", "suite": "memory", "name": "free_free_kb",
@@ -280,6 +283,7 @@ def test_baselines_update_of_two_kernels_writes_neither_when_the_second_is_bad(t
     from boardlab.measure import baselines as bl
     written = []
     monkeypatch.setattr(bl, "write", lambda *a, **k: written.append(a))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: written.append(a))
     jitter = {"suite": "jitter", "name": "p99_us", "unit": "us", "value": 90.0, "clock": "guest-deterministic"}
     one = _run_of(tmp_path, "one", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 10}))
     two = _run_of(tmp_path, "two", _metric("armmp"), _metric("rt-armmp", **jitter, settings={"run_s": 60}))
@@ -313,6 +317,7 @@ def test_baselines_of_two_kernels_are_read_before_either_is_written(tmp_path):
 def test_baselines_update_refuses_a_figure_no_verdict_can_use(tmp_path, capsys, monkeypatch, metric, says):
     from boardlab.measure import baselines as bl
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: pytest.fail("written"))
     m = _metric(**{k: v for k, v in metric.items() if k != "samples"})
     m["samples"] = metric.get("samples", m["samples"])
     run = _run_of(tmp_path, "run", m)
@@ -452,6 +457,7 @@ def test_a_value_beside_no_samples_is_refused_where_a_run_is_read(tmp_path, caps
     baseline over a 3-sample one (issue 'Answers without holes')."""
     from boardlab.measure import baselines as bl
     monkeypatch.setattr(bl, "write", lambda *a, **k: pytest.fail("written"))
+    monkeypatch.setattr(bl, "write_all", lambda *a, **k: pytest.fail("written"))
     run = _run_of(tmp_path, "edited", _metric(samples=[]))
     for argv in (["baselines", "update", str(run)], ["report", str(run)]):
         code, err = _run(capsys, argv)

@@ -436,7 +436,7 @@ def test_baselines_update_keep_host_bound_writes_only_what_any_host_can_judge(tm
     from boardlab.cli import main
     from boardlab.judge.results import Metric
     written = {}
-    monkeypatch.setattr(bl, "write", lambda kernel, board, metrics, *a, **k: written.update(metrics))
+    monkeypatch.setattr(bl, "write_all", lambda files, *a, **k: [written.update(m) for _, _, m, _ in files])
     run = tmp_path / "run"
     run.mkdir()
     metrics = [Metric("qemu-arm", "armmp", "boot_time", "login", 7.0, "s", samples=[7.0], clock="host", host="vm-a"),
@@ -460,3 +460,24 @@ def test_a_spread_without_its_samples_gives_the_samples_it_determines():
     assert alike.values() == [112196.0] * 5
     four = bl.Baseline("memory.mem_eat_kb", 87296, "kB", "higher", spread={"min": 87232, "max": 87296, "n": 4})
     assert four.values() == [87296]
+
+
+def test_baselines_of_two_kernels_are_written_all_or_none(tmp_path, monkeypatch):
+    """An OS error on the second kernel's file (a full disk, a read-only directory) was a
+    traceback after the first file was written: now one line naming the file, and neither
+    file changed (issue 'Answers without holes')."""
+    from boardlab.judge.results import Metric, update_baselines
+    metric = {"board": "qemu-arm", "suite": "memory", "name": "free_free_kb", "value": 3072.0, "unit": "kB",
+              "samples": [3072.0], "verdict": "new", "clock": "none", "host": "vm-a"}
+    (tmp_path / "rt-armmp").mkdir()
+    (tmp_path / "rt-armmp").chmod(0o500)          # its file cannot be made
+    import os
+    if os.geteuid() == 0:   # root writes anywhere: a file where the directory should be
+        (tmp_path / "rt-armmp").chmod(0o700)
+        (tmp_path / "rt-armmp").rmdir()
+        (tmp_path / "rt-armmp").write_text("not a directory\n")
+    runs = [[Metric(**{**metric, "kernel": k}) for k in ("armmp", "rt-armmp")]]
+    with pytest.raises(bl.BaselineError, match=r"rt-armmp/qemu-arm.yaml: cannot be written .*no baseline file was changed"):
+        update_baselines(runs, tmp_path)
+    assert not (tmp_path / "armmp" / "qemu-arm.yaml").exists()
+    assert not [p for p in tmp_path.rglob(".baseline-*")]

@@ -28,9 +28,8 @@ def update_baselines(runs, root: Path = bl.KERNELS_DIR, harness: str | None = No
         bl.load(kernel, board, root, harness, shared=False)
         if not harness:
             bl.load_identity(kernel, board, root)
-    return [bl.write(kernel, board, new, root, harness=harness,
-                     identity=(identities or {}).get(f"{board}/{kernel}"))
-            for (board, kernel), new in sorted(targets.items())]
+    return bl.write_all([(kernel, board, new, (identities or {}).get(f"{board}/{kernel}"))
+                         for (board, kernel), new in sorted(targets.items())], root, harness=harness)
 
 
 def _pooled(runs) -> dict:

@@ -6,10 +6,8 @@ The verdict against a baseline is boardlab.judge.verdict's (the baseline's sampl
 the run's side B), with each metric's floor from boardlab.measure.catalogue; a baseline measured
 on another clock, or a host-bound one measured on another host, does not judge.
 
-This is the one reader of those files. It sits in measure/, not judge/, because the
-strategy (boot/, a room below judge/) reads when a boot's milestones are due from the same
-files (boot.milestonesdue); it needs only measure/ (the catalogue, clocks, kernel
-identity), facts/ and the ground floor."""
+The one reader of those files; in measure/, not judge/: the strategy (boot/, below judge/)
+reads when a boot's milestones are due from them (boot.milestonesdue)."""
 from __future__ import annotations
 
 import os
@@ -28,7 +26,6 @@ from boardlab.measure.catalogue import METRICS, BadFigure, for_harness, usable
 from boardlab import yamltext
 
 DIRECTIONS = ("lower", "higher")
-
 
 
 class BaselineError(InputError):
@@ -230,11 +227,32 @@ def spread_of(values) -> dict:
     return out
 
 
-def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KERNELS_DIR,
-          merge=True, harness: str | None = None, identity: dict | None = None) -> Path:
-    """Write baselines (atomically), keeping metrics of the file not given here, unless
-    they are of another kernel (identity: the kernel these metrics were measured with)."""
-    path = baseline_path(kernel, board, root, harness)
+def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KERNELS_DIR, merge=True,
+          harness: str | None = None, identity: dict | None = None) -> Path:
+    """Write baselines (atomically), keeping the file's other metrics unless they are of
+    another kernel (identity: the kernel these metrics were measured with)."""
+    return write_all([(kernel, board, metrics, identity)], root, merge, harness)[0]
+
+
+def write_all(files, root: Path = KERNELS_DIR, merge=True, harness: str | None = None) -> list[Path]:
+    """[(kernel, board, metrics, identity)], all or none: each staged beside its place, then all put in place."""
+    staged = []
+    try:
+        for kernel, board, metrics, identity in files:
+            path = baseline_path(kernel, board, root, harness)
+            try:
+                staged.append((_staged(kernel, board, metrics, path, merge, harness, identity, root), path))
+            except OSError as e:
+                raise BaselineError(f"{path}: cannot be written ({e.strerror or e}): no baseline file was changed") from None
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        return [path for _, path in staged]
+    finally:
+        for tmp in (t for t, _ in staged if os.path.exists(t)):
+            os.unlink(tmp)
+
+
+def _staged(kernel, board, metrics, path: Path, merge, harness, identity, root) -> str:
     existing = {}
     had = load_identity(kernel, board, root) if not harness else None
     if identity and had and kernelid.differs(had, identity):
@@ -257,8 +275,7 @@ def write(kernel: str, board: str, metrics: dict[str, Baseline], root: Path = KE
                 f"# or build inputs, uImage sha256); each metric: value (median of its samples),\n"
                 f"# unit, direction, samples, spread, source.\n")
         yaml.safe_dump(doc, f, sort_keys=False, default_flow_style=None, width=100)
-    os.replace(tmp, path)
-    return path
+    return tmp
 
 
 def measured_source(repeats: int, host_id: str | None, clock: str = "") -> dict:
