@@ -354,3 +354,15 @@ def test_secrets_are_private_from_the_start_and_never_in_arguments(tmp_path, mon
     assert any(secret in (given or "") for _, given in seen)
     prefix = " ".join(daemons.private_run(Path("/run/boardlab/vlab")))
     assert "/tmp/boardlab-run-" not in prefix and "mktemp -d" in prefix and 'rmdir "$keep"' in prefix
+
+
+def test_a_change_point_is_searched_from_the_metric_s_floor_not_under_it():
+    """Memory change points were searched from 0.25 %, under free_used's 64 kB floor: they
+    started bisects that ended 'did not regress' (issue 'Answers without holes')."""
+    from boardlab.history import changes, submit
+    env = submit.environment("qemu-arm", "armmp", "none")
+    assert changes.min_step(env, "memory/free_used_kb", 4096.0) == pytest.approx(64 / 4096)
+    assert changes.min_step(env, "memory/free_used_kb", 1e6) == changes.MIN_STEP["deterministic"]
+    assert changes.min_step(env) == changes.MIN_STEP["deterministic"]     # not a catalogue metric: the clock's
+    det = submit.environment("qemu-arm", "armmp", "guest-deterministic")
+    assert changes.min_step(det, "lmbench/lat_pipe_us", 14.0) == pytest.approx(0.03)   # lmbench's 3 % floor

@@ -4,7 +4,7 @@ means with a t-test, the Hunter variant) in the history's own venv. A change poi
 where a new level begins: the build, the builds before and after, its magnitude with a
 95 % interval, its p-value. The smallest step looked for depends on the clock: on the
 deterministic clock and for sizes (no clock) a 0.5 % step must be seen, so steps from
-0.25 % count; on a host-bound clock, from 2.5 %. The builds where change points begin
+0.25 % count; on a host-bound clock, from 2.5 %; and never a step under the metric's floor. The builds where change points begin
 are annotated in SQUAD (its charts show it) with a pointer to the history page, where each
 is whole (history.notes)."""
 from __future__ import annotations
@@ -29,11 +29,17 @@ WINDOW = 6
 MIN_STEP = {"deterministic": 0.0025, "host-bound": 0.025}
 
 
-def min_step(environment: str) -> float:
-    """The smallest relative step that counts, by the clock in the environment's name."""
+def min_step(environment: str, metric: str | None = None, level: float | None = None) -> float:
+    """The smallest relative step that counts: by the clock in the environment's name, and
+    never under the metric's floor at its level (a change point under it starts a bisect
+    that can only end 'did not regress': free_used's 64 kB is 1.6 % of 4 MB, not 0.25 %)."""
     from boardlab.history.submit import parse_environment
     clock = parse_environment(environment)["clock"]
-    return MIN_STEP["deterministic" if clock in ("guest-deterministic", "none") else "host-bound"]
+    step = MIN_STEP["deterministic" if clock in ("guest-deterministic", "none") else "host-bound"]
+    spec = catalogue.METRICS.get((metric or "").replace("/", "."))
+    if spec is not None and level:
+        step = max(step, spec.floor(level) / abs(level))
+    return step
 
 
 @dataclass
@@ -113,13 +119,19 @@ def detect(values: dict, steps: dict) -> dict:
     return json.loads(r.stdout)
 
 
+def _level(points) -> float:
+    """A series' level: the median of its builds' values."""
+    values = sorted(v for _, v in points)
+    return values[len(values) // 2] if values else 0.0
+
+
 def find(server: HistoryServer, board=None, metric=None, since=None, samples=None) -> list[ChangePoint]:
     """samples: sample_series' answer when the caller has it already."""
     samples = samples if samples is not None else sample_series(server, board, metric, since)[0]
     found = {k: [(b, sum(v) / len(v)) for b, v in pts] for k, pts in samples.items()}
     keys = {f"{m}@{e}": (m, e) for m, e in found}
     detected = detect({k: [v for _, v in found[keys[k]]] for k in keys},
-                      {k: min_step(keys[k][1]) for k in keys})
+                      {k: min_step(keys[k][1], keys[k][0], _level(found[keys[k]])) for k in keys})
     out = []
     for k, cps in detected.items():
         metric_name, env = keys[k]
