@@ -149,21 +149,23 @@ def test_a_nightly_build_says_its_commit_and_tree_and_what_happened(tmp_path):
     failed, faulted = RunResults(tmp_path / "failed"), RunResults(tmp_path / "faulted")
     for res, rev in ((failed, REV), (faulted, REV[::-1])):
         res.meta["nightly"] = {"tree": "/srv/linux", "branch": "master", "rev": rev, "subject": "x",
-                               "url": "https://robot:secret@git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git"}
+                               "url": "https://robot:secret@git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git",
+                               "tree_name": "next"}
         outcome(res, "qemu-arm", rev[:12], "kernel/checkout", PASS)
     outcome(failed, "qemu-arm", REV[:12], "kernel/build", FAIL, "make: *** [vmlinux] Error 2")
     outcome(faulted, "qemu-arm", REV[::-1][:12], "kernel/build", PASS)
     outcome(faulted, "qemu-arm", REV[::-1][:12], "kernel/boot", ERROR, "TFTP: file not found")
     doc = export(tmp_path / "failed", tmp_path / "faulted")
     checkout = next(c for c in doc["checkouts"] if c["misc"]["kernel"] == REV[:12])
-    assert checkout["git_commit_hash"] == REV and checkout["tree_name"] == "linux-next"
+    assert checkout["git_commit_hash"] == REV and checkout["tree_name"] == "next"   # as told: KernelCI's name
     assert checkout["git_repository_url"] == "https://git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git"
     assert checkout["git_repository_branch"] == "master" and checkout["valid"] is True
     builds = {b["checkout_id"].rsplit(":", 1)[-1]: b for b in doc["builds"]}
     assert builds[REV[:12]]["status"] == "FAIL" and builds[REV[::-1][:12]]["status"] == "PASS"
     assert one(doc, "boot")["status"] == "ERROR"                  # the lab's: not the kernel's FAIL
-    # a tree without an https:// remote: its name from its directory, its remote beside
-    assert submit.tree_of({"nightly": {"tree": "/srv/net-next", "rev": REV, "url": ""}}, REV[:12])["name"] == "net-next"
+    # a tree the lab was not told the name of has none: a directory's name is no tree's
+    # (issue 'Answers without holes': it was the directory's, "net-next")
+    assert "name" not in submit.tree_of({"nightly": {"tree": "/srv/net-next", "rev": REV, "url": ""}}, REV[:12])
     assert submit.tree_of({"nightly": {"tree": "/srv/linux", "rev": REV}}, "armmp") == {}
 
 

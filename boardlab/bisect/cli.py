@@ -67,7 +67,7 @@ def cmd_nightly(args):
     from boardlab.bisect.nightly import failed, nightly
     families = tuple(f for f in args.families.split(",") if f)
     run_dir = nightly(args.tree, args.branch, args.board, families, args.boots, args.config,
-                      args.root or "", args.out)
+                      args.root or "", args.out, args.tree_name or "")
     bad = failed(run_dir)
     for test, why in bad.items():
         print(f"{test}: fail ({why})")
@@ -92,4 +92,7 @@ def add_nightly_parser(sub):
     ni.add_argument("--config", default=None, help="kernel config fragment (default: the board's, as bisect)")
     ni.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system (default: the board's)")
     ni.add_argument("--out", default=None, help="run directory (default results/nightly-<rev>-<time>)")
+    ni.add_argument("--tree-name", default=None,
+                    help="the tree's name as KernelCI names trees (mainline, stable, next...; KCIDB's "
+                         "tree_name): none is guessed")
     ni.set_defaults(func=cmd_nightly, errors=(BisectError,))

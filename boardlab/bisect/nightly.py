@@ -114,8 +114,10 @@ def _measure(results, board, kernel: str, uimage: Path, families, boots: int, ro
 
 
 def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=DEFAULT_FAMILIES,
-            boots: int = EXACT_SHOWN, config=None, root: str = "", out=None) -> Path:
-    """The night's run of a tree: its run directory (results.json, console logs), landed."""
+            boots: int = EXACT_SHOWN, config=None, root: str = "", out=None, tree_name: str = "") -> Path:
+    """The night's run of a tree: its run directory (results.json, console logs), landed.
+    tree_name: the tree's name as KernelCI names trees (mainline, stable, next...): told,
+    never guessed from a directory."""
     from boardlab.bisect.run import default_config
     board = load_board(board_name or default_board())
     if boots < 1:
@@ -131,7 +133,8 @@ def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=
         results = RunResults(run_dir)
         results.meta["nightly"] = {"tree": str(tree), "branch": branch, "rev": rev,
                                    "subject": git(tree, "log", "-1", "--format=%s", rev),
-                                   "url": git(tree, "ls-remote", "--get-url", check=False)}
+                                   "url": git(tree, "ls-remote", "--get-url", check=False),
+                                   **({"tree_name": tree_name} if tree_name else {})}
         uimage = run_dir / f"{kernel}.uImage"
         built = _build(results, board, tree, rev, config, uimage)
     if built and families:   # no families: the build's sizes alone, no board taken

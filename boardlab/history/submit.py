@@ -84,14 +84,13 @@ def judged(m: dict) -> dict:
 
 def tree_of(meta: dict, kernel: str) -> dict:
     """The kernel tree a nightly build came from: {commit, branch, url, name}, {} for
-    another kernel. Its name is the tree's own: its repository's last path element, else
-    its directory's."""
+    another kernel. Its name is the one the lab was told (`nightly --tree-name`, KernelCI's
+    mainline, stable, next...), none where it was not: a directory's name is no tree's."""
     night = meta.get("nightly") or {}
     if not night.get("rev") or kernel != night["rev"][:12]:
         return {}
     url = re.sub(r"^(\w+://)[^/@]*@", r"\1", night.get("url") or "")   # never a password
-    where = (url or night.get("tree") or "").rstrip("/")
-    name = re.sub(r"\.git$", "", re.split(r"[/:]", where)[-1]) if where else ""
+    name = night.get("tree_name") or ""
     return {k: v for k, v in (("commit", night["rev"]), ("branch", night.get("branch", "")),
                               ("url", url), ("name", name)) if v}
 
