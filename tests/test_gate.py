@@ -78,3 +78,20 @@ def test_a_run_of_a_second_value_is_not_a_change(tmp_path):
     assert runs[(lo,) * 5] == verdict.REGRESSED          # seen on the first three, and on all five
     assert runs[(lo,) * 3 + (hi,)] == verdict.UNKNOWN
     assert gate_false_alarms.weighed(runs, hi, lo, 0.14)[verdict.SAME] > 0.6
+
+
+def test_a_live_nan_ends_the_family_s_measurement_as_the_test_s_fault(tmp_path):
+    """A NaN from a live suite was written into results.json (as 'unknown ... spread too
+    wide') and every later command refused that run (issue 'Answers without holes'):
+    now the sample is not taken, the error names the figure, the party is not the kernel's,
+    and what was recorded before it stays."""
+    import pytest
+    from boardlab.errors import KERNEL, fault_of
+    from boardlab.judge.gate import NoFigure
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    gate = Gate(res, _strategy(), "t::z", repeats=1, max_repeats=3)
+    gate.sample("memory", lambda: {"free_free_kb": 3072.0})
+    with pytest.raises(NoFigure, match=r"^jitter\.p99_us: the measurement gave nan: no figure") as e:
+        gate.sample("jitter", lambda: {"p99_us": float("nan"), "max_us": 300.0})
+    assert fault_of(e.value).party != KERNEL
+    assert [m.key for m in res.metrics] == ["memory.free_free_kb"]

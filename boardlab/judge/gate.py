@@ -4,11 +4,19 @@ recorded (boardlab.judge.results); a noisy metric is sampled until decided. conf
 fixture hands one to each test and fails the test on regressed()."""
 from __future__ import annotations
 
+import math
 import statistics
 
+from boardlab.errors import BUG, BoardlabError
 from boardlab.judge import verdict
 from boardlab.measure import catalogue
 from boardlab.measure import families
+
+
+class NoFigure(BoardlabError, ValueError):
+    """A live measurement gave NaN or inf: the harness's or program's fault, never the
+    kernel's; nothing of that sample is recorded."""
+    party = BUG
 
 
 class Gate:
@@ -44,7 +52,12 @@ class Gate:
         settings = {**families.tool_settings(its), **(settings or {})} or None
 
         def take():
-            for name, value in measure().items():
+            got = measure()
+            for name, value in got.items():   # one that is no figure: the sample is not taken
+                if not math.isfinite(float(value)):
+                    raise NoFigure(f"{suite}.{name.removeprefix(suite + '.')}: the measurement gave {value}: "
+                                   f"no figure, this sample not recorded (the test's fault, not the kernel's)")
+            for name, value in got.items():
                 bare = name[len(suite) + 1:] if name.startswith(f"{suite}.") else name
                 samples.setdefault(bare, []).append(float(value))
 
