@@ -280,3 +280,23 @@ def test_a_range_whose_bisect_fails_is_tried_again_for_each_of_its_points(tmp_pa
     assert calls == ["build.vmlinux_bss_bytes,memory.free_used_kb"] * 2      # once a watch, together
     assert all(n["note"].endswith("(attempt 2 of 3: tried again on the next watch)")
                for n in notes.read(tmp_path).values())
+
+
+def test_metrics_of_two_clocks_moving_over_one_range_are_one_bisect(tmp_path, monkeypatch):
+    """guest_login (guest-deterministic) and free_used (none) over the same two builds: the
+    clock is in SQUAD's environment name, and they made two bisects over the same commits
+    (issue 'Answers without holes'); now one."""
+    login = point(+3.0, "boot_time/guest_login", env="qemu-arm.guest-deterministic")
+    used = point(+2.0, "memory/free_used_kb", env="qemu-arm.none")
+    assert w.same_range(login, used)
+    assert not w.same_range(login, point(+2.0, "memory/free_used_kb", env="tqm860l.none"))
+    hist = FakeHistory(tmp_path, [login, used], monkeypatch)
+    calls = []
+
+    def bisect(tree, good, bad, metric, board):
+        calls.append(metric)
+        at = {m: {"verdict": "regressed", "good": 100.0, "bad": 103.0, "change_pct": 3.0} for m in metric.split(",")}
+        return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "x", "metrics": at}, candidates=[],
+                               run_dir="/r/qemu-arm", dropped={})
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    assert calls == ["boot_time.guest_login,memory.free_used_kb"]

@@ -75,9 +75,14 @@ def bisect_from(tree: Path, good: str, bad: str) -> tuple[str | None, str]:
 
 
 def same_range(a: changes.ChangePoint, b: changes.ChangePoint) -> bool:
-    """Two change points of one board environment over one good..bad range of builds:
+    """Two change points of one board and kernel flavour over one good..bad range of
+    builds, whatever the clocks their metrics are counted on (SQUAD's environment names
+    the clock: guest_login and free_used moving over one range are one bisect, not two):
     one bisect answers both."""
-    return (a.environment, a.before, a.build) == (b.environment, b.before, b.build)
+    def where(c):
+        env = parse_environment(c.environment)
+        return env["board"], env["flavour"]
+    return (where(a), a.before, a.build) == (where(b), b.before, b.build)
 
 
 def _entry(c: changes.ChangePoint, entry: dict | None) -> dict:
