@@ -273,3 +273,29 @@ def test_the_watch_can_leave_the_revert_out(tmp_path, monkeypatch):
         assert boardlab_main(["history", "watch", "--tree", str(tmp_path / "tree"),
                               "--data", str(tmp_path / "data")] + flag) == 0
     assert passed[0] is bisect_run.start and passed[1].keywords == {"revert": False}
+
+
+def test_a_culprit_that_moved_two_metrics_gets_one_report_a_section_each(tmp_path):
+    """report.txt was rewritten for each change point: a culprit that moved two metrics got
+    figures of one and the 'seen' line and other boards of the other (issue 'Answers
+    without holes'). Now one report, each metric's section with its own figures."""
+    b = Bisect("/src/linux", GOOD, BAD, "boot_time.guest_login,memory.free_used_kb", "qemu-arm",
+               "/lab/qemu-arm.yaml", "/kernels/qemu-arm.config", str(tmp_path))
+    login, used = b.metrics
+    b.steps = [Step(GOOD, "good one", "good", "good", samples={login: [20.7218, 20.7228, 20.7222], used: [4096, 4096, 4096]}),
+               Step(BAD, "bad one", "bad", "bad", samples={login: [21.0231], used: [4608]}),
+               Step(CULPRIT, "net: sleep", "step", "bad", samples={login: [21.0228], used: [4608]})]
+    b.first_bad = {"rev": CULPRIT, "subject": "net: sleep"}
+    b.save()
+    rows = {login: [{"environment": "tqm860l.host", "metric": "boot_time/guest_login", "before": 9.0, "after": 9.0,
+                     "change_pct": 0.0, "status": "no change point"}], used: []}
+    robot.write(tmp_path, sections={login: {"others": rows[login], "seen": "guest_login seen"},
+                                    used: {"others": rows[used], "seen": "free_used seen"}})
+    text = (tmp_path / robot.REPORT).read_text()
+    assert text.count("commit:  ") == 1 and text.count("metric:  ") == 2
+    first, second = text.split("metric:  ")[1:]
+    assert first.startswith(login) and "seen:    guest_login seen" in first and "median   20.7222 s" in first
+    assert "tqm860l.host boot_time/guest_login" in first and "free_used" not in first
+    assert second.startswith(used) and "seen:    free_used seen" in second and "median   4096 kB" in second
+    assert "4608 kB" in second and "none were measured" in second and "guest_login seen" not in second
+    assert text.startswith("boardlab bisect: a ") and f"of {login}; a " in text.splitlines()[0]

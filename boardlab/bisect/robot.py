@@ -15,6 +15,7 @@ from boardlab.bisect import revert as rv
 from boardlab.bisect.step import _verdict   # the judge, as the bisect judged its steps
 from boardlab.files import atomic_write
 from boardlab.judge.verdict import Verdict
+from boardlab.measure import catalogue
 
 REPORT = "report.txt"
 
@@ -24,10 +25,10 @@ def first_bad_step(b: Bisect) -> Step | None:
     return next((s for s in reversed(b.steps) if b.first_bad and s.rev == b.first_bad["rev"]), None)
 
 
-def lead_samples(samples, b: Bisect) -> list:
-    """A step's samples of the report's metric, the bisect's first (a step keeps
-    {metric: samples} since a bisect judges several)."""
-    return samples.get(b.metrics[0], []) if isinstance(samples, dict) else list(samples or [])
+def lead_samples(samples, b: Bisect, metric: str | None = None) -> list:
+    """A step's samples of one metric (default the bisect's first: a step keeps {metric:
+    samples} since a bisect judges several)."""
+    return samples.get(metric or b.metrics[0], []) if isinstance(samples, dict) else list(samples or [])
 
 
 def _figures(samples: list, unit: str) -> tuple[str, str]:
@@ -46,13 +47,14 @@ def _change(b: Bisect, bad: Step | None, change: Verdict | None) -> list[str]:
             f"samples: {change.n[0]} of the good revision, {change.n[1]} of the first bad, {each} each"]
 
 
-def _revert(b: Bisect, revert: dict) -> list[str]:
+def _revert(b: Bisect, revert: dict, metrics: list) -> list[str]:
     lines = [f"revert:  {revert['state']}" + (f": {revert['why']}" if revert["why"] else "")]
     s = revert.get("step")
     if s:
-        median, samples = _figures(lead_samples(s["samples"], b), b.spec.unit)
-        lines.append(f"         {s['rev'][:12]} ({s['subject']!r} on {b.bad[:12]}): "
-                     f"median {median}, samples {samples}")
+        for metric in metrics:
+            median, samples = _figures(lead_samples(s["samples"], b, metric), catalogue.spec(metric).unit)
+            lines.append(f"         {s['rev'][:12]} ({s['subject']!r} on {b.bad[:12]}): "
+                         + (f"{metric} " if len(metrics) > 1 else "") + f"median {median}, samples {samples}")
     return lines
 
 
@@ -76,30 +78,46 @@ def reproduce(b: Bisect) -> str:
     return shlex.join(args)
 
 
-def report(b: Bisect, change: Verdict | None, revert: dict, others: list | None, seen: str = "") -> str:
-    """The report's text. change: the judge's verdict on the first bad commit's samples
-    against the good revision's (None: it has none, e.g. a failed boot counted bad);
-    revert: bisect.revert's answer; others: `alongside`'s rows (None: not looked up);
-    seen: the history's change point that started the bisect, if one did."""
-    bad, unit = first_bad_step(b), b.spec.unit
-    what = (f"a {change.delta_pct:+.2f} % {'regression' if change.outcome == 'regressed' else change.outcome} "
-            f"of {b.metrics[0]}"
-            if change is not None and change.delta_pct is not None else f"{b.metrics[0]}: a failed boot")
+def _what(metric: str, change: Verdict | None) -> str:
+    if change is None or change.delta_pct is None:
+        return f"{metric}: a failed boot"
+    return f"a {change.delta_pct:+.2f} % {'regression' if change.outcome == 'regressed' else change.outcome} of {metric}"
+
+
+def _section(b: Bisect, metric: str, change: Verdict | None, others: list | None, seen: str) -> list[str]:
+    """One metric's part of the report: its change, its own figures each side, its seen
+    line and its other boards."""
+    bad, spec = first_bad_step(b), catalogue.spec(metric)
     good = next(s for s in b.steps if s.role == "good")
-    good_median, good_samples = _figures(lead_samples(good.samples, b), unit)
-    bad_median, bad_samples = _figures(lead_samples(bad.samples, b) if bad else [], unit)
+    good_median, good_samples = _figures(lead_samples(good.samples, b, metric), spec.unit)
+    bad_median, bad_samples = _figures(lead_samples(bad.samples, b, metric) if bad else [], spec.unit)
+    return [f"metric:  {metric} ({spec.unit}, {spec.direction} is better)", *([f"seen:    {seen}"] if seen else []),
+            *_change(b, bad, change), "",
+            f"{'':9}{'good ' + good.rev[:12]:<28}first bad {b.first_bad['rev'][:12]}",
+            f"{'median':9}{good_median:<28}{bad_median}",
+            f"{'samples':9}{good_samples:<28}{bad_samples}", "", *_others(b, others), ""]
+
+
+def report(b: Bisect, change: Verdict | None, revert: dict, others: list | None, seen: str = "") -> str:
+    """The report of the bisect's first metric. change: the judge's verdict on the first
+    bad commit's samples against the good revision's (None: it has none, e.g. a failed boot
+    counted bad); revert: bisect.revert's answer; others: `alongside`'s rows (None: not
+    looked up); seen: the history's change point that started the bisect, if one did."""
+    return report_of(b, revert, [(b.metrics[0], change, others, seen)])
+
+
+def report_of(b: Bisect, revert: dict, sections: list) -> str:
+    """One report for the culprit, a section per metric it moved: [(metric, change,
+    others, seen)], each with its own figures."""
+    what = "; ".join(_what(m, change) for m, change, _, _ in sections)
     steps = sum(1 for s in b.steps if s.role == "step")
     lines = [f"boardlab bisect: {what} on {b.board}", "",
              f"commit:  {b.first_bad['rev']}", f"         {b.first_bad['subject']!r}",
              f"range:   {b.good[:12]}..{b.bad[:12]} (good..bad) in {b.tree}, {steps} steps",
-             f"board:   {b.board}, kernel config {b.config}" + (f", root {b.root}" if b.root else "")]
-    lines += [f"seen:    {seen}"] if seen else []
-    lines += ["", f"metric:  {b.metrics[0]} ({unit}, {b.spec.direction} is better)", *_change(b, bad, change), "",
-              f"{'':9}{'good ' + good.rev[:12]:<28}first bad {b.first_bad['rev'][:12]}",
-              f"{'median':9}{good_median:<28}{bad_median}",
-              f"{'samples':9}{good_samples:<28}{bad_samples}", "",
-              *_revert(b, revert), "", *_others(b, others), "",
-              "reproduce:", f"  {reproduce(b)}", "",
+             f"board:   {b.board}, kernel config {b.config}" + (f", root {b.root}" if b.root else ""), ""]
+    for metric, change, others, seen in sections:
+        lines += _section(b, metric, change, others, seen)
+    lines += [*_revert(b, revert, [m for m, _, _, _ in sections]), "", "reproduce:", f"  {reproduce(b)}", "",
               f"details: {b.run_dir} (bisect.json: every step; bisect.log: git's; {rv.REVERT})"]
     return "\n".join(lines) + "\n"
 
@@ -122,13 +140,18 @@ def alongside(c, series: dict, points: list) -> list[dict]:
     return rows
 
 
-def write(run_dir, others: list | None = None, seen: str = "") -> Path:
-    """<run_dir>/report.txt from the bisect's state and its revert.json."""
+def write(run_dir, others: list | None = None, seen: str = "", sections: dict | None = None) -> Path:
+    """<run_dir>/report.txt from the bisect's state and its revert.json: one report, a
+    section per metric (sections: {metric: {"others": rows, "seen": line}}, the change
+    points' that started it; default: every metric the bisect judged, with others and seen)."""
     b = Bisect.load(run_dir)
     bad = first_bad_step(b)
-    lead = b.metrics[0]
-    got = lead_samples(bad.samples, b) if bad else []
-    change = _verdict(b, lead, lead_samples(b.good_samples(), b), got) if got else None
+    wanted = sections or {m: {"others": others, "seen": seen} for m in b.metrics}
+    parts = []
+    for metric in (m for m in b.metrics if m in wanted):
+        got = lead_samples(bad.samples, b, metric) if bad else []
+        change = _verdict(b, metric, lead_samples(b.good_samples(), b, metric), got) if got else None
+        parts.append((metric, change, wanted[metric].get("others"), wanted[metric].get("seen", "")))
     path = Path(run_dir) / REPORT
-    atomic_write(path, report(b, change, rv.load(run_dir), others, seen))
+    atomic_write(path, report_of(b, rv.load(run_dir), parts))
     return path

@@ -135,9 +135,12 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, othe
     except Exception as e:  # noqa: BLE001 - unattended: said, kept, tried again; the watch goes on
         return dict(out, **{k: _failed(out[k], n, f"{said}bisect failed: {type(e).__name__}: {_line(e)}")
                             for k, n in attempts.items()})
+    dropped_of = getattr(b, "dropped", None) or {}
+    report = _report(b, {metric: {"others": (others_of or {}).get(notes.key(c)), "seen": c.line()}
+                         for c, metric in zip(go, metrics) if metric not in dropped_of})
     for c, metric in zip(go, metrics):
         key = notes.key(c)
-        dropped = (getattr(b, "dropped", None) or {}).get(metric)
+        dropped = dropped_of.get(metric)
         others = [m for m in metrics if m != metric]
         if dropped:      # bisected with others, but this one did not regress at the bad end
             result = (f"{said}not bisected: {metric} {dropped}; the bisect of "
@@ -146,7 +149,6 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, othe
         else:
             result = said + _result(b)
             at = ((b.first_bad or {}).get("metrics") or {}).get(metric)
-            report = _report(b, c, (others_of or {}).get(key))
             where = f"; {report['revert']}; report {report['report']}" if report else ""
             note = (f"{result} (bisect {b.run_dir}{where})"
                     + (f"; {run.verdict_line(metric, at)}" if at else ""))
@@ -157,15 +159,15 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, othe
     return out
 
 
-def _report(b, c: changes.ChangePoint, others: list | None) -> dict:
-    """The culprit's report (written by the bisect) completed with the change point and
-    what the history measured alongside: {"report": its path, "revert": what the revert
-    found}, or {} when the bisect wrote none."""
+def _report(b, sections: dict) -> dict:
+    """The culprit's report (written by the bisect) completed with the change points and
+    what the history measured alongside, one section per metric ({metric: {others, seen}}):
+    {"report": its path, "revert": what the revert found}, or {} when the bisect wrote none."""
     path = Path(b.run_dir) / robot.REPORT
-    if not (b.first_bad and path.exists()):
+    if not (b.first_bad and path.exists() and sections):
         return {}
     try:
-        robot.write(b.run_dir, others, seen=c.line())
+        robot.write(b.run_dir, sections=sections)
     except Exception as e:  # noqa: BLE001 - unattended: the culprit and the bisect's report stand
         log.progress(f"watch: {path}: not completed with the history's figures: {type(e).__name__}: {_line(e)}")
     return {"report": str(path), "revert": revert.load(b.run_dir)["state"]}
