@@ -549,3 +549,23 @@ def test_a_nightly_of_no_branch_says_so_in_one_line_and_leaves_nothing(small_rep
     assert code == 2 and len(err.strip().splitlines()) == 1 and "no branch or revision 'nope'" in err, err
     assert sorted(p.name for p in (small_repo / ".git").iterdir()) == before
     assert not (tmp_path / "run").exists()
+
+
+def test_a_step_hours_after_the_good_side_is_judged_with_the_drift_rule(tmp_path):
+    """Every step was judged as boots in turn, so the host's drift between the good side
+    (measured hours before) and a step read as the kernel's (issue 'Answers without
+    holes'): a host-bound figure's change is unknown then, as against a stored side."""
+    from boardlab.bisect import step as bstep
+    b = _bisect(tmp_path, "boot_time.login", good=(7.0, 7.05, 6.98, 7.02, 7.01))
+    b.steps[0].measured_at = 1_000_000.0
+    near = _step(b, 7.9, 7.95, 7.92, 7.91, 7.93)
+    near.measured_at = 1_000_000.0 + 600
+    late = _step(b, 7.9, 7.95, 7.92, 7.91, 7.93)
+    late.measured_at = 1_000_000.0 + 3 * 3600
+    assert bstep.interleaved(b, near) and not bstep.interleaved(b, late)
+    good = b.good_samples()[b.metric]
+    assert bstep._verdict(b, b.metric, good, near.samples[b.metric], near).outcome == "regressed"
+    v = bstep._verdict(b, b.metric, good, late.samples[b.metric], late)
+    assert v.outcome == "unknown" and "drifts between sessions" in v.why
+    old = _step(b, 7.9, 7.95, 7.92, 7.91, 7.93)   # a bisect of an older boardlab: no times kept
+    assert bstep.interleaved(b, old)

@@ -82,6 +82,7 @@ class Step:
     why: str = ""
     dir: str = ""
     verdicts: dict = field(default_factory=dict)   # {metric: its outcome}
+    measured_at: float | None = None   # when its last boot was measured (epoch s): the drift rule's
 
 
 @dataclass

@@ -41,6 +41,7 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
         figures.update(sample.family(family, shell(), rec,
                                      metric=_lmbench_metric(b) if family == "lmbench" else None))
     step.measure_s.append(round(time.monotonic() - t1, 2))
+    step.measured_at = time.time()
     wanted = [m for m, s in b.specs.items() if s.suite in families]
     lacking = [m for m in wanted if m not in figures]
     if lacking:
@@ -57,7 +58,7 @@ def _figures(b: Bisect, metric: str, samples: list) -> Figures:
     return Figures(samples, metric_clock(spec.suite, spec.name, spec.unit, board), this_host()["id"])
 
 
-def metric_enough(b: Bisect, metric: str, samples: list, against: list | None) -> bool:
+def metric_enough(b: Bisect, metric: str, samples: list, against: list | None, step: Step | None = None) -> bool:
     """Whether a metric's samples so far decide. A size: its one sample (the build
     decides). The good revision: EXACT_SHOWN boots where they show the figure exact
     (decide.exactness: a deterministic clock, samples that agree), else --repeats. A step:
@@ -73,7 +74,7 @@ def metric_enough(b: Bisect, metric: str, samples: list, against: list | None) -
             spec, _figures(b, metric, samples), _figures(b, metric, samples), load_board(b.board),
             spec.floor(statistics.median(samples))) is None
         return shown or len(samples) >= b.repeats
-    v = _verdict(b, metric, against, samples)
+    v = _verdict(b, metric, against, samples, step)
     if v.outcome != vd.UNKNOWN or len(samples) >= b.max_repeats:
         return True
     return len(samples) >= min(b.repeats, b.max_repeats) and bool(
@@ -83,7 +84,7 @@ def metric_enough(b: Bisect, metric: str, samples: list, against: list | None) -
 def _enough(b: Bisect, step: Step, against: dict | None) -> bool:
     """Whether the samples so far decide every metric (metric_enough, each against the
     good revision's samples of it; against None: this is the good revision)."""
-    return all(metric_enough(b, m, step.samples.get(m, []), None if against is None else against.get(m))
+    return all(metric_enough(b, m, step.samples.get(m, []), None if against is None else against.get(m), step)
                for m in b.metrics)
 
 
@@ -131,12 +132,26 @@ def measure_revision(b: Bisect, step: Step, against: dict | None):
                            samples=step.samples[m], qemu_clock=strategy.last_boot.qemu_clock)
 
 
-def _verdict(b: Bisect, metric: str, good: list, samples: list) -> vd.Verdict:
+# a step measured this long after the good revision is no longer of one session with it:
+# a host-bound figure's change may be the host's drift (decide's rule 7)
+DRIFT_WINDOW_S = 1800
+
+
+def interleaved(b: Bisect, step: Step | None) -> bool:
+    """Whether a step was measured close enough to the good revision to be judged as boots
+    in turn (no drift rule): within DRIFT_WINDOW_S of it, or when either time is unknown
+    (a bisect of an older boardlab)."""
+    good = next((s for s in b.steps if s.role == "good"), None)
+    if step is None or good is None or step is good or None in (step.measured_at, good.measured_at):
+        return True
+    return abs(step.measured_at - good.measured_at) <= DRIFT_WINDOW_S
+
+
+def _verdict(b: Bisect, metric: str, good: list, samples: list, step: Step | None = None) -> vd.Verdict:
     """The judge's verdict on a revision's samples of a metric against the good revision's:
-    one board, this host, one bisect session (the good revision measured first: no drift
-    rule)."""
+    one board, this host; the drift rule where the step came hours after the good side."""
     return decide(catalogue.spec(metric), _figures(b, metric, good), _figures(b, metric, samples),
-                  load_board(b.board), interleaved=True)
+                  load_board(b.board), interleaved=interleaved(b, step))
 
 
 DECIDED = (vd.REGRESSED, vd.SAME, vd.IMPROVED)
@@ -168,7 +183,7 @@ def combined(outcomes: dict) -> str | None:
     return vd.IMPROVED if all(o == vd.IMPROVED for o in got) else vd.SAME
 
 
-def judge_metrics(b: Bisect, good: dict, samples: dict) -> dict:
+def judge_metrics(b: Bisect, good: dict, samples: dict, step: Step | None = None) -> dict:
     """{metric: its verdict} of a revision's samples against the good revision's, for each
     metric of the bisect (one without samples: unknown, with why)."""
     out = {}
@@ -176,7 +191,7 @@ def judge_metrics(b: Bisect, good: dict, samples: dict) -> dict:
         if not samples.get(m):
             out[m] = vd.Verdict(vd.UNKNOWN, f"no samples of {m}")
         else:
-            out[m] = _verdict(b, m, good.get(m, []), samples[m])
+            out[m] = _verdict(b, m, good.get(m, []), samples[m], step)
     return out
 
 
@@ -185,7 +200,7 @@ def judge(b: Bisect, step: Step) -> int:
     revision's samples (answer); a skip says which metric stood undecided and what
     would decide it."""
     good = b.good_samples()
-    verdicts = judge_metrics(b, good, step.samples)
+    verdicts = judge_metrics(b, good, step.samples, step)
     step.verdicts = {m: v.outcome for m, v in verdicts.items()}
     step.verdict = combined(step.verdicts)
     code = answer(step.verdicts)
