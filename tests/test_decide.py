@@ -36,7 +36,19 @@ def test_the_rules_come_in_order_kernel_clock_host():
 
 def test_a_size_of_the_study_has_no_clock_and_no_host():
     v = decide("build.uimage_data_bytes", Figures([507688.0]), Figures([723718.0]), load_board("tqm860l"))
-    assert v.outcome == vd.REGRESSED and v.method == "exact"
+    assert v.outcome == vd.REGRESSED and v.method == "exact"   # a build's bytes: exact by what they are
+
+
+def test_one_value_a_side_without_a_clock_is_exact_only_where_its_source_says():
+    """[3072] against [3100] with no clock either side (an old or hand-made results.json)
+    was 'regressed', exactly (issue 'Answers without holes'); the study's numbers and a
+    health check's band say they are compared as values."""
+    hand = decide("memory.free_free_kb", Figures([3072.0]), Figures([3100.0]), load_board("tqm860l"))
+    assert hand.outcome == vd.UNKNOWN and not hand.exact, hand
+    timed = decide("boot_time.guest_login", Figures([7.0]), Figures([9.0]), load_board("tqm860l"))
+    assert timed.outcome == vd.UNKNOWN and "neither side says its clock" in timed.why, timed
+    study = decide("boot_time.guest_login", Figures([7.0], stated=True), Figures([9.0]), load_board("tqm860l"))
+    assert study.outcome == vd.REGRESSED and study.exact
 
 
 def test_a_host_bound_change_against_another_session_is_drift_until_interleaved():

@@ -109,8 +109,9 @@ def _figures(side: Side, key: str, other: Side, this_host: str | None) -> Figure
     host = side.host or this_host
     if key in side.stored and other.settings.get(key):
         base = side.stored[key].for_settings(other.settings[key])
-        return Figures(base.values(), base.clock(), host, settings=base.settings())
-    return Figures(side.samples[key], side.clocks.get(key), host, settings=side.settings.get(key))
+        return Figures(base.values(), base.clock(), host, settings=base.settings(), stated=base.stated())
+    stated = key in side.stored and side.stored[key].stated()   # the study's numbers: as values
+    return Figures(side.samples[key], side.clocks.get(key), host, settings=side.settings.get(key), stated=stated)
 
 
 def unknown(rows) -> list[str]:

@@ -104,7 +104,8 @@ def comparable(a_sources: dict, b_sources: dict) -> str | None:
 def _decide(spec, a: list, b: list) -> vd.Verdict:
     """The judge's verdict on a span: both sides booted here, in turn (compare's rounds)."""
     here = this_host()["id"]
-    return decide(spec, Figures(a, host=here), Figures(b, host=here), interleaved=True)
+    # both sides timed by one clock here (spans_apart said so): compared as values
+    return decide(spec, Figures(a, host=here, stated=True), Figures(b, host=here), interleaved=True)
 
 
 def compare_spans(a_boots: list, b_boots: list, a_sources: dict, b_sources: dict) -> SpanComparison:

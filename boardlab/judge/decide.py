@@ -47,6 +47,8 @@ class Figures:
     kernel: dict | None = None   # the kernel's identity (measure.kernelid), where both sides
     #                              should be one kernel (a run against its baseline)
     settings: dict | None = None  # how it was measured, where that changes the figure ({"run_s": 10})
+    stated: bool = False         # its source states it is compared as a value without a clock: the
+    #                              study's published numbers, a health check's band, compare's spans
 
 
 class NotAFigure(InputError, ValueError):
@@ -126,13 +128,17 @@ def exactness(spec: MetricSpec, a: Figures, b: Figures, board: Board | None, flo
     a deterministic clock, and a stored side of EXACT_SHOWN samples or more that agree
     to a quarter of the floor. Two kinds are exact by what they are: a build's sizes
     (bytes of one source and config: counted, not timed; a rebuild gives the same bytes,
-    kernels/6.1/pin.yaml) and figures whose clock neither side says: the study's published
-    numbers, compared as values the way the study did, and a health check's band around
-    one stored value (LAVA's limit); every measured figure says its clock."""
+    kernels/6.1/pin.yaml) and figures whose clock neither side says where a side's source
+    states it (Figures.stated): the study's published numbers, compared as values the way
+    the study did, and a health check's band around one stored value (LAVA's limit); a
+    figure with neither (an old or hand-made results.json) is not exact."""
     if not spec.exact:
         return "the catalogue keeps it noisy"
     if a.clock is None and b.clock is None:
-        return None
+        if a.stated or b.stated:
+            return None
+        if spec.timed_by != catalogue.NONE:   # a count or size: by what it is, below
+            return "exactness not shown: neither side says its clock (an old or hand-made results.json)"
     clock = _clock(spec, a, b)
     if clock == NO_CLOCK and spec.suite in HOST_WORK_SUITES:
         return None

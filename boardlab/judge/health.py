@@ -73,7 +73,7 @@ class HealthFigure:
         stored value, the way LAVA's own limit checks it: compared as values, no clock; a
         figure of the board's own clock, with the stored samples that show it exact)."""
         if self.exact:
-            v = decide(self.key, Figures(list(self.samples) or [self.expected], self.clock),
+            v = decide(self.key, Figures(list(self.samples) or [self.expected], self.clock, stated=True),
                        Figures([value], self.clock))
             if v.outcome == vd.SAME:
                 return None

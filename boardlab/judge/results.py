@@ -174,7 +174,8 @@ class RunResults:
                                        f"says {spec.unit!r}")
             m.baseline = base.to_dict(others=False)
             v = decide(spec, Figures(base.values(), base.clock(), base.host_id(),
-                                     bl.load_identity(kernel, board, self.baselines_root), base.settings()),
+                                     bl.load_identity(kernel, board, self.baselines_root), base.settings(),
+                                     stated=base.stated()),
                        Figures(m.samples, clock, m.host, self.identity(board, kernel), m.settings),
                        facts, harness=self.harness)
             m.verdict, m.comparison = v.outcome, v.to_dict()

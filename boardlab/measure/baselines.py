@@ -55,23 +55,24 @@ class Baseline:
         return [self.value]
 
     def limit(self, harness: str | None = None) -> float | None:
-        """The worst value an exact metric may take and still be the same (its floor past
-        the median): what a LAVA test case checks by itself. None for a noisy metric, which
-        one figure cannot decide."""
+        """The worst value an exact metric may take and still be the same (its floor past the
+        median): what a LAVA test case checks by itself. None for a noisy metric."""
         spec = METRICS.get(self.name)
         if spec is None or not spec.exact:
             return None
         floor = for_harness(spec, harness).floor(self.value)
         return self.value + floor if self.direction == "lower" else self.value - floor
 
-    def clock(self) -> str | None:
-        """The clock the baseline was measured on (boardlab.measure.clocks), if it says."""
+    def clock(self) -> str | None:   # the clock it was measured on (boardlab.measure.clocks), if said
         return (self.source or {}).get("clock")
 
     def settings(self) -> dict | None:
-        """How the baseline was measured, where that changes the figure (e.g. cyclictest's
-        run length, {"run_s": 10}), if it says."""
+        """How it was measured where that changes the figure ({"run_s": 10}), if it says."""
         return (self.source or {}).get("settings")
+
+    def stated(self) -> bool:
+        """The study's published numbers: compared as values, with no clock (decide.Figures)."""
+        return (self.source or {}).get("kind") == "study"
 
     def for_settings(self, settings: dict | None) -> Baseline:
         """The baseline of this metric measured with these settings (the maximum of a 60 s
@@ -89,8 +90,7 @@ class Baseline:
             return replace(new, others=[b for b in kept if b is not self and b.settings()] or None)
         return replace(self, others=[b for b in kept if b is not self] + [new])
 
-    def host_id(self) -> str | None:
-        """The machine the baseline was measured on (clocks.this_host id), if known."""
+    def host_id(self) -> str | None:   # the machine it was measured on (clocks.this_host id)
         return (self.source or {}).get("host_id")
 
     def to_dict(self, others: bool = True) -> dict:
