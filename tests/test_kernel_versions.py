@@ -44,7 +44,10 @@ def test_a_second_version_is_built_booted_compared_and_never_judged_as_the_first
     kernels = json.loads((out / "results.json").read_text())["meta"]["kernels"]
     assert kernels[f"qemu-arm/{r.name}"]["proc_version"].startswith("Linux version 6.1.190 (boardlab@lab)")
     assert kernels["qemu-arm/virt-nfs"]["release"] == "6.1.192"
-    assert "memory.mem_eat_kb" not in c.stdout or "| same |" in c.stdout
+    # one boot a side shows no exactness (the stored side needs 3 that agree): unknown or
+    # same, never a change claimed between two 6.1 kernels of one config
+    row = next(ln for ln in (out / "compare.md").read_text().splitlines() if ln.startswith("| memory.mem_eat_kb | kB"))
+    assert row.split(" | ")[7] in ("same", "unknown"), row
 
     # the moved pin: this version measured under a name whose baseline is of 6.1.192-2
     kroot = tmp_path / "kernels"
