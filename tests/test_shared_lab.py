@@ -182,6 +182,9 @@ def test_a_person_and_lava_take_turns_on_one_board(vlab, tmp_path, capsys):
     had the board while the other did."""
     from boardlab.lava.localserver import LocalLavaServer
     from test_lava import free_port
+    # the lab's places at the coordinator, as an admin makes them (`boardlab places sync`):
+    # on a fresh host no other test of the slow set has (the arbiter said "not a place")
+    assert cli.main(["places", "sync"]) == 0
     with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
         srv.up(["qemu-arm"])
         wait_for("LAVA's place", lambda: "acquired: lava-arbiter/lava" in labgrid("-p", "qemu-arm", "show").stdout, 60)

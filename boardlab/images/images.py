@@ -19,7 +19,7 @@ from boardlab.errors import BoardlabError, LAB
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
-from boardlab.measure import kernelid
+from boardlab.measure import families, kernelid
 from boardlab.kernelbuilds.configkernels import build_config_kernels
 from boardlab.images import ownprograms
 from boardlab.images.crossbuild import CROSS_TARGETS, USERLAND_MANIFEST, build_userland
@@ -183,9 +183,11 @@ def _userland(board: Board, build: Path, rootfs: Path, pkg_roots):
 
 
 def _own_programs(board: Board, rootfs: Path) -> None:
-    """The project's measurement programs for the board's CPU (beside Debian's where the
-    board runs those: the side-by-side bench), where they are built for it."""
-    if board.isa in ownprograms.CPUS:
+    """The project's measurement programs, in the root of a board whose families run them
+    (its isa's tool set, the family record): a root of Debian's programs stays as it was,
+    byte for byte, so its boot and memory figures and their baselines stay comparable (the
+    programs in the ramdisk cost qemu-ppc 40 kB of available memory and 13 ms of boot)."""
+    if any((f.tools or {}).get(board.isa) == families.OWN for f in families.FAMILIES):
         ownprograms.install(board.isa, rootfs, board.name)
 
 
@@ -207,7 +209,7 @@ def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
     _own_programs(board, rootfs)
     overlay(rootfs, board)
     own = ({"blmeasure": f"the project's programs for {board.isa} ({ownprograms.ON_BOARD_DIR})"}
-           if board.isa in ownprograms.CPUS else {})
+           if (rootfs / ownprograms.ON_BOARD_DIR / ownprograms.BINARY).exists() else {})
     (rootfs / USERLAND_MANIFEST).write_text(
         "# what this image's user land was built from (boardlab/images/crossbuild.py)\n"
         + "".join(f"{pkg}: {what}\n" for pkg, what in {**manifest, **own}.items()))

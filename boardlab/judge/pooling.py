@@ -67,6 +67,6 @@ def _baseline(board: str, kernel: str, key: str, e: dict, facts_of) -> bl.Baseli
     source = bl.measured_source(len(samples), next(iter(e["hosts"])), m.clock)
     source["runs"] = e["runs"]
     if m.settings:
-        source["settings"] = m.settings
+        source["settings"] = dict(m.settings)   # a copy each: no YAML anchors in a file people read
     return bl.Baseline(key, round(statistics.median(samples), 6), m.unit, m.direction,
                        bl.spread_of(samples), source, list(samples))

@@ -483,8 +483,10 @@ static int bw_tcp(int argc, char **argv)
     return 0;
 }
 
-/* bw_file_rd SIZE io_only FILE: SIZE bytes of FILE read again and again (cached) */
+/* bw_file_rd SIZE io_only FILE: SIZE bytes of FILE read again and again (cached), each
+ * chunk summed as it is read (lmbench's "reading and summing") */
 struct file_read { int fd; size_t size; char *buf; };
+static volatile u32 read_sink;
 
 static void op_file_read(void *ctx, u64 n)
 {
@@ -496,6 +498,11 @@ static void op_file_read(void *ctx, u64 n)
             long r = sys3(read, f->fd, f->buf, want);
             if (r <= 0)
                 die("bw_file_rd", "the file is shorter than SIZE", r);
+            const u32 *w = (const u32 *)f->buf;
+            u32 sum = 0;
+            for (long i = 0; i < r / 4; i++)
+                sum += w[i];
+            read_sink = sum;
             done += (size_t)r;
         }
     }
@@ -602,19 +609,21 @@ static int lat_pagefault(int argc, char **argv)
     return 0;
 }
 
-/* ---- lat_mmap SIZE FILE: map SIZE of FILE, touch one byte every 16 KB, unmap ----------- */
+/* ---- lat_mmap SIZE FILE: map SIZE of FILE, write one byte every 16 KB of its first tenth
+ * (lmbench's sparse mapping), unmap ------------------------------------------------------ */
 struct mapping { long fd; size_t size; };
 
 static void op_mmap(void *ctx, u64 n)
 {
     struct mapping *m = ctx;
+    char c = (char)(m->size & 0xff);
     while (n--) {
         long a = sys6(mmap2, 0, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
         if (a < 0 && a > -4096)
             die("lat_mmap", "mmap", a);
         volatile char *p = (volatile char *)a;
-        for (size_t off = 0; off < m->size; off += 16 * 1024)
-            (void)p[off];
+        for (size_t off = 0; off < m->size / 10; off += 16 * 1024)
+            p[off] = c;
         sys2(munmap, a, m->size);
     }
 }
