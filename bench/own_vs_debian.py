@@ -17,7 +17,6 @@ the board's facts' (qemu-arm: guest-deterministic, where both sets' figures repe
 ratio is the methods' difference, not noise). Brings the virtual lab up if it is not."""
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from boardlab.boot.session import board_session  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.measure import clocks, families, sample, workloads  # noqa: E402
+from boardlab.pages import ownprograms_page  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 
 SETS = (families.DEBIAN, families.OWN)
@@ -87,13 +87,8 @@ def run(board_name: str, boots: int, jitter_s: int) -> dict:
 
 
 def medians(kept: dict) -> dict:
-    """{metric: {set: median over the boots}}."""
-    out: dict = {}
-    for boot in kept["boots"]:
-        for tools, figures in boot["figures"].items():
-            for metric, v in figures.items():
-                out.setdefault(metric, {}).setdefault(tools, []).append(float(v))
-    return {m: {t: statistics.median(v) for t, v in by.items()} for m, by in out.items()}
+    """{metric: {set: median over the boots}} (the page's own reading of the kept boots)."""
+    return {m: {t: v for t, (v, _) in by.items()} for m, by in ownprograms_page._medians(kept).items()}
 
 
 def table(kept: dict) -> list[str]:
