@@ -242,7 +242,7 @@ def test_a_revision_is_built_once_and_each_boot_measures_the_families_still_unde
     monkeypatch.setattr(session, "board_session", board_session)
     jitter = iter([100, 104, 98, 110, 101])
 
-    def family(name, shell, rec, metric=None):
+    def family(name, shell, rec, metric=None, tools=None):
         measured[-1].append(name)
         if name == "jitter":
             return {"jitter.p99_us": next(jitter)}

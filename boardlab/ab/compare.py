@@ -25,7 +25,7 @@ from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, kernelid, phases, sample, workloads
-from boardlab.measure.families import of_family
+from boardlab.measure.families import figure_settings, of_family
 
 
 @dataclass
@@ -145,7 +145,8 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                     suite, name = key.split(".", 1)
                     side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
                                                            board, side.clock)
-                    side.settings[key] = {"run_s": jitter_s} if suite == "jitter" else None
+                    side.settings[key] = figure_settings(
+                        suite, board.isa, {"run_s": jitter_s} if suite == "jitter" else None)
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 

@@ -21,6 +21,7 @@ from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
 from boardlab.measure import catalogue, sample
+from boardlab.measure.families import tool_set
 from boardlab.measure.clocks import metric_clock, this_host
 
 def _lmbench_metric(b: Bisect) -> str | None:
@@ -39,7 +40,8 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
     figures = {}
     for family in families:
         figures.update(sample.family(family, shell(), rec,
-                                     metric=_lmbench_metric(b) if family == "lmbench" else None))
+                                     metric=_lmbench_metric(b) if family == "lmbench" else None,
+                                     tools=tool_set(family, load_board(b.board).isa)))
     step.measure_s.append(round(time.monotonic() - t1, 2))
     step.measured_at = time.time()
     wanted = [m for m, s in b.specs.items() if s.suite in families]

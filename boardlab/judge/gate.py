@@ -10,7 +10,6 @@ import statistics
 from boardlab.errors import BUG, BoardlabError
 from boardlab.judge import verdict
 from boardlab.measure import catalogue
-from boardlab.measure import families
 
 
 class NoFigure(BoardlabError, ValueError):
@@ -47,9 +46,6 @@ class Gate:
         baseline measured otherwise)."""
         samples, recorded = {}, []
         at_most = max(self.max_repeats, at_least, self.repeats)
-        # whose programs measured them: said with the figures, never judged across sets
-        its = families.tool_set(suite, self.strategy.board.isa) if suite in families.BY_NAME else None
-        settings = {**families.tool_settings(its), **(settings or {})} or None
 
         def take():
             got = measure()

@@ -16,7 +16,7 @@ from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.pooling import update_baselines
-from boardlab.measure import catalogue, clocks, kernelid
+from boardlab.measure import catalogue, clocks, families, kernelid
 
 
 @dataclass
@@ -160,6 +160,7 @@ class RunResults:
         board = facts.name
         self.identify(board, kernel, identity)
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
+        settings = families.figure_settings(suite, facts.isa, settings)   # whose programs measured it
         if clock == clocks.HOST and self.host_load:
             settings = {**(settings or {}), **self.host_load}
         m = Metric(board, kernel, suite, name, float(value), spec.unit, spec.direction,

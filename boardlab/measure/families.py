@@ -160,6 +160,13 @@ def tool_settings(tools: str | None) -> dict:
     return {"tools": OWN} if tools == OWN else {}
 
 
+def figure_settings(suite: str, isa: str, settings: dict | None = None) -> dict | None:
+    """A figure's settings with the set of programs that measured it said (the one place
+    every recorder asks: the results, compare's sides)."""
+    its = tool_set(suite, isa) if suite in BY_NAME else None
+    return {**tool_settings(its), **(settings or {})} or None
+
+
 def settings_set(settings: dict | None) -> str:
     """The set a figure's settings say (DEBIAN where they say none)."""
     return (settings or {}).get("tools", DEBIAN)

@@ -8,7 +8,6 @@ import statistics
 
 from boardlab.errors import BoardlabError, KERNEL
 from boardlab.measure import families, ownoutput, parsers, target_load, workloads
-from boardlab.measure import families as families_mod   # one_sample's argument shadows the module
 
 FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
 
@@ -279,7 +278,7 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = wor
     return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small, tools=tools)
 
 
-def one_sample(strategy, shell_driver, families=FAMILIES,
+def one_sample(strategy, shell_driver, wanted=FAMILIES,
                jitter_s: int = workloads.JITTER_RUN_S, tools: str | None = None) -> tuple[dict, dict]:
     """A fresh boot of the selected kernel and its figures -> (figures, extras: the boot
     record and the jitter histogram). Memory is read before any workload. tools: whose
@@ -288,8 +287,8 @@ def one_sample(strategy, shell_driver, families=FAMILIES,
     figures, extras = {}, {"boot": rec}
     sh = shell_driver()
     small = workloads.small_board(strategy.board.ram_mb)
-    for name in (f for f in FAMILIES if f in families):   # memory first: before any workload
-        its = families_mod.tool_set(name, strategy.board.isa, tools)
+    for name in (f for f in FAMILIES if f in wanted):   # memory first: before any workload
+        its = families.tool_set(name, strategy.board.isa, tools)
         if name == "jitter":
             j, extras["histogram"] = jitter(sh, jitter_s, its)
             figures.update(j)
