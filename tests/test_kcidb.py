@@ -221,3 +221,41 @@ def test_a_change_point_the_watch_recorded_fails_its_metric(tmp_path):
     assert login["b" * 12]["status"] == "FAIL" and login["b" * 12]["misc"]["change_point"].startswith(
         "boot_time/guest_login on qemu-arm.guest-deterministic: +3.40 %")
     assert login["a" * 12]["status"] == "DONE"                      # an improvement fails nothing
+
+
+def test_a_culprit_is_an_issue_present_where_it_moved_and_absent_after_the_fix_night(tmp_path):
+    """Issue 'Answers without holes': the watch's culprit becomes a KCIDB issue (the code
+    its culprit, the report's file:// URL and subject, confirmed by revert), an incident
+    present at the night it moved and each night still regressed, and present=false on the
+    night the fix is measured, nothing after; the export is valid against kcidb-io v5."""
+    nights = [("a" * 12, 4.93), ("b" * 12, 5.10), ("c" * 12, 5.10), ("d" * 12, 4.93), ("e" * 12, 4.93)]
+    runs = []
+    for n, (rev, login) in enumerate(nights):
+        res = RunResults(tmp_path / f"night-{n}")
+        res.meta["started"] = f"2026-12-0{n + 1}T02:00:00+0000"     # the nights in their order
+        res.record("qemu-arm", rev, "boot_time", "guest_login", login, samples=[login] * 3)
+        runs.append(res.run_dir)
+    culprit = "f" * 40
+    report = tmp_path / "bisect" / "report.txt"
+    report.parent.mkdir()
+    report.write_text("boardlab bisect: a +3.45 % regression of boot_time.guest_login on qemu-arm\n\n...\n"
+                      f"#regzbot introduced: {culprit[:12]}\n")
+    entry = {"change": "boot_time/guest_login on qemu-arm.guest-deterministic: +3.45 %", "good": "a" * 12,
+             "bad": "b" * 12, "regression": True, "state": "done", "run_dir": str(report.parent),
+             "first_bad": {"rev": culprit, "subject": "net: sleep"}, "report": str(report),
+             "revert": "confirmed by revert"}
+    (tmp_path / "watched.json").write_text(json.dumps({f"boot_time/guest_login@{ENV}@{'b' * 12}": entry}))
+    server = SimpleNamespace(data=tmp_path)
+    doc = kcidb.from_history("vlab", squad(*runs), kcidb.watched(server), kcidb.culprits(server))
+    assert kcidb.validate(doc).startswith("v5")
+    [issue] = doc["issues"]
+    assert issue["id"] == f"boardlab:vlab:culprit:{culprit}" and issue["culprit"] == {
+        "code": True, "tool": False, "harness": False}
+    assert issue["report_url"] == report.as_uri() and issue["report_url"].startswith("file:///")
+    assert issue["report_subject"].startswith("boardlab bisect: a +3.45 % regression")
+    assert issue["misc"]["confirmed_by_revert"] and "confirmed by revert" in issue["comment"]
+    assert issue["misc"]["regzbot"] == f"#regzbot introduced: {culprit[:12]}"
+    tests = {t["id"]: t["build_id"].split(":")[2] for t in doc["tests"]}
+    said = [(tests[i["test_id"]], i["present"]) for i in doc["incidents"]]
+    assert said == [("b" * 12, True), ("c" * 12, True), ("d" * 12, False)]     # nothing of the night after
+    assert {i["issue_id"] for i in doc["incidents"]} == {issue["id"]}

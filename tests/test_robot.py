@@ -299,3 +299,21 @@ def test_a_culprit_that_moved_two_metrics_gets_one_report_a_section_each(tmp_pat
     assert second.startswith(used) and "seen:    free_used seen" in second and "median   4096 kB" in second
     assert "4608 kB" in second and "none were measured" in second and "guest_login seen" not in second
     assert text.startswith("boardlab bisect: a ") and f"of {login}; a " in text.splitlines()[0]
+
+
+def test_the_report_ends_with_the_regzbot_line_and_the_compare_that_reproduces_it(tmp_path):
+    """What a maintainer sends to regzbot, last; and the two kernels measured again by
+    `boardlab compare` from the images the bisect kept (the whole bisect after it)."""
+    b = _state(tmp_path)
+    for s in b.steps:
+        s.dir = str(tmp_path / f"step-{s.rev[:12]}")
+        Path(s.dir).mkdir()
+        (Path(s.dir) / f"bisect-{s.rev[:12]}.uImage").write_bytes(b"uImage")
+    text = robot.report(b, CHANGE, CONFIRMED, [])
+    assert text.rstrip("\n").splitlines()[-1] == f"#regzbot introduced: {CULPRIT[:12]}"
+    assert (f"  boardlab compare --board qemu-arm --kernel {tmp_path}/step-{GOOD[:12]}/bisect-{GOOD[:12]}.uImage "
+            f"--kernel {tmp_path}/step-{CULPRIT[:12]}/bisect-{CULPRIT[:12]}.uImage --families boot_time --root nfs"
+            in text)
+    (Path(b.steps[2].dir) / f"bisect-{CULPRIT[:12]}.uImage").unlink()   # an image not kept: no line
+    text = robot.report(b, CHANGE, CONFIRMED, [])
+    assert "boardlab compare" not in text and "boardlab bisect --tree" in text

@@ -119,9 +119,11 @@ def unknown(rows) -> list[str]:
 
 
 def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repeats: int,
-              jitter_s: int, log_dir: Path, this_host: str | None, phase_log: bool = False):
+              jitter_s: int, log_dir: Path, this_host: str | None, phase_log: bool = False,
+              root: str = "ramdisk"):
     """Boot the sides that name a kernel in turn until decided or max_repeats rounds;
-    phase_log: every boot with the kernel's phase log, its spans kept."""
+    phase_log: every boot with the kernel's phase log, its spans kept; root: ramdisk or
+    nfs (a bisect's kernels measured on the root they were bisected on)."""
     booting = [s for s in sides if s.kernel]
     with board_session(env_path, log_dir, command="compare") as (strategy, shell):
         board = strategy.board
@@ -132,7 +134,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
             rounds += 1
             for side in booting:
                 t0 = time.monotonic()
-                strategy.select(kernel=side.kernel, root="ramdisk", ramdisk="", phase_log=phase_log)
+                strategy.select(kernel=side.kernel, root=root, ramdisk="", phase_log=phase_log)
                 figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
                 side.add(figures)
                 if phase_log:
@@ -241,7 +243,7 @@ def _one_board(env_path: str, sides: list[Side]) -> str | None:
 
 def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
             max_repeats: int = 10, jitter_s: int = workloads.JITTER_RUN_S, out_dir: Path | None = None,
-            prepare_board=None, phase_log: bool = False) -> tuple:
+            prepare_board=None, phase_log: bool = False, root: str = "ramdisk") -> tuple:
     """prepare_board(board): what the board needs before it boots (a virtual board's
     images), called once when a side is booted. phase_log: boot with the kernel's phase
     log and say where the time went; its boots' figures are not the lab's milestone
@@ -276,7 +278,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
-                           out_dir / "console", this_host, phase_log)
+                           out_dir / "console", this_host, phase_log, root)
         if board is not None and not phase_log:
             record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
@@ -285,6 +287,6 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     if phase_log:
         went = bootspans.of_sides(sides[0], sides[1])
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
-            "families": list(families), "repeats": repeats, "max_repeats": max(repeats, max_repeats), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "families": list(families), "root": root, "repeats": repeats, "max_repeats": max(repeats, max_repeats), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "phase_log": phases.BOOT_ARGS if phase_log else None}
     return sides, rows, write(out_dir, sides[0], sides[1], rows, meta, went)

@@ -13,6 +13,7 @@ from pathlib import Path
 from boardlab.bisect import Bisect, Step
 from boardlab.bisect import revert as rv
 from boardlab.bisect.step import _verdict   # the judge, as the bisect judged its steps
+from boardlab.facts.board import load_board
 from boardlab.files import atomic_write
 from boardlab.judge.verdict import Verdict
 from boardlab.measure import catalogue
@@ -78,6 +79,31 @@ def reproduce(b: Bisect) -> str:
     return shlex.join(args)
 
 
+def kernel_image(step: Step) -> Path | None:
+    """The uImage a measured step booted, kept in its directory (step.measure_revision)."""
+    path = Path(step.dir) / f"bisect-{step.rev[:12]}.uImage" if step.dir else None
+    return path if path and path.is_file() else None
+
+
+def compare_line(b: Bisect) -> str | None:
+    """The command that measures the good revision's kernel against the first bad one's
+    again, boots in turn (`boardlab compare`), from the images the bisect kept; None: a
+    build figure (the build is the measurement) or an image not kept."""
+    good = next((s for s in b.steps if s.role == "good"), None)
+    bad = first_bad_step(b)
+    images = [kernel_image(s) for s in (good, bad) if s]
+    if not b.needs_boot or len(images) != 2 or None in images:
+        return None
+    env = ["--board", b.board] if Path(b.env).name == f"{b.board}.yaml" else ["--env", b.env]
+    return shlex.join(["boardlab", "compare", *env, "--kernel", str(images[0]), "--kernel", str(images[1]),
+                       "--families", ",".join(b.families), "--root", b.root or load_board(b.board).root.default])
+
+
+def regzbot_line(b: Bisect) -> str:
+    """What a maintainer sends to have regzbot track the regression (its `introduced`)."""
+    return f"#regzbot introduced: {b.first_bad['rev'][:12]}"
+
+
 def _what(metric: str, change: Verdict | None) -> str:
     if change is None or change.delta_pct is None:
         return f"{metric}: a failed boot"
@@ -117,8 +143,12 @@ def report_of(b: Bisect, revert: dict, sections: list) -> str:
              f"board:   {b.board}, kernel config {b.config}" + (f", root {b.root}" if b.root else ""), ""]
     for metric, change, others, seen in sections:
         lines += _section(b, metric, change, others, seen)
-    lines += [*_revert(b, revert, [m for m, _, _, _ in sections]), "", "reproduce:", f"  {reproduce(b)}", "",
-              f"details: {b.run_dir} (bisect.json: every step; bisect.log: git's; {rv.REVERT})"]
+    again = compare_line(b)
+    lines += [*_revert(b, revert, [m for m, _, _, _ in sections]), "", "reproduce:",
+              *([f"  {again}", "  (the two kernels again, boots in turn; the whole bisect:)"] if again else []),
+              f"  {reproduce(b)}", "",
+              f"details: {b.run_dir} (bisect.json: every step; bisect.log: git's; {rv.REVERT})", "",
+              regzbot_line(b)]
     return "\n".join(lines) + "\n"
 
 

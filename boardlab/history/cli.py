@@ -59,7 +59,8 @@ def _export(server, args):
     out = Path(args.out or f"results/history-{server.lab}.kcidb.json")
     atomic_write(out, json.dumps(doc, indent=1) + "\n")
     print(f"history {server.lab}: {len(doc['checkouts'])} checkouts, {len(doc['builds'])} builds, "
-          f"{len(doc['tests'])} tests, valid KCIDB {version}: {out}")
+          f"{len(doc['tests'])} tests, {len(doc.get('issues', []))} issues "
+          f"({len(doc.get('incidents', []))} incidents), valid KCIDB {version}: {out}")
     return 0
 
 

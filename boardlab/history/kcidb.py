@@ -29,6 +29,7 @@ import urllib.request
 
 from boardlab.errors import BoardlabError
 from boardlab.facts.board import load_board
+from boardlab.history import kcidbissues as issues
 from boardlab.history.changes import api_list
 from boardlab.history.server import GROUP, HistoryError, HistoryServer, squad_python
 from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
@@ -113,30 +114,43 @@ def _metadata(run: dict) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
-def watched(server: HistoryServer) -> dict:
-    """{(metric, environment, build): the change point} the watch recorded as a change for
-    the worse (bisect.watch's <data>/watched.json: `regression`, or, in an entry older
-    than that, a bisect tried: it bisects regressions only)."""
+def _watch_entries(server: HistoryServer):
+    """(metric, environment, build, entry) of each change point the watch recorded
+    (bisect.watch's <data>/watched.json), a bisect's own steps left out."""
     path = server.data / "watched.json"
     seen = json.loads(path.read_text()) if path.exists() else {}
-    out = {}
     for key, entry in seen.items():
         metric, env, build = (key.split("@", 2) + ["", ""])[:3]
-        own = parse_environment(env)["flavour"] == BISECT_FLAVOUR    # a bisect's own steps: never
-        if not own and entry.get("regression", entry.get("attempts", 0) > 0):
-            out[(metric, env, build)] = entry.get("change", "")
-    return out
+        if parse_environment(env)["flavour"] != BISECT_FLAVOUR:
+            yield metric, env, build, entry
+
+
+def watched(server: HistoryServer) -> dict:
+    """{(metric, environment, build): the change point} the watch recorded as a change for
+    the worse (`regression`, or, in an entry older than that, a bisect tried: it bisects
+    regressions only)."""
+    return {(metric, env, build): entry.get("change", "") for metric, env, build, entry in _watch_entries(server)
+            if entry.get("regression", entry.get("attempts", 0) > 0)}
+
+
+def culprits(server: HistoryServer) -> dict:
+    """{(metric, environment, build): the watch's entry} of each change point whose bisect
+    named a first bad commit (its rev and subject, report, revert, good build)."""
+    return {(metric, env, build): entry for metric, env, build, entry in _watch_entries(server)
+            if (entry.get("first_bad") or {}).get("rev")}
 
 
 def document(server: HistoryServer) -> dict:
     """The history as one KCIDB document (not yet validated)."""
-    return from_history(server.lab, read(server), watched(server))
+    return from_history(server.lab, read(server), watched(server), culprits(server))
 
 
-def from_history(lab: str, builds: list, regressions: dict) -> dict:
-    """read()'s history and watched()'s regressions as one KCIDB document."""
-    checkouts, kbuilds, tests = [], {}, []
+def from_history(lab: str, builds: list, regressions: dict, named: dict | None = None) -> dict:
+    """read()'s history, watched()'s regressions and culprits()' named commits as one
+    KCIDB document: checkouts, builds, tests, and an issue per culprit with its incidents."""
+    checkouts, kbuilds, tests, measured = [], {}, [], {}
     prefix = f"{ORIGIN}:{lab}"
+    builds = sorted(builds, key=lambda b: b.get("datetime") or "")    # the nights in their order
     for b in builds:
         checkout_id = f"{prefix}:{b['version']}"
         checkout = {"id": checkout_id, "origin": ORIGIN, "start_time": _rfc3339(b["datetime"]),
@@ -153,9 +167,12 @@ def from_history(lab: str, builds: list, regressions: dict) -> dict:
             if arch:
                 build["architecture"] = arch
             _what_happened(checkout, build, run["tests"], run["metadata"].get("outcomes") or {})
-            tests += _tests(run, b["version"], build_id, prefix, regressions)
-    return {"version": {"major": 5, "minor": 3}, "checkouts": checkouts,
-            "builds": list(kbuilds.values()), "tests": tests}
+            tests += _tests(run, b["version"], build_id, prefix, regressions, measured)
+    doc = {"version": {"major": 5, "minor": 3}, "checkouts": checkouts,
+           "builds": list(kbuilds.values()), "tests": tests}
+    if named:
+        doc["issues"], doc["incidents"] = issues.of_culprits(prefix, named, [b["version"] for b in builds], measured)
+    return doc
 
 
 def _tree(checkout: dict, tree: dict):
@@ -197,7 +214,9 @@ def _path(name: str) -> str:
     return "boardlab." + ".".join(re.sub(r"[^A-Za-z0-9_-]+", "_", p) for p in re.split(r"[/.]", name) if p)
 
 
-def _tests(run: dict, version: str, build_id: str, prefix: str, regressions: dict) -> list:
+def _tests(run: dict, version: str, build_id: str, prefix: str, regressions: dict, measured: dict) -> list:
+    """The run's tests; measured: {(metric, environment, version): [its tests]} filled in
+    (an issue's incidents are tests of the metric it moved)."""
     env = run["environment"]
     where = parse_environment(env)
     environment = {"comment": env, "misc": {k: where[k] for k in ("board", "clock", "host", "flavour")}}
@@ -226,6 +245,7 @@ def _tests(run: dict, version: str, build_id: str, prefix: str, regressions: dic
             test["number"] = {"value": sum(misc["samples"]) / len(misc["samples"])}
             if m.get("unit"):
                 test["number"]["unit"] = m["unit"]
+            measured.setdefault((name, env, version), []).append(test)
         out.append(test)
     return out
 
