@@ -6,7 +6,9 @@ regression in the kernel:
   size     a 96 KiB lookup table and a 96 KiB back buffer in init/main.c: three sizes at
            once (size puts the table in data on ARM: data +98304 bytes, the buffer in bss:
            bss +98304, vmlinux +4.8 %; text +0), free memory -192 KiB
-  boot     virtio-net's initcall sleeps 300 ms: the login prompt later on the board's clock
+  boot     virtio-net's initcall sleeps 300 ms and a 128 KiB settle log joins its bss:
+           three metrics on two clocks at once (guest_freeing_init and guest_login later
+           on the board's clock, vmlinux bss +131072 bytes, no clock)
   syscall  getppid() walks the parent chain up to init: lmbench's lat_syscall null slower
 
 Made once under BOARDLAB_CACHE (a stamp holds the recipe's digest; fixed authors and
@@ -33,6 +35,7 @@ class Change:
     old: str | None     # replaced by new (it must occur exactly once); None: new goes after line 1
     new: str
     culprit: str | None = None   # the regression it causes: size, boot, syscall
+    also: tuple = ()             # more (old, new) replacements in the same file, each once
 
 
 def _comment(subject, path, note) -> Change:
@@ -48,6 +51,9 @@ SIZE_TABLE = """static int kernel_init(void *);
 const u32 early_console_charmap[24576] = { [0 ... 24575] = 0x20202020 };
 u32 early_console_backbuffer[24576];	/* drawn into before the console is up */
 """
+SETTLE_LOG = ("static __init int virtio_net_driver_init(void)\n",
+              "u8 virtnet_settle_log[131072];\t/* what the link said while it settled */\n\n"
+              "static __init int virtio_net_driver_init(void)\n")
 BOOT_DELAY = """	msleep(300);	/* let the host side of the link settle before probing */
 	ret = register_virtio_driver(&virtio_net_driver);
 """
@@ -91,7 +97,8 @@ CHANGES = (
     _comment("timekeeping: say which clock is the reference", "kernel/time/timekeeping.c",
              "CLOCK_MONOTONIC is the reference of every other clock here"),
     Change("virtio_net: give the link time to settle before probing", "drivers/net/virtio_net.c",
-           "\tret = register_virtio_driver(&virtio_net_driver);\n", BOOT_DELAY, culprit="boot"),
+           "\tret = register_virtio_driver(&virtio_net_driver);\n", BOOT_DELAY, culprit="boot",
+           also=(SETTLE_LOG,)),
     _comment("ipconfig: note the fallback when DHCP stays silent", "net/ipv4/ipconfig.c",
              "a silent DHCP server leaves the static ip= settings in force"),
     _comment("nfs/super: note the mount option precedence", "fs/nfs/super.c",
@@ -133,11 +140,12 @@ def _apply(tree: Path, change: Change):
     if change.old is None:
         first, rest = text.split("\n", 1)
         text = f"{first}\n{change.new}{rest}"
-    else:
-        if text.count(change.old) != 1:
-            raise RuntimeError(f"{change.path}: the text to change occurs {text.count(change.old)} "
-                               f"times, not once (another linux-source-6.1?): {change.old[:60]!r}")
-        text = text.replace(change.old, change.new)
+    edits = ([] if change.old is None else [(change.old, change.new)]) + list(change.also)
+    for old, new in edits:
+        if text.count(old) != 1:
+            raise RuntimeError(f"{change.path}: the text to change occurs {text.count(old)} "
+                               f"times, not once (another linux-source-6.1?): {old[:60]!r}")
+        text = text.replace(old, new)
     path.write_text(text)
 
 

@@ -488,6 +488,55 @@ def test_bisect_on_the_board_finds_the_commit(kernel_tree, qemu, tmp_path, metri
     assert qemu.power.get() is False     # the board is off after the bisect
 
 
+@pytest.mark.slow
+@pytest.mark.vlab
+def test_one_commit_moving_three_metrics_on_two_clocks_is_one_bisect_one_report(kernel_tree, qemu, tmp_path,
+                                                                                monkeypatch):
+    """Issue 'Answers without holes', its goal: the boot commit sleeps in virtio-net's
+    initcall and adds a 128 KiB bss array, so guest_freeing_init and guest_login (the
+    board's deterministic clock) and vmlinux_bss_bytes (a size: no clock) move at once.
+    The watch, given the three change points the history would hold over one range, runs
+    ONE real bisect on the board, names the commit for all three, and writes one report
+    with a section per metric, each with its own figures."""
+    from test_watch import FakeHistory
+    from boardlab.bisect import robot, watch as w
+    from boardlab.history.changes import ChangePoint
+    culprit = kernel_tree.culprits["boot"]
+    after = subprocess.run(["git", "-C", str(kernel_tree.path), "rev-list", "--reverse", f"{culprit}..master"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    good, bad = kernel_tree.culprits["size"][:12], after[3][:12]     # the boot commit inside, syscall's not
+    moved = [("boot_time/guest_freeing_init", "qemu-arm.guest-deterministic"),
+             ("boot_time/guest_login", "qemu-arm.guest-deterministic"),
+             ("build/vmlinux_bss_bytes", "qemu-arm.none")]
+    hist = FakeHistory(tmp_path, [ChangePoint(m, env, bad, good, [bad], 4.0, (3.9, 4.1), 1e-6)
+                                  for m, env in moved], monkeypatch)
+    qemu.transition("off")
+    calls = []
+
+    def bisect(*a, **k):
+        calls.append(a[3])
+        return bisect_run.start(*a, out=tmp_path / "run", **k)
+    done = w.watch(hist, kernel_tree.path, progress=lambda *_: None, bisect=bisect)
+    assert calls == ["boot_time.guest_freeing_init,boot_time.guest_login,build.vmlinux_bss_bytes"]
+    assert [e["first_bad"]["rev"] for e in done] == [culprit] * 3, [e["result"] for e in done]
+    assert {e["report"] for e in done} == {str(tmp_path / "run" / robot.REPORT)}
+    text = (tmp_path / "run" / robot.REPORT).read_text()
+    assert text.count("commit:  ") == 1 and text.rstrip().endswith(f"#regzbot introduced: {culprit[:12]}")
+    sections = text.split("metric:  ")[1:]
+    assert [s.split(" ", 1)[0] for s in sections] == [m.replace("/", ".") for m, _ in moved]
+
+    def medians(section):   # the section's own good and first bad medians
+        row = next(ln for ln in section.splitlines() if ln.startswith("median"))
+        return [float(x) for x in row.split()[1::2]]
+    for section, (metric, _) in zip(sections, moved):
+        good_median, bad_median = medians(section)
+        if metric.startswith("build/"):
+            assert bad_median - good_median == 131072, section
+        else:
+            assert 0.25 < bad_median - good_median < 0.4, section   # the 300 ms sleep on the board's clock
+    assert qemu.power.get() is False
+
+
 def test_a_board_bisects_with_its_own_kernel_config_by_default(tmp_path):
     from boardlab.bisect.run import default_config
     assert default_config("qemu-arm") == ROOT / "kernels/virt-nfs/qemu-arm.config"

@@ -470,3 +470,15 @@ def test_the_default_board_is_a_fact_of_the_lab(tmp_path, monkeypatch, capsys):
     assert main(["compare", "--kernel", "a", "--kernel", "b"]) == 2
     err = capsys.readouterr().err.strip()
     assert "field 'default_board' names 'qemu-x'" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("value, said", [(0, "got 0"), (-2, "got -2"), ("two", "")])
+def test_a_lab_hosts_boots_at_once_is_a_whole_number_of_boards(tmp_path, value, said):
+    """How many boards LAVA boots at once on a lab host (its worker's job limit)."""
+    text = (ROOT / "places" / "vlab" / "lab-host.yaml").read_text().replace("boots_at_once: 1",
+                                                                          f"boots_at_once: {value}")
+    (tmp_path / "lab-host.yaml").write_text(text)
+    with pytest.raises(FactsError) as e:
+        load_lab_host(tmp_path / "lab-host.yaml")
+    assert "boots_at_once" in str(e.value) and said in str(e.value)
+    assert load_lab_host("vlab").boots_at_once == load_lab_host("vlab2").boots_at_once == 1

@@ -219,3 +219,45 @@ def test_a_person_and_lava_take_turns_on_one_board(vlab, tmp_path, capsys):
         assert labgrid("-p", f"+{token}", "acquire").returncode == 0
         labgrid("-p", f"+{token}", "release")
         labgrid("cancel-reservation", token)
+
+
+def job_state(srv, job) -> dict:
+    return yaml.safe_load(lava.lavacli(srv.identity, "jobs", "show", str(job), "--yaml"))
+
+
+@pytest.mark.lava_server
+@pytest.mark.slow
+def test_a_lava_server_restart_loses_no_job(vlab, tmp_path, capsys):
+    """Issue 'The shared lab, round two': `lava server up` ended every unfinished job,
+    Submitted ones too. Now a job queued behind a person's hold waits through a restart
+    and runs after the release; a job running when the server stops (its dispatcher ended
+    with the worker) ends Incomplete saying so and is submitted again, and that one runs."""
+    from boardlab.lava.localserver import LocalLavaServer
+    from test_lava import free_port
+    assert cli.main(["places", "sync"]) == 0
+    with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
+        srv.up(["qemu-arm"])
+        wait_for("LAVA's place", lambda: "acquired: lava-arbiter/lava" in labgrid("-p", "qemu-arm", "show").stdout, 60)
+        token = re.search(r"LG_TOKEN=(\S+)", labgrid("reserve", "--wait", "--shell", "board=qemu-arm").stdout).group(1)
+        assert labgrid("-p", f"+{token}", "acquire").returncode == 0
+        assert cli.main(["lava", "submit", "--identity", srv.identity, "--out", str(tmp_path / "s1"),
+                         "--job", "qemu-arm-armmp-nightly"]) == 0
+        job = re.findall(r"submitted as job (\d+)", capsys.readouterr().out)[0]
+        srv.down()
+        srv.up(["qemu-arm"])
+        assert job_state(srv, job)["state"] == "Submitted"      # it waits, as it did before the restart
+        assert "submitted job(s) of an earlier run wait in the queue" in capsys.readouterr().out
+        labgrid("-p", f"+{token}", "release")
+        labgrid("cancel-reservation", token)
+        wait_for("the job running", lambda: job_state(srv, job)["state"] == "Running", 180)
+        time.sleep(5)
+        srv.down()                                                # its dispatcher ends with the worker
+        srv.up(["qemu-arm"])
+        said = capsys.readouterr().out
+        again = re.search(rf"job {job} was Running when an earlier run stopped: Incomplete, "
+                          r"submitted again as job (\d+)", said)
+        assert again, said
+        ended = job_state(srv, job)
+        assert ended["state"] == "Finished" and ended["health"] == "Incomplete"
+        assert "its dispatcher is gone" in (ended.get("failure_comment") or "")
+        assert lava.wait_for_job(srv.identity, again.group(1), 900) == "Complete"

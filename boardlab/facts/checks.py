@@ -86,6 +86,9 @@ def check_lab_host(lab, path, virtual_fields, real_fields=()):
         raise FactsError(f"{path}: field 'address' must be an IPv4 address with its prefix "
                          f"length (like 192.168.20.1/24), got {lab.address!r}") from None
     check_export_path(path, "tftp_root", lab.tftp_root)
+    if lab.boots_at_once is not None and (not isinstance(lab.boots_at_once, int) or lab.boots_at_once < 1):
+        raise FactsError(f"{path}: field 'boots_at_once' must be a whole number of boards, 1 or more, "
+                         f"got {lab.boots_at_once!r}")
     if lab.lan_interface is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,15}", lab.lan_interface):
         raise FactsError(f"{path}: field 'lan_interface' must be an interface name (like enp2s0 "
                          f"or br-lan), got {lab.lan_interface!r}")

@@ -39,6 +39,9 @@ class LabHost:
     kind: str = one_of(("virtual", "real"), "virtual")
     exporter_name: str | None = None
     lava_worker: bool = True    # it also exports LAVA's NFS root directory
+    # boards it boots at once at most (LAVA's worker job limit, health checks included): a
+    # virtual host's boards each need a core, a real host's share its TFTP and NFS; None: no limit
+    boots_at_once: int | None = None
     # tftpd's retransmit in ms, the client's timeout refused (facts.hostconfigs.tftpd_retransmit_args)
     tftp_retransmit_ms: int | None = None
     pdudaemon: PduDaemon | None = None

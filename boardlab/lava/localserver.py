@@ -40,6 +40,24 @@ DISPATCHER_D = Path("/etc/lava-server/dispatcher.d")
 PG_USER = "lava-server"   # as the shared PostgreSQL cluster's users are written down
 
 
+
+# run in `lava-server manage shell` at `up`: the jobs whose dispatcher is gone (every state
+# but Submitted and Finished), ended with why, and each (but a health check) submitted
+# again by its own submitter: "<id>\t<state it was in>\t<new id | check>"
+LEFTOVER_JOBS = """from lava_scheduler_app.models import TestJob
+for j in TestJob.objects.exclude(state__in=(TestJob.STATE_FINISHED, TestJob.STATE_SUBMITTED)):
+    was = j.get_state_display()
+    j.go_state_finished(TestJob.HEALTH_INCOMPLETE, True)
+    j.failure_comment = ('%s when an earlier run of the local LAVA server stopped: its dispatcher '
+                         'is gone' % was)
+    j.save()
+    again = 'check'
+    if not j.health_check:
+        new = TestJob.from_yaml_and_user(j.original_definition, j.submitter)
+        again = str((new[0] if isinstance(new, list) else new).id)
+    print('%s\t%s\t%s' % (j.id, was, again))
+"""
+
 class ServerError(BoardlabError):
     """The local LAVA server could not be brought up or down: names the step."""
     party, part = LAB, "lava"
@@ -122,6 +140,10 @@ class LocalLavaServer:
         token = re.search(r"token\s*:\s*(\S+)", r.stdout)
         if not token:
             raise ServerError(f"no token for worker {worker} in: {r.stdout}")
+        # no more boots at once than the lab host can run (a health check fails only for its board)
+        limit = lab.boots_at_once or 0
+        _manage("shell", "-c", "from lava_scheduler_app.models import Worker\n"
+                f"Worker.objects.filter(hostname={worker!r}).update(job_limit={limit})")
         d = DISPATCHER_D / worker
         d.mkdir(parents=True, exist_ok=True)
         (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(lab)))
@@ -129,20 +151,25 @@ class LocalLavaServer:
         return identities.write_token_file(self.run_dir / f"worker-{lab.name}" / "token", token.group(1))
 
     def _end_leftover_jobs(self):
-        """Jobs an earlier run of this server left unfinished (its workers are gone, the
-        database stays): Incomplete, with the reason, before they hold the boards; the
-        logs of an earlier database's jobs set aside (lava.joboutput)."""
+        """Jobs an earlier run of this server left behind (the database stays, its workers
+        and their dispatchers are gone): a Submitted job waits in the queue as it was (no
+        job is lost); one that was Scheduled, Running or Canceling had its dispatcher
+        ended with the worker, so it ends Incomplete with why and, unless it is a health
+        check (LAVA schedules those itself), is submitted again. The logs of an earlier
+        database's jobs are set aside first (lava.joboutput)."""
         highest = _django("TestJob.objects.order_by('-id').values_list('id', flat=True).first() or 0")
         if highest.isdigit():
             joboutput.set_aside(int(highest), echo=self.echo)
-        r = _manage("shell", "-c", "from lava_scheduler_app.models import TestJob\n"
-                    "for j in TestJob.objects.exclude(state=TestJob.STATE_FINISHED):\n"
-                    "    j.go_state_finished(TestJob.HEALTH_INCOMPLETE, True)\n"
-                    "    j.failure_comment = 'left unfinished by an earlier run of the local LAVA server'\n"
-                    "    j.save()\n"
-                    "    print(j.id)\n")
-        for job_id in r.stdout.split():
-            self.echo(f"lava server: job {job_id} of an earlier run: Incomplete")
+        r = _manage("shell", "-c", LEFTOVER_JOBS)
+        for line in r.stdout.splitlines():
+            job_id, was, again = (line.split("\t") + ["", ""])[:3]
+            if job_id.isdigit():
+                self.echo(f"lava server: job {job_id} was {was} when an earlier run stopped: Incomplete"
+                          + (f", submitted again as job {again}" if again.isdigit() else
+                             " (a health check: LAVA schedules its own)" if again == "check" else ""))
+        queued = _django("TestJob.objects.filter(state=TestJob.STATE_SUBMITTED).count()")
+        if queued.isdigit() and int(queued):
+            self.echo(f"lava server: {queued} submitted job(s) of an earlier run wait in the queue")
 
     def register_board(self, board_name: str) -> str:
         """The board's device type and device dictionary, as `boardlab gen` wrote them, on
