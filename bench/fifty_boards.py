@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from boardlab.lab import glance  # noqa: E402
+from boardlab.lab import arbiter as arbiter_module, glance  # noqa: E402
 from boardlab.lab.arbiter import Arbiter  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
 from fakelab import REAL_RUN, FakeLab  # noqa: E402
@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     for _ in range(args.rounds):
         lab = busy_lab(args.boards)
         subprocess.run = lab.run
+        arbiter_module.device_transitions = lab.device_transitions
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 arbiter = Arbiter("127.0.0.1:1", None, {b: p["tags"] for b, p in lab.places.items()},

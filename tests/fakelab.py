@@ -33,6 +33,21 @@ class FakeLab:
         self.up = True                  # the coordinator answers
         self.while_waiting = []         # what happens while `labgrid-client wait` waits (an arbiter's round)
         self._tokens = (f"TOKEN{n:05d}" for n in itertools.count(1))
+        # LAVA's device log of health changes, newest first, as its device page shows it
+        self.transitions = {b: [] for b in boards}
+        self.lava_user = "boardlab-arbiter"   # whose lavacli calls these are (the arbiter's)
+
+    def device_transitions(self, identity, device) -> list[dict]:
+        """lava.server.device_transitions, from the fake's log."""
+        self.calls.append(("page", device))
+        return list(self.transitions[device])
+
+    def set_health(self, board, health, user):
+        """A health change, logged as LAVA logs one (xmlrpc api: 'Old → New (xmlrpc api)')."""
+        old = self.devices[board]["health"]
+        self.devices[board]["health"] = health
+        self.transitions[board].insert(0, {"when": "Dec. 6, 7:31a.m.", "user": user,
+                                           "change": f"{old} → {health} (xmlrpc api)"})
 
     # ---- what the world does -------------------------------------------------------
     def person_acquires(self, board, owner="vm/alice"):
@@ -168,7 +183,7 @@ class FakeLab:
         if args == ["devices", "list", "--all", "--json"]:
             return json.dumps([self.devices[b] for b in sorted(self.devices)]), 0
         if args[:2] == ["devices", "update"] and args[3] == "--health":
-            self.devices[args[2]]["health"] = args[4].capitalize()
+            self.set_health(args[2], args[4].capitalize(), self.lava_user)
             return "", 0
         if args[:2] == ["jobs", "show"]:
             return json.dumps(self.jobs[int(args[2])]), 0

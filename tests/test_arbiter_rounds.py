@@ -18,6 +18,7 @@ BOARDS = ["qemu-arm", "qemu-ppc"]
 def lab(monkeypatch):
     fake = FakeLab(BOARDS)
     monkeypatch.setattr(subprocess, "run", fake.run)
+    monkeypatch.setattr("boardlab.lab.arbiter.device_transitions", fake.device_transitions)
     return fake
 
 
@@ -182,6 +183,7 @@ def test_fifty_boards_are_read_in_three_calls(monkeypatch, tmp_path):
     boards = [f"board{i:02d}" for i in range(50)]
     lab = FakeLab(boards)
     monkeypatch.setattr(subprocess, "run", lab.run)
+    monkeypatch.setattr("boardlab.lab.arbiter.device_transitions", lab.device_transitions)
     a = arbiter(tmp_path, [], boards)
     a.round()
     lab.calls.clear()
@@ -222,3 +224,37 @@ def test_a_health_check_ended_by_an_overlap_is_not_submitted_again(lab, tmp_path
     lab.person_acquires("qemu-arm", "vm/bob")
     assert ("qemu-arm", "cancel") in a.round()
     assert set(lab.jobs) == {7} and ("jobs", "resubmit") not in {c[1:3] for c in lab.calls}
+
+
+def test_an_admins_maintenance_over_the_arbiters_is_kept_when_the_person_leaves(lab, tmp_path):
+    """Issue 'The shared lab, round two': an admin set Maintenance while the arbiter's own
+    held the board for a person; when the reservation ended the arbiter restored "LAVA's
+    again (Unknown)" and LAVA checked the board the admin took out. The health reads the
+    same; LAVA's own device log says who changed it last: theirs stands."""
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.reserve("qemu-arm")
+    assert a.round() == [("qemu-arm", "maintenance")]
+    lab.set_health("qemu-arm", "Maintenance", "admin")          # the admin's word, same health
+    assert a.round() == [("qemu-arm", "release")]
+    lab.reservations[0].update(state="allocated", allocations={"main": "qemu-arm"})
+    lab.person_acquires("qemu-arm")
+    a.round()
+    lab.places["qemu-arm"]["acquired"], lab.reservations = None, []
+    assert a.round() == [("qemu-arm", "acquire")]
+    assert a.round() == [("qemu-arm", "restore")]
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance" and health_updates(lab) == ["MAINTENANCE"]
+    assert any("admin changed its health while set aside (Maintenance → Maintenance (xmlrpc api)): "
+               "theirs stands" in m for m in log), log
+    assert state(tmp_path)["aside"] == {} and a.round() == []     # forgotten: nothing more done
+
+
+def test_the_arbiters_own_transition_last_is_restored(lab, tmp_path):
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.reserve("qemu-arm")
+    a.round()
+    lab.reservations = []
+    assert a.round() == [("qemu-arm", "restore")] and lab.devices["qemu-arm"]["health"] == "Good"

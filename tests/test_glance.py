@@ -142,6 +142,7 @@ def test_the_whole_lab_in_three_labgrid_calls_and_four_lava_requests(monkeypatch
     boards = [f"board{i:02d}" for i in range(50)]
     lab = FakeLab(boards)
     monkeypatch.setattr(subprocess, "run", lab.run)
+    monkeypatch.setattr("boardlab.lab.arbiter.device_transitions", lab.device_transitions)
     monkeypatch.setattr(glance, "_lava_get", lab.rest)
     lab.person_acquires("board03", "vm/bob")
     lab.start_job("board03", 41)

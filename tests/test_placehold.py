@@ -29,6 +29,7 @@ def lab(monkeypatch, tmp_path):
     PID alive: this process's)."""
     fake = FakeLab([BOARD, "qemu-ppc"])
     monkeypatch.setattr(subprocess, "run", fake.run)
+    monkeypatch.setattr("boardlab.lab.arbiter.device_transitions", fake.device_transitions)
     monkeypatch.setattr(placehold, "tcp_open", lambda *a, **k: fake.up)
     state = tmp_path / "arbiter.json"
     state.write_text(json.dumps({"round": {"pid": os.getpid(), "places": [BOARD, "qemu-ppc"]}}))

@@ -34,28 +34,20 @@ The rules (boardlab.lab.rules, one pure function each):
   LAVA job runs on it (the coordinator restarted under it); a place a person holds is
   never taken.
 - Health never restored blindly. A Maintenance the arbiter set is kept in its state file
-  (written before LAVA is told, removed after: a crash between leaves an entry for a
-  board whose health is not Maintenance, which the next round forgets). It comes back as
-  Unknown, so LAVA runs its health check first, whenever anything happened meanwhile:
-  its place was released to a person (a hold shorter than a round would not be seen, so
-  the release counts), a person was seen holding it, a job on it failed; as it was only
-  when nothing did (the reservation went before the place was released). An admin's
-  Maintenance or Retired is never changed, and when someone changes a Maintenance the
-  arbiter set, their health stands (the entry is forgotten). No Maintenance is set
-  while a health check runs (LAVA would keep the check's result to itself): the person
-  waits for the check. An admin's Looping is LAVA's: set aside for a person like Good,
-  and it comes back Looping.
+  (written before LAVA is told, removed after: a crash between leaves an entry the next
+  round forgets). It comes back as Unknown (LAVA checks the board first) once anything
+  happened meanwhile (its place released to a person, a person seen holding it, a job on
+  it failed), as it was only when nothing did. Someone else's health change is never
+  undone: a health other than Maintenance, or a transition in LAVA's own device log by
+  another user after the arbiter's (an admin's Maintenance over the arbiter's reads the
+  same), and the entry is forgotten. No Maintenance is set while a health check runs
+  (LAVA would keep the check's result to itself). An admin's Looping comes back Looping.
 - A failed job (Incomplete, Canceled) sets its board Unknown, whoever submitted it: the
   arbiter keeps each board's running job and, once it ends, asks LAVA how.
 - On stop, LAVA's places are released; health is restored only on boards no person holds
   or is allocated (their entries stay in the state file for the next start).
 
-Why not the other ways (DESIGN.md 9.2): a LAVA job acquiring the place itself has no
-hook before LAVA picks the device (its power-on command runs after the job has started,
-so it could only fail the job, not make it wait); a person setting Maintenance by hand
-is the step this replaces; a waiting labgrid reservation protects nothing by itself.
-
-`Arbiter` reads the coordinator and LAVA, applies the rules, and repeats every POLL_S
+Why not the other ways: docs/shared-lab.md ("One board, two schedulers"). `Arbiter` reads the coordinator and LAVA, applies the rules, and repeats every POLL_S
 (each labgrid-client or lavacli call is a Python process of 0.3-0.5 CPU-s)."""
 from __future__ import annotations
 
@@ -72,7 +64,8 @@ from boardlab.lab import rules
 from boardlab.lab.listings import parse_devices, parse_places, parse_reservations, reservation_asks, waiting
 from boardlab.lab.rules import LAVA_OWNER, Seen, decide
 from boardlab.lava.errors import LavaError
-from boardlab.lava.server import lavacli
+from boardlab.lava.identities import identity_entry, role_user
+from boardlab.lava.server import device_transitions, lavacli
 
 POLL_S = 5.0
 KEPT_OVERLAPS = 20
@@ -93,6 +86,7 @@ class Arbiter:
         self.state_file = Path(state_file)
         self.state = rules.load_state(self.state_file.read_text() if self.state_file.exists() else None)
         self.ours = LAVA_OWNER
+        self.lava_user = identity_entry(identity).get("username") or role_user("arbiter")
         self.started = False
         self._checks: dict = {}     # job id -> is a health check
 
@@ -110,6 +104,19 @@ class Arbiter:
         if last_round:
             self.state["round"] = last_round
         atomic_write(self.state_file, json.dumps(self.state, indent=1, sort_keys=True))
+
+    def _restore(self, board: str) -> None:
+        """What it set aside given back (rules.health_after), unless someone else changed the
+        health meanwhile (LAVA's device log): their word stands, the entry is forgotten."""
+        word = rules.health_changed_by(device_transitions(self.identity, board), self.lava_user)
+        entry = self.aside.pop(board)
+        if word:
+            self.echo(f"{board}: {word['user']} changed its health while set aside ({word['change']}): "
+                      f"theirs stands, left as it is")
+            return
+        health = rules.health_after(entry)
+        lavacli(self.identity, "devices", "update", board, "--health", health.upper())
+        self.echo(f"{board}: LAVA's again ({health})")
 
     def look(self) -> tuple[dict, list, dict]:
         """Places, reservations, devices: three calls, whatever the number of boards."""
@@ -155,10 +162,7 @@ class Arbiter:
             self._set_aside(board, rules.aside_entry(seen.health))
             self.echo(f"{board}: asked for in labgrid: LAVA starts nothing new on it")
         elif step == "restore":
-            health = rules.health_after(self.aside[board])
-            lavacli(self.identity, "devices", "update", board, "--health", health.upper())
-            self.aside.pop(board)
-            self.echo(f"{board}: LAVA's again ({health})")
+            self._restore(board)
         elif step == "forget":
             self.aside.pop(board)
             self.echo(f"{board}: its health was set {seen.health} by someone else: left as it is")
@@ -252,9 +256,7 @@ class Arbiter:
                 self._client("release", place=board)
                 self.echo(f"{board}: released: LAVA's arbiter stops")
             if board in self.aside and place.get("acquired") in (None, self.ours) and not place.get("reservation"):
-                health = rules.health_after(self.aside.pop(board))
-                lavacli(self.identity, "devices", "update", board, "--health", health.upper())
-                self.echo(f"{board}: LAVA's again ({health})")
+                self._restore(board)
             elif board in self.aside:
                 self.echo(f"{board}: {place.get('acquired') or 'a reservation'} has it: left in Maintenance")
         self._save()

@@ -134,3 +134,10 @@ def overdue(place: dict, now: float, limit_h: float, ours: str = LAVA_OWNER) -> 
         return None
     hours = (now - place["changed"]) / 3600
     return hours if hours > limit_h else None
+
+
+def health_changed_by(transitions: list[dict], user: str) -> dict | None:
+    """The newest health change (a transition 'A → B'), when someone other than user made
+    it: their word, which user's own rule must not undo; None when user's is the newest."""
+    newest = next((t for t in transitions if "→" in t["change"]), None)
+    return newest if newest and newest["user"] != user else None

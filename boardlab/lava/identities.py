@@ -78,6 +78,16 @@ def lavacli_config() -> Path:
                                                 "lavacli.yaml")))
 
 
+def identity_entry(name: str | None, path: Path | None = None) -> dict:
+    """A lavacli identity's {uri, username, token} ({} when it is not configured)."""
+    try:
+        config = yamltext.load((path or lavacli_config()).read_text()) or {}
+    except (FileNotFoundError, ValueError):
+        return {}
+    entry = config.get(name or "default") if isinstance(config, dict) else None
+    return entry if isinstance(entry, dict) else {}
+
+
 def write_identities(entries: dict[str, dict], path: Path | None = None) -> Path:
     """Identities {name: {uri, username, token}} into lavacli's configuration (the others
     kept), written whole with mode 0600, its directory made 0700 if missing."""

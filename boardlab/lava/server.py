@@ -2,9 +2,12 @@
 (cron lines or systemd timers)."""
 from __future__ import annotations
 
+import html
+import re
 import shlex
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -14,7 +17,7 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge.health import failed_job, unknown_after
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import SCHEDULE
-from boardlab.lava.identities import role_identity
+from boardlab.lava.identities import identity_entry, role_identity
 from boardlab import yamltext
 
 def lavacli(identity: str | None, *args, check=True) -> str:
@@ -198,3 +201,26 @@ def recheck(identity: str | None, echo=print) -> list[str]:
         lavacli(identity, "devices", "update", device, "--health", "UNKNOWN")
         echo(f"{device}: Bad -> Unknown: its health check runs next")
     return bad
+
+
+def parse_transitions(page: str) -> list[dict]:
+    """LAVA's device page (/scheduler/device/<name>, 2023.01: its "Transitions" table, LAVA's
+    own record of each health change: newest first, the user who made it) ->
+    [{when, user, change}] as the page says them; [] when it has none."""
+    at = page.find(">Transitions</h3>")
+    body = re.search(r"<tbody[^>]*>(.*?)</tbody>", page[at:], re.S) if at >= 0 else None
+    rows = []
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body.group(1) if body else "", re.S):
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                 for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        if len(cells) == 3:
+            rows.append({"when": cells[0], "user": cells[1], "change": " ".join(cells[2].split())})
+    return rows
+
+
+
+def device_transitions(identity: str | None, device: str) -> list[dict]:
+    """The device's health transitions, from its page on the identity's server."""
+    base = (identity_entry(identity).get("uri") or "").rsplit("/RPC2", 1)[0].rstrip("/")
+    with urllib.request.urlopen(f"{base}/scheduler/device/{device}", timeout=30) as r:
+        return parse_transitions(r.read().decode(errors="replace"))
