@@ -175,7 +175,7 @@ def generated_files() -> dict[Path, str]:
     for lab in lab_hosts():
         files.update(lab_host_files(lab))
     files.update({PLACES_DIR / units.MANAGEMENT_DIR / name: text
-                  for name, text in units.management_units(lab_hosts()).items()})
+                  for name, text in units.management_units(lab_hosts(), load_lab()).items()})
     files.update(lava_devices.generated_files())   # LAVA's: the same facts
     files.update(lava_health.generated_files())
     from boardlab.kernel import answerpage   # the answer pages: from the data kept in docs/data

@@ -258,3 +258,34 @@ def test_the_arbiters_own_transition_last_is_restored(lab, tmp_path):
     a.round()
     lab.reservations = []
     assert a.round() == [("qemu-arm", "restore")] and lab.devices["qemu-arm"]["health"] == "Good"
+
+
+def test_lavas_holds_survive_a_coordinator_restart_before_anyone_is_served(lab, tmp_path):
+    """Issue 'The shared lab, round two': a person acquired a LAVA board 1.6 s after a
+    coordinator restart, before the arbiter's next round, while its job ran. The arbiter
+    keeps the places it holds in its state file (round.held); labgrid's own Coordinator,
+    started through boardlab.lab.coordinator, loads its places and marks those acquired by
+    LAVA's owner before it serves anyone. A place the arbiter gave back is not held."""
+    from labgrid.remote.common import Place
+    from labgrid.remote import coordinator as lg
+    from boardlab.lab import coordinator
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.reserve("qemu-ppc")
+    a.round()
+    a.round()                                               # qemu-ppc released to the person
+    assert state(tmp_path)["round"]["held"] == ["qemu-arm"]
+    assert coordinator.lava_held(tmp_path / "arbiter.json") == ["qemu-arm"]
+
+    class Loaded:                                           # labgrid's Coordinator.load, its places
+        def load(self):
+            self.places = {b: Place(name=b) for b in BOARDS}
+    coordinator.keep_lava_holds(Loaded, tmp_path / "arbiter.json")
+    c = Loaded()
+    c.load()
+    assert c.places["qemu-arm"].acquired == LAVA_OWNER and c.places["qemu-ppc"].acquired is None
+    assert lg.Coordinator.load is not Loaded.load           # labgrid's own class untouched here
+    a.give_back()
+    assert coordinator.lava_held(tmp_path / "arbiter.json") == []   # a stop gives LAVA nothing back
+    assert coordinator.lava_held(tmp_path / "none.json") == []

@@ -213,8 +213,9 @@ def test_every_lava_board_of_the_real_lab_is_watched_by_its_arbiter():
     """A scheduled `lava submit` does not wait for its jobs: the arbiter applies the failed-
     job rule to every board LAVA has (the virtual ones: `lava server up`'s own arbiter)."""
     from boardlab.facts.labhosts import lab_hosts
+    from boardlab.facts.labfacts import load_lab
     from boardlab.lab.units import management_units
-    unit = management_units(lab_hosts())["boardlab-arbiter.service"]
+    unit = management_units(lab_hosts(), load_lab())["boardlab-arbiter.service"]
     for host in lab_hosts():
         if host.kind == "real" and host.lava_worker:
             for board in host.boards:
@@ -246,13 +247,14 @@ def test_the_recheck_is_scheduled_as_its_own_role_by_cron_and_systemd_alike():
     """`lava schedule --cron`, `lava schedule --systemd` and the management host's units
     (`boardlab gen`) run one recheck: the same command, identity and hour, one unit name."""
     from boardlab.facts.labhosts import lab_hosts
+    from boardlab.facts.labfacts import load_lab
     from boardlab.lab.units import management_units
     sched = lava.load_schedule()
     command = "boardlab lab recheck --identity boardlab-recheck"
     cron = [ln for ln in lava.cron_lines(sched).splitlines() if "lab recheck" in ln]
     assert len(cron) == 1 and cron[0].startswith("15 * * * * root ") and f"/{command} >>" in cron[0]
     keys = {}
-    for where, units in (("schedule", lava.systemd_units(sched)), ("gen", management_units(lab_hosts()))):
+    for where, units in (("schedule", lava.systemd_units(sched)), ("gen", management_units(lab_hosts(), load_lab()))):
         for kind in ("service", "timer"):
             text = units[f"boardlab-lab-recheck.{kind}"]
             keys[where, kind] = dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln and ln[0] != "#")

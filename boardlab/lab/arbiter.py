@@ -101,8 +101,7 @@ class Arbiter:
         return json.loads(lavacli(self.identity, "jobs", "show", str(job_id), "--json") or "{}")
 
     def _save(self, last_round: dict | None = None) -> None:
-        if last_round:
-            self.state["round"] = last_round
+        self.state.update({"round": last_round} if last_round else {})
         atomic_write(self.state_file, json.dumps(self.state, indent=1, sort_keys=True))
 
     def _restore(self, board: str) -> None:
@@ -194,7 +193,7 @@ class Arbiter:
         report = {"board": board, "holder": seen.holder, "job": job, "at": time.time(),
                   "ended": f"LAVA job {job} cancelled{again}: {seen.holder} holds the place"}
         self.state["overlaps"] = (self.state["overlaps"] + [report])[-KEPT_OVERLAPS:]
-        self.echo(f"{board}: OVERLAP: {seen.holder} holds the place while LAVA job {job} runs "
+        self.echo(f"{board}: OVERLAP (the rule of last resort): {seen.holder} holds it while LAVA job {job} runs "
                   f"on it: job {job} cancelled{again}, the board comes back Unknown")
 
     def reconcile(self, places: dict, reservations: list, devices: dict) -> str:
@@ -230,8 +229,9 @@ class Arbiter:
             if step:
                 self.act(board, step, seen, dev)
                 done.append((board, step))
+        held = rules.held_after(places, done, self.boards, self.ours)   # what lab.coordinator keeps
         self._save({"at": time.time(), "pid": os.getpid(), "took_s": round(time.time() - began, 3),
-                    "boards": len(self.boards), "places": sorted(self.boards),
+                    "boards": len(self.boards), "places": sorted(self.boards), "held": held,
                     "waiting": len(waiting(reservations)),
                     "overlaps": rules.overlaps({b: places[b] for b in self.boards if b in places}, devices,
                                                self.ours)})
@@ -259,7 +259,7 @@ class Arbiter:
                 self._restore(board)
             elif board in self.aside:
                 self.echo(f"{board}: {place.get('acquired') or 'a reservation'} has it: left in Maintenance")
-        self._save()
+        self._save({**self.state.get("round", {}), "held": []})   # none kept through a coordinator restart
 
 
 def place_tags(board: str) -> dict:

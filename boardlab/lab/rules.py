@@ -141,3 +141,11 @@ def health_changed_by(transitions: list[dict], user: str) -> dict | None:
     it: their word, which user's own rule must not undo; None when user's is the newest."""
     newest = next((t for t in transitions if "→" in t["change"]), None)
     return newest if newest and newest["user"] != user else None
+
+
+def held_after(places: dict, done: list, boards, ours: str = LAVA_OWNER) -> list[str]:
+    """The places LAVA holds after a round: those held when it looked, with the round's own
+    acquisitions and without its releases (a coordinator restart gives them back to LAVA:
+    boardlab.lab.coordinator)."""
+    held = {b for b in boards if (places.get(b) or {}).get("acquired") == ours}
+    return sorted((held | {b for b, step in done if step == "acquire"}) - {b for b, step in done if step == "release"})

@@ -24,7 +24,8 @@ def daemons() -> Daemons:
 
 def coordinator_service():
     lab = load_lab()
-    return ("coordinator", [str(Path(sys.executable).parent / "labgrid-coordinator"), "-l", lab.coordinator],
+    # labgrid's coordinator, with LAVA's holds kept through its restart (boardlab.lab.coordinator)
+    return ("coordinator", [sys.executable, "-m", "boardlab.lab.coordinator", "-l", lab.coordinator],
             None, lambda: tcp_open(lab.coordinator_port, lab.management_ip))
 
 
