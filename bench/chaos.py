@@ -18,7 +18,7 @@ import shared_board as sb  # noqa: E402   its submit
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import load_lab  # noqa: E402
 from boardlab.facts.labhosts import load_lab_host  # noqa: E402
-from boardlab.lab.arbiter import place_tags  # noqa: E402
+from boardlab.lab.arbiterd import place_tags  # noqa: E402
 from boardlab.lab.listings import parse_places, parse_reservations, reservation_asks  # noqa: E402
 from boardlab.lab.rules import LAVA_OWNER, USABLE  # noqa: E402
 from boardlab.lava.arbiterstart import last_round_at  # noqa: E402

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from boardlab.lab import arbiterd
 from boardlab.lab.arbiter import Arbiter
 from boardlab.lab.rules import LAVA_OWNER
 from fakelab import FakeLab
@@ -174,7 +175,7 @@ def test_stopping_gives_back_only_what_no_person_holds(lab, tmp_path):
     lab.reservations = []
     lab.person_acquires("qemu-arm")
     a.round()
-    a.give_back()
+    arbiterd.give_back(a)
     assert lab.places["qemu-ppc"]["acquired"] is None and lab.places["qemu-arm"]["acquired"] == "vm/alice"
     assert lab.devices["qemu-arm"]["health"] == "Maintenance" and "qemu-arm" in state(tmp_path)["aside"]
 
@@ -208,7 +209,7 @@ def test_a_reservation_by_place_name_is_a_persons(lab, tmp_path):
 
 def test_the_arbiter_s_log_lines_carry_their_date_and_time(capsys):
     import re
-    from boardlab.lab.arbiter import stamped
+    from boardlab.lab.arbiterd import stamped
     stamped("qemu-arm: LAVA's again (Unknown)")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d qemu-arm: LAVA's again \(Unknown\)\n", capsys.readouterr().out)
 
@@ -286,6 +287,55 @@ def test_lavas_holds_survive_a_coordinator_restart_before_anyone_is_served(lab, 
     c.load()
     assert c.places["qemu-arm"].acquired == LAVA_OWNER and c.places["qemu-ppc"].acquired is None
     assert lg.Coordinator.load is not Loaded.load           # labgrid's own class untouched here
-    a.give_back()
+    arbiterd.give_back(a)
     assert coordinator.lava_held(tmp_path / "arbiter.json") == []   # a stop gives LAVA nothing back
     assert coordinator.lava_held(tmp_path / "none.json") == []
+
+
+def test_a_stop_of_the_arbiter_alone_keeps_the_place_of_a_running_job_until_it_ends(lab, tmp_path):
+    """Issue 'The shared lab, round two': SIGTERM released every place, and qemu-arm-noisy's
+    was free for 3 s during its health check. Now a place whose job runs stays LAVA's, the
+    log says who frees it, and this stop releases it as the job ends; the others at once."""
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.start_job("qemu-arm", 9, health_check=True)
+    a.round()
+    slept = []
+
+    def sleep(s):                 # the job ends while the stop waits
+        slept.append(s)
+        assert lab.places["qemu-arm"]["acquired"] == LAVA_OWNER and lab.places["qemu-ppc"]["acquired"] is None
+        if len(slept) == 2:
+            lab.end_job(9)
+    kept = arbiterd.give_back(a, wait_s=600, now=lambda: False, poll=5, sleep=sleep)
+    assert kept == {} and len(slept) == 2 and lab.places["qemu-arm"]["acquired"] is None
+    assert any("qemu-arm: kept for LAVA job 9" in m and "this stop releases it when the job ends" in m for m in log)
+    assert any(m == "qemu-arm: released: LAVA job 9 ended; LAVA's arbiter stops" for m in log), log
+    assert state(tmp_path)["round"]["held"] == []
+
+
+def test_a_stop_past_its_wait_leaves_the_place_to_the_next_arbiter_and_says_so(lab, tmp_path):
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.start_job("qemu-arm", 9)
+    a.round()
+    t = [0.0]
+    kept = arbiterd.give_back(a, wait_s=10, now=lambda: False, poll=5, clock=lambda: t[0],
+                              sleep=lambda s: t.__setitem__(0, t[0] + s))
+    assert kept == {"qemu-arm": 9} and lab.places["qemu-arm"]["acquired"] == LAVA_OWNER
+    assert state(tmp_path)["round"]["held"] == ["qemu-arm"]      # a coordinator restart keeps it LAVA's
+    assert "qemu-arm: still LAVA's after 10 s: job 9 runs; the next arbiter releases it" in log
+    a = arbiter(tmp_path, log)                                     # the next arbiter: kept while the job runs
+    assert ("qemu-arm", "acquire") not in a.round() and lab.places["qemu-arm"]["acquired"] == LAVA_OWNER
+
+
+def test_the_lava_server_going_down_releases_every_place_at_once(lab, tmp_path):
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.start_job("qemu-arm", 9)
+    a.round()
+    assert arbiterd.give_back(a, wait_s=600, now=lambda: True, sleep=lambda s: pytest.fail("waited")) == {}
+    assert lab.places["qemu-arm"]["acquired"] is None and lab.places["qemu-ppc"]["acquired"] is None

@@ -43,7 +43,7 @@ def test_the_arbiter_comes_after_the_coordinator_and_lava_with_its_own_identity(
         assert {"labgrid-coordinator.service", "lava-server-gunicorn.service"} <= set(unit[key].split())
     assert "Requires" not in unit and "BindsTo" not in unit
     argv = unit["ExecStart"].split()
-    assert argv[:3] == ["/opt/boardlab/.venv/bin/python", "-m", "boardlab.lab.arbiter"]
+    assert argv[:3] == ["/opt/boardlab/.venv/bin/python", "-m", "boardlab.lab.arbiterd"]
     assert argv[argv.index("--identity") + 1] == role_identity("boardlab", "arbiter") == "boardlab-arbiter"
     assert argv[argv.index("--state") + 1].startswith(f"/var/lib/{unit['StateDirectory']}/")
     real = sorted(b for h in lab_hosts() if h.kind == "real" for b in h.boards)

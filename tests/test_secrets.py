@@ -41,7 +41,7 @@ class FakeLava:
 
     def popen(self, cmd, **kw):
         self.argv.append(list(cmd))
-        if "boardlab.lab.arbiter" in cmd and self.arbiter_rounds:   # its first round, at once
+        if "boardlab.lab.arbiterd" in cmd and self.arbiter_rounds:   # its first round, at once
             state = Path(cmd[cmd.index("--state") + 1])
             state.write_text(json.dumps({"round": {"at": time.time() + 1}}))
         return SimpleNamespace(pid=os.getpid())
@@ -98,7 +98,7 @@ def test_each_role_has_its_own_token_in_lavaclis_configuration_0600(lava_up):
         assert entry == {"uri": "http://127.0.0.1:18180/RPC2", "username": f"boardlab-{role}",
                          "token": token}
     assert len(set(TOKENS.values())) == len(identities.ROLES)
-    arbiter = next(cmd for cmd in fake.argv if "boardlab.lab.arbiter" in cmd)
+    arbiter = next(cmd for cmd in fake.argv if "boardlab.lab.arbiterd" in cmd)
     assert arbiter[arbiter.index("--identity") + 1] == "boardlab-test-arbiter"
 
 

@@ -90,9 +90,9 @@ def test_the_scheduler_starts_after_the_arbiters_first_round(tmp_path, monkeypat
     first (lava.arbiterstart)."""
     _, fake, _ = faked_up(tmp_path, monkeypatch, FakeLava())
     first = {what: next(i for i, cmd in enumerate(fake.argv) if what in cmd)
-             for what in ("boardlab.lab.arbiter", "lava-scheduler", "lava-worker")}
-    assert first["boardlab.lab.arbiter"] < first["lava-scheduler"] < first["lava-worker"]
-    arbiter = fake.argv[first["boardlab.lab.arbiter"]]
+             for what in ("boardlab.lab.arbiterd", "lava-scheduler", "lava-worker")}
+    assert first["boardlab.lab.arbiterd"] < first["lava-scheduler"] < first["lava-worker"]
+    arbiter = fake.argv[first["boardlab.lab.arbiterd"]]
     assert arbiter[1:3] == ["-m", "boardlab.services.supervisor"]   # it comes back if it exits
 
 

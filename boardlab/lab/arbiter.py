@@ -44,8 +44,9 @@ The rules (boardlab.lab.rules, one pure function each):
   (LAVA would keep the check's result to itself). An admin's Looping comes back Looping.
 - A failed job (Incomplete, Canceled) sets its board Unknown, whoever submitted it: the
   arbiter keeps each board's running job and, once it ends, asks LAVA how.
-- On stop, LAVA's places are released; health is restored only on boards no person holds
-  or is allocated (their entries stay in the state file for the next start).
+- On stop (boardlab.lab.arbiterd), LAVA's places are released, but the place of a board
+  whose job runs when the arbiter alone stops; health is restored only on boards no
+  person holds or is allocated (their entries stay in the state file for the next start).
 
 Why not the other ways: docs/shared-lab.md ("One board, two schedulers"). `Arbiter` reads the coordinator and LAVA, applies the rules, and repeats every POLL_S
 (each labgrid-client or lavacli call is a Python process of 0.3-0.5 CPU-s)."""
@@ -54,7 +55,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -245,56 +245,4 @@ class Arbiter:
                 self.echo(f"arbiter: {e}")
             time.sleep(poll)
 
-    def give_back(self) -> None:
-        """On stop: LAVA's places released (a stopped LAVA must not keep people out), and
-        what the arbiter set aside restored, on boards no person holds or is allocated:
-        their entries stay for the next start."""
-        places = parse_places(self._client("-v", "places").stdout)
-        for board in self.boards:
-            place = places.get(board) or {}
-            if place.get("acquired") == self.ours:
-                self._client("release", place=board)
-                self.echo(f"{board}: released: LAVA's arbiter stops")
-            if board in self.aside and place.get("acquired") in (None, self.ours) and not place.get("reservation"):
-                self._restore(board)
-            elif board in self.aside:
-                self.echo(f"{board}: {place.get('acquired') or 'a reservation'} has it: left in Maintenance")
-        self._save({**self.state.get("round", {}), "held": []})   # none kept through a coordinator restart
 
-
-def place_tags(board: str) -> dict:
-    """The place's tags, as the coordinator has them (places/<host>/places.yaml)."""
-    from boardlab import yamltext
-    from boardlab.facts.board import PLACES_DIR, load_board
-    places = yamltext.load((PLACES_DIR / load_board(board).lab_host / "places.yaml").read_text()) or {}
-    return places[board]["tags"]
-
-
-def stamped(line: str) -> None:
-    """A log line with its local date and time: a lab's log is read against the power switch's."""
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", flush=True)
-
-
-def main(argv=None) -> int:
-    import argparse
-    import signal
-    from boardlab.facts.labfacts import load_lab
-    ap = argparse.ArgumentParser(description="LAVA's boards held at the labgrid coordinator; people reserve them")
-    ap.add_argument("boards", nargs="+")
-    ap.add_argument("--identity", default=None, help="lavacli identity (an admin's: it sets device health)")
-    ap.add_argument("--state", required=True, help="where what it set aside is kept")
-    ap.add_argument("--poll", type=float, default=POLL_S, help=f"seconds between rounds (default {POLL_S:g})")
-    args = ap.parse_args(argv)
-    arbiter = Arbiter(load_lab().coordinator, args.identity, {b: place_tags(b) for b in args.boards},
-                      Path(args.state), echo=stamped)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    arbiter.echo(f"arbiter: boards {', '.join(args.boards)} at {arbiter.coordinator}, as {arbiter.ours}, "
-                 f"pid {os.getpid()}")
-    arbiter.run(stop=lambda: bool(stopping), poll=args.poll)
-    arbiter.give_back()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

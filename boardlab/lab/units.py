@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from boardlab.facts.labfacts import ARBITER_STATE, Lab
 from boardlab.facts.labhosts import LabHost, arbitrated
+from boardlab.lab.arbiterd import STOP_WAIT_S
 from boardlab.lava.identities import role_identity
 from boardlab.lava.server import LAB_IDENTITY_BASE, RECHECK_CALENDAR, RECHECK_COMMAND
 
@@ -65,12 +66,13 @@ def arbiter_unit(boards: list[str]) -> str:
         ["Description=boardlab: LAVA's boards held at the labgrid coordinator; people reserve them",
          f"Wants={needs}", f"After={needs}", "StartLimitIntervalSec=0"],
         [f"User={USER}", f"WorkingDirectory={PROJECT}", "StateDirectory=boardlab/arbiter",
-         f"ExecStart={PROJECT}/.venv/bin/python -m boardlab.lab.arbiter --identity "
+         f"ExecStart={PROJECT}/.venv/bin/python -m boardlab.lab.arbiterd --identity "
          f"{role_identity(IDENTITY_BASE, 'arbiter')} --state {ARBITER_STATE} {' '.join(boards)}",
          *ALWAYS,
          "# SIGTERM to the arbiter alone: it releases LAVA's places and gives health back through",
-         "# labgrid-client and lavacli, which must not be killed under it",
-         "KillMode=mixed", "TimeoutStopSec=60"],
+         "# labgrid-client and lavacli, which must not be killed under it; a place whose LAVA job",
+         f"# runs is kept until the job ends, up to {STOP_WAIT_S:g} s (lab/arbiterd.py)",
+         "KillMode=mixed", f"TimeoutStopSec={STOP_WAIT_S + 60:g}"],
         "multi-user.target")
 
 

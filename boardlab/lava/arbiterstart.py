@@ -15,7 +15,7 @@ FIRST_ROUND_S = 60   # a round is three listings and a call per board to change:
 
 
 def command(identity: str, state_file: Path, boards: list[str]) -> list[str]:
-    return supervised("arbiter", [sys.executable, "-m", "boardlab.lab.arbiter", "--identity", identity,
+    return supervised("arbiter", [sys.executable, "-m", "boardlab.lab.arbiterd", "--identity", identity,
                                   "--state", str(state_file), *boards])
 
 

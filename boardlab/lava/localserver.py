@@ -329,7 +329,9 @@ class LocalLavaServer:
                 _reap(pid)
                 continue
             try:
-                os.killpg(pid, signal.SIGTERM)   # its own session: gunicorn's workers too
+                # its own session: gunicorn's workers too; the arbiter's SIGINT: LAVA goes down,
+                # its jobs with it, so every place is released at once (lab.arbiterd)
+                os.killpg(pid, signal.SIGINT if name == "arbiter" else signal.SIGTERM)
             except ProcessLookupError:
                 continue
             deadline = time.monotonic() + 20
