@@ -45,7 +45,7 @@ class World:
     def arbiter(self):
         asked = self.reservation in ("waiting", "allocated")
         seen = Seen(self.holder, asked, self.health, self.job is not None, OURS, self.entry is not None,
-                    checking=self.job == "check")
+                    checking=self.job == "check", by_name=asked)     # the person names the board
         self.entry = rules.observe(self.entry, seen)
         step = decide(seen)
         if step == "acquire":
@@ -147,8 +147,11 @@ def test_no_maintenance_while_a_health_check_runs():
 def test_an_admins_maintenance_and_retired_and_a_bad_board_are_left_alone():
     assert decide(Seen(OURS, False, "Maintenance", False, OURS, set_aside=False)) is None
     assert decide(Seen("vm/bob", False, "Maintenance", False, OURS)) is None
-    assert decide(Seen(None, False, "Bad", False, OURS)) is None             # people may have it
-    assert decide(Seen(OURS, False, "Bad", False, OURS)) == "release"
+    # a Bad board is kept from reservations by tags (arch=arm got one), given to one naming it
+    assert decide(Seen(None, False, "Bad", False, OURS)) == "acquire"
+    assert decide(Seen(OURS, False, "Bad", False, OURS)) is None
+    assert decide(Seen(OURS, True, "Bad", False, OURS, by_name=True)) == "release"
+    assert decide(Seen("vm/bob", True, "Bad", False, OURS, by_name=True)) is None
     assert decide(Seen(OURS, False, "Retired", False, OURS)) == "release"
     assert decide(Seen("vm/bob", True, "Retired", False, OURS)) is None
 

@@ -339,3 +339,56 @@ def test_the_lava_server_going_down_releases_every_place_at_once(lab, tmp_path):
     a.round()
     assert arbiterd.give_back(a, wait_s=600, now=lambda: True, sleep=lambda s: pytest.fail("waited")) == {}
     assert lab.places["qemu-arm"]["acquired"] is None and lab.places["qemu-ppc"]["acquired"] is None
+
+
+def reserve_by_tags(lab, token="BROAD", **tags):
+    lab.reservations.append({"token": token, "owner": "vm/alice", "state": "waiting",
+                             "filters": {"main": dict(tags)}, "allocations": {}})
+
+
+def test_a_reservation_by_tags_takes_the_first_board_that_frees_not_all(lab, tmp_path):
+    """Issue 'The shared lab, round two': a reservation matching both LAVA boards set both
+    in Maintenance (and a walked-away one cost both a health check). Now one board: none
+    while both run jobs, then the first that frees; the other stays LAVA's throughout."""
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.start_job("qemu-arm", 1)
+    lab.start_job("qemu-ppc", 2)
+    a.round()
+    reserve_by_tags(lab, arch="arm")
+    assert a.round() == [] and health_updates(lab) == []          # both busy: nobody set aside
+    lab.end_job(2)
+    assert a.round() == [("qemu-ppc", "maintenance")]
+    assert a.round() == [("qemu-ppc", "release")]
+    lab.end_job(1)
+    lab.schedule()
+    assert lab.reservations[0]["allocations"] == {"main": "qemu-ppc"}
+    a.round()
+    assert lab.devices["qemu-arm"]["health"] == "Good" and lab.places["qemu-arm"]["acquired"] == LAVA_OWNER
+
+
+def test_a_bad_board_is_not_handed_to_a_reservation_by_tags_but_to_one_naming_it(lab, tmp_path):
+    a = arbiter(tmp_path, [])
+    a.round()
+    lab.devices["qemu-arm"]["health"] = "Bad"
+    lab.start_job("qemu-ppc", 3)
+    a.round()
+    assert lab.places["qemu-arm"]["acquired"] == LAVA_OWNER       # kept from broad reservations
+    reserve_by_tags(lab, arch="arm")
+    assert a.round() == [] and lab.places["qemu-arm"]["acquired"] == LAVA_OWNER
+    lab.reservations = []
+    lab.reserve("qemu-arm", token="MEND")                           # by name: to mend it
+    lab.reservations[0]["filters"] = {"main": {"name": "qemu-arm"}}
+    assert a.round() == [("qemu-arm", "release")] and lab.devices["qemu-arm"]["health"] == "Bad"
+
+
+def test_an_allocated_reservation_nobody_acquired_shows_in_lab_status_with_its_timeout():
+    from boardlab.lab.glance import reservation_rows
+    from boardlab.lab.listings import parse_reservations
+    lab = FakeLab(BOARDS)
+    lab.reserve("qemu-arm", state="allocated", token="WALKED")
+    lab.reserve("qemu-ppc", token="WAITS")
+    rows = {r.name: r for r in reservation_rows(parse_reservations(lab.reservations_text()))}
+    assert set(rows) == {"WALKED", "WAITS"}
+    assert rows["WALKED"].problem.startswith("allocated qemu-arm, not acquired: the coordinator drops it at ")
+    assert rows["WAITS"].problem == "waiting: no free place matches it yet"

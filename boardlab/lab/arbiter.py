@@ -52,6 +52,7 @@ Why not the other ways: docs/shared-lab.md ("One board, two schedulers"). `Arbit
 (each labgrid-client or lavacli call is a Python process of 0.3-0.5 CPU-s)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -61,7 +62,7 @@ from pathlib import Path
 from boardlab.facts.places import client
 from boardlab.files import atomic_write
 from boardlab.lab import rules
-from boardlab.lab.listings import parse_devices, parse_places, parse_reservations, reservation_asks, waiting
+from boardlab.lab.listings import parse_devices, parse_places, parse_reservations, waiting
 from boardlab.lab.rules import LAVA_OWNER, Seen, decide
 from boardlab.lava.errors import LavaError
 from boardlab.lava.identities import identity_entry, role_user
@@ -126,14 +127,15 @@ class Arbiter:
         devices = parse_devices(lavacli(self.identity, "devices", "list", "--all", "--json"))
         return parse_places(r.stdout), reservations, devices
 
-    def seen(self, board: str, place: dict, dev: dict, reservations: list[dict]) -> Seen:
+    def seen(self, board: str, place: dict, dev: dict, asks: dict) -> Seen:
+        """asks: rules.asks of this round (the boards people's reservations ask for)."""
         job = dev.get("current_job")
-        s = Seen(place.get("acquired"), reservation_asks(reservations, self.boards[board], board, self.ours),
-                 dev.get("health", ""), bool(job), self.ours, board in self.aside)
+        s = Seen(place.get("acquired"), board in asks, dev.get("health", ""), bool(job), self.ours,
+                 board in self.aside, by_name=asks.get(board, False))
         if job and s.lava_holds and s.asked and s.health != "Maintenance":   # only then it matters
             if job not in self._checks:
                 self._checks[job] = bool(self._job(job).get("health_check"))
-            s = Seen(s.holder, s.asked, s.health, s.busy, s.ours, s.set_aside, self._checks[job])
+            s = dataclasses.replace(s, checking=self._checks[job])
         return s
 
     def job_ended(self, board: str, dev: dict) -> None:
@@ -216,13 +218,13 @@ class Arbiter:
         if not self.started:
             self.echo(f"arbiter: at start: {self.reconcile(places, reservations, devices)}")
             self.started = True
-        done = []
+        done, asks = [], rules.asks(reservations, self.boards, devices, self.ours, self.aside)
         for board in self.boards:
             place, dev = places.get(board), devices.get(board)
             if place is None or dev is None:
                 continue
             self.job_ended(board, dev)
-            seen = self.seen(board, place, dev, reservations)
+            seen = self.seen(board, place, dev, asks)
             if board in self.aside:
                 self.aside[board] = rules.observe(self.aside[board], seen)
             step = decide(seen)

@@ -155,9 +155,15 @@ def arbiter_row(state_file: Path, lava_up: bool, now: float) -> Row | None:
 
 
 def reservation_rows(reservations: list[dict]) -> list[Row]:
-    return [Row("reservation", r["token"], False, {"owner": r.get("owner", "-"), "filters": "; ".join(
-        " ".join(f"{k}={v}" for k, v in f.items()) for f in r.get("filters", {}).values())},
-        "waiting: no free place matches it yet") for r in waiting(reservations)]
+    """The reservations waiting for a place, and those allocated one nobody acquired (a
+    person walked away: the board is kept from everyone until the coordinator drops it)."""
+    def row(r, why):
+        return Row("reservation", r["token"], False, {"owner": r.get("owner", "-"), "filters": "; ".join(
+            " ".join(f"{k}={v}" for k, v in f.items()) for f in r.get("filters", {}).values())}, why)
+    return [row(r, "waiting: no free place matches it yet") for r in waiting(reservations)] + [
+        row(r, f"allocated {', '.join((r.get('allocations') or {}).values())}, not acquired: the coordinator "
+               f"drops it at {r.get('timeout', 'its timeout')}")
+        for r in reservations if r.get("state") == "allocated"]
 
 
 def glance(lava_url: str | None = LAVA_URL, results: Path = PROJECT_ROOT / "results",

@@ -25,6 +25,7 @@ class Seen:
     ours: str = LAVA_OWNER      # the holder string of LAVA's own acquisition
     set_aside: bool = False     # the arbiter set this Maintenance (an admin's stays)
     checking: bool = False      # the job running is a health check
+    by_name: bool = False       # the reservation asking names this board (name=, or allocated to it)
 
     @property
     def lava_holds(self) -> bool:
@@ -43,15 +44,18 @@ class Seen:
 def decide(seen: Seen) -> str | None:
     """The next step for one board: 'forget' (the Maintenance it set was changed by
     someone else: theirs stands), 'cancel' (the LAVA job of an overlap), 'acquire' (the
-    place for LAVA), 'restore' (LAVA's health back: health_after), 'maintenance' (LAVA
-    starts nothing new), 'release' (the place to the person waiting), or None."""
+    place for LAVA; a Bad board's too, so a reservation by tags never gets it), 'restore'
+    (LAVA's health back: health_after), 'maintenance' (LAVA starts nothing new), 'release'
+    (the place to the person waiting; a Bad board only to one who names it), or None."""
     if seen.set_aside and seen.health != "Maintenance":
         return "forget"
     if seen.overlap:
         return "cancel"
     if seen.holder is None and seen.busy:       # LAVA runs on a place nobody holds: re-taken
         return "acquire"
-    if seen.health in UNAVAILABLE:
+    if seen.health == "Bad" and not seen.by_name:   # not handed to a reservation by tags: kept
+        return "acquire" if seen.holder is None else None
+    if seen.health in UNAVAILABLE:   # Retired, or a Bad board someone asks for by name (to mend it)
         return "release" if seen.lava_holds and not seen.busy else None
     if seen.lava_holds:
         if seen.asked:
@@ -149,3 +153,35 @@ def held_after(places: dict, done: list, boards, ours: str = LAVA_OWNER) -> list
     boardlab.lab.coordinator)."""
     held = {b for b in boards if (places.get(b) or {}).get("acquired") == ours}
     return sorted((held | {b for b, step in done if step == "acquire"}) - {b for b, step in done if step == "release"})
+
+
+def asks(reservations: list[dict], tags_of: dict, devices: dict, ours: str, aside: dict) -> dict[str, bool]:
+    """{board: asked by name} of the boards people's reservations ask for, one board per
+    reservation: one allocated to it, or named (name=BOARD, as boardlab's own hold asks:
+    boot.placehold), or, for filters by tags, ONE board that LAVA can use and that matches:
+    the one already set aside for it, else the first idle one. While every match runs a
+    job none is asked: the first that frees is (not all of them set aside for a person who
+    may walk away). A Bad or Retired board is never picked by tags (it is kept from them)."""
+    out, taken = {}, set()
+    for r in reservations:
+        if r.get("owner") == ours or r.get("state") not in ("waiting", "allocated", "acquired"):
+            continue
+        for board in (r.get("allocations") or {}).values():
+            if board in tags_of:
+                out[board] = True
+                taken.add(board)
+        if r.get("state") != "waiting":
+            continue
+        for f in (r.get("filters") or {}).values():
+            match = [b for b in sorted(tags_of) if all({**tags_of[b], "name": b}.get(k) == v for k, v in f.items())]
+            if "name" in f:
+                out.update({b: True for b in match})
+                taken.update(match)
+                continue
+            usable = [b for b in match if b not in taken and (devices.get(b) or {}).get("health") not in UNAVAILABLE]
+            pick = next((b for b in usable if b in aside), None) or next(
+                (b for b in usable if not (devices.get(b) or {}).get("current_job")), None)
+            if pick:
+                out.setdefault(pick, False)
+                taken.add(pick)
+    return out
