@@ -392,3 +392,20 @@ def test_an_allocated_reservation_nobody_acquired_shows_in_lab_status_with_its_t
     assert set(rows) == {"WALKED", "WAITS"}
     assert rows["WALKED"].problem.startswith("allocated qemu-arm, not acquired: the coordinator drops it at ")
     assert rows["WAITS"].problem == "waiting: no free place matches it yet"
+
+
+def test_a_stop_that_cannot_read_lavas_device_log_undoes_nothing(lab, tmp_path, monkeypatch):
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    lab.reserve("qemu-arm")
+    a.round()
+    lab.reservations = []
+
+    def unreadable(identity, device):
+        raise OSError("connection refused")
+    monkeypatch.setattr("boardlab.lab.arbiter.device_transitions", unreadable)
+    arbiterd.give_back(a)
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance" and "qemu-arm" in state(tmp_path)["aside"]
+    assert any("LAVA's device log not read (connection refused)" in m for m in log), log
+    assert lab.places["qemu-arm"]["acquired"] is None and lab.places["qemu-ppc"]["acquired"] is None

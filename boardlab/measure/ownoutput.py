@@ -58,7 +58,7 @@ def raw_value(rec: dict) -> float:
     if kind == "rate":
         return rec["n"] * 1e9 / rec["ns"]
     if kind == "bw":
-        return rec["bytes"] / 2 ** 20 / (rec["ns"] / 1e9)
+        return rec["bytes"] / 1e6 / (rec["ns"] / 1e9)   # lmbench's MB: 10^6 bytes (its lib_timing.c)
     if kind == "ctx":
         if not rec["hops"] or not rec["ovr_hops"]:
             raise ParseError(f"@raw ctx size={rec['size']} procs={rec['procs']}: no hops")

@@ -17,7 +17,7 @@ figure() {  # LABEL HOW [ARG]: the figure of each of LABEL's runs, their median 
     on && $1 == "@raw" { v = ""; delete kv
          for (i = 3; i <= NF; i++) { split($i, p, "="); kv[p[1]] = p[2] }
          if ($2 == "lat" && how != "field" && how != "ctx") v = kv["ns"] / kv["n"] / 1000
-         else if ($2 == "bw") v = kv["bytes"] / 1048576 / (kv["ns"] / 1e9)
+         else if ($2 == "bw") v = kv["bytes"] / 1e6 / (kv["ns"] / 1e9)
          else if ($2 == "rate" && how == "field" && $3 == (arg == 3 ? "fs_create_0k" : "fs_delete_0k")) v = kv["n"] * 1e9 / kv["ns"]
          else if ($2 == "ctx" && how == "ctx" && kv["procs"] == arg) {
              v = (kv["ns"] / kv["hops"] - kv["ovr_ns"] / kv["ovr_hops"]) / 1000; if (v <= 0) v = "" }
