@@ -790,3 +790,20 @@ def test_an_earlier_databases_job_logs_are_set_aside_before_ids_repeat(tmp_path)
         ["2026/11/28/9/output.yaml", "2026/11/29/12/output.yaml", "2026/11/29/8/output.yaml"]
     assert "3 job(s) of an earlier database" in said[0] and str(aside) in said[0]
     assert joboutput.set_aside(3, root, echo=said.append) is None and len(said) == 1   # nothing left
+
+
+def test_lavas_device_page_gives_its_health_transitions_newest_first():
+    """LAVA 2023.01's device page, captured from the local server (qemu-arm set aside by
+    the arbiter for a person, then set Maintenance again by another user): its Transitions
+    table is the only record of who changed a device's health (no API has it)."""
+    from boardlab.lava.server import parse_transitions
+    from boardlab.lab.rules import health_changed_by
+    page = (DATA / "lava-device-page.html").read_text()
+    rows = parse_transitions(page)
+    assert rows and all(set(r) == {"when", "user", "change"} for r in rows)
+    assert rows[0] == {"when": "Dec.06, 8:13a.m.", "user": "boardlab-submit",
+                       "change": "Maintenance → Maintenance (xmlrpc api)"}          # an admin's, over
+    assert rows[1]["user"] == "boardlab-arbiter" and rows[1]["change"].startswith("Good → Maintenance")
+    assert health_changed_by(rows, "boardlab-arbiter") == rows[0]     # theirs is the newest: it stands
+    assert health_changed_by(rows[1:], "boardlab-arbiter") is None
+    assert parse_transitions("<html>no table</html>") == []
