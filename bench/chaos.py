@@ -19,8 +19,8 @@ from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import load_lab  # noqa: E402
 from boardlab.facts.labhosts import load_lab_host  # noqa: E402
 from boardlab.lab.arbiterd import place_tags  # noqa: E402
-from boardlab.lab.listings import parse_places, parse_reservations, reservation_asks  # noqa: E402
-from boardlab.lab.rules import LAVA_OWNER, USABLE  # noqa: E402
+from boardlab.lab.listings import parse_places, parse_reservations  # noqa: E402
+from boardlab.lab.rules import LAVA_OWNER, USABLE, asks  # noqa: E402
 from boardlab.lava.arbiterstart import last_round_at  # noqa: E402
 from boardlab.lava.health import health_check_job  # noqa: E402
 from boardlab.lava.identities import role_identity  # noqa: E402
@@ -158,10 +158,12 @@ class Chaos:
             views = places and {b: {"holder": places.get(b, {}).get("acquired"), "job": jobs.get(b), "health": (
                 devs.get(b) or {}).get("health"), "reservation": places.get(b, {}).get("reservation")} for b in self.boards}
             if views and any(not usable(v) and v["holder"] == LAVA_OWNER for v in views.values()):
-                asks = parse_reservations(self.lg("chaos", "reservations").stdout)   # only then: a call is 0.5 CPU-s
-                for b, v in views.items():   # set aside for a person who waits: on its way to them
-                    v["reservation"] = v["reservation"] or ("waiting" if reservation_asks(
-                        asks, self.tags[b], b, LAVA_OWNER) else None)
+                reservations = parse_reservations(self.lg("chaos", "reservations").stdout)   # only then: 0.5 CPU-s
+                aside = (json.loads(self.state.read_text()) if self.state.exists() else {}).get("aside") or {}
+                asked = asks(reservations, self.tags, {b: {"health": v["health"], "current_job": v["job"]}
+                                                       for b, v in views.items()}, LAVA_OWNER, aside)
+                for b, v in views.items():   # set aside for a person who waits (the arbiter's own rule)
+                    v["reservation"] = v["reservation"] or ("waiting" if b in asked else None)
         except (OSError, ValueError, KeyError, subprocess.SubprocessError):
             pass
         self.samples.append((t, views))

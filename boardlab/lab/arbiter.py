@@ -105,7 +105,7 @@ class Arbiter:
         self.state.update({"round": last_round} if last_round else {})
         atomic_write(self.state_file, json.dumps(self.state, indent=1, sort_keys=True))
 
-    def _restore(self, board: str) -> None:
+    def restore(self, board: str) -> None:
         """What it set aside given back (rules.health_after), unless someone else changed the
         health meanwhile (LAVA's device log): their word stands, the entry is forgotten."""
         word = rules.health_changed_by(device_transitions(self.identity, board), self.lava_user)
@@ -163,7 +163,7 @@ class Arbiter:
             self._set_aside(board, rules.aside_entry(seen.health))
             self.echo(f"{board}: asked for in labgrid: LAVA starts nothing new on it")
         elif step == "restore":
-            self._restore(board)
+            self.restore(board)
         elif step == "forget":
             self.aside.pop(board)
             self.echo(f"{board}: its health was set {seen.health} by someone else: left as it is")

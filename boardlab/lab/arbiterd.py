@@ -48,7 +48,7 @@ def _give_back_one(a: Arbiter, board: str, place: dict, why: str) -> None:
         a.echo(f"{board}: released: {why}")
     if board in a.aside and place.get("acquired") in (None, a.ours) and not place.get("reservation"):
         try:
-            a._restore(board)
+            a.restore(board)
         except (LavaError, OSError, ValueError) as e:   # who changed it last is not known: nothing undone
             a.echo(f"{board}: LAVA's device log not read ({str(e).splitlines()[0] if str(e) else e}): "
                    f"left in Maintenance, its entry kept for the next start")

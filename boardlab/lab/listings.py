@@ -92,22 +92,6 @@ def parse_reservations(text: str) -> list[dict]:
     return out
 
 
-def reservation_asks(reservations: list[dict], place_tags: dict, place: str, ours: str) -> bool:
-    """Whether a reservation of someone else waits for this place or holds it: allocated
-    to it, or waiting with filters the place's tags match; `name` matches the place's name,
-    as the coordinator has it (boardlab's own hold reserves name=PLACE: boot.placehold)."""
-    place_tags = {**place_tags, "name": place}
-    for r in reservations:
-        if r.get("owner") == ours or r.get("state") not in ("waiting", "allocated", "acquired"):
-            continue
-        if place in (r.get("allocations") or {}).values():
-            return True
-        if r.get("state") == "waiting" and any(
-                all(place_tags.get(k) == v for k, v in f.items()) for f in (r.get("filters") or {}).values()):
-            return True
-    return False
-
-
 def waiting(reservations: list[dict]) -> list[dict]:
     """The reservations still waiting for a place (none free matches them yet)."""
     return [r for r in reservations if r.get("state") == "waiting"]
