@@ -26,27 +26,12 @@ sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
+from boardlab.images import ownprograms  # noqa: E402
 from boardlab.measure import clocks, families, sample, workloads  # noqa: E402
 from boardlab.pages import ownprograms_page  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 
 SETS = (families.DEBIAN, families.OWN)
-CHUNK = 700   # base64 characters a console line (target_load.LINE_MAX with room for the command)
-
-
-def install_programs(sh, isa: str) -> None:
-    """The project's programs for isa into the running board's families.OWN_BIN, over the
-    console (base64, busybox decodes), with a link per program."""
-    import base64
-    from boardlab.images import ownprograms
-    data = base64.b64encode(ownprograms.build(isa).read_bytes()).decode()
-    sh.run_check("rm -f /tmp/blmeasure.b64")
-    for i in range(0, len(data), CHUNK):
-        sh.run_check(f"printf '%s' '{data[i:i + CHUNK]}' >> /tmp/blmeasure.b64")
-    links = " ".join(ownprograms.PROGRAMS)
-    sh.run_check(f"mkdir -p {families.OWN_BIN} && base64 -d /tmp/blmeasure.b64 > {families.OWN_BIN}/blmeasure "
-                 f"&& chmod 755 {families.OWN_BIN}/blmeasure && rm /tmp/blmeasure.b64 && cd {families.OWN_BIN} "
-                 f"&& for p in {links}; do ln -sf blmeasure $p; done; cd /")
 MEASURED = ("lmbench", "jitter", "hackbench")   # the families with a set of programs
 
 
@@ -72,7 +57,7 @@ def run(board_name: str, boots: int, jitter_s: int) -> dict:
             t0 = time.monotonic()
             strategy.reboot()
             sh = shell()
-            install_programs(sh, board.isa)
+            ownprograms.onto_running_board(sh, board.isa)
             for tools in order:
                 missing = sample.why_not_measurable(sh, "lmbench", tools)
                 if missing:

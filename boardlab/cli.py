@@ -157,7 +157,7 @@ def cmd_compare(args):
             families=tuple(f.strip() for f in args.families.split(",")), repeats=args.repeats,
             max_repeats=args.max_repeats, jitter_s=args.jitter_seconds,
             out_dir=Path(args.out) if args.out else None, prepare_board=prepare_if_virtual,
-            phase_log=args.phases, root=args.root)
+            phase_log=args.phases, root=args.root, tools=args.tools)
     except (ValueError, FileNotFoundError) as e:
         raise InputError(str(e)) from None   # main: one line, exit 2
     print(files["markdown"].read_text() + f"\n{files['html']}  {files['json']}")
@@ -255,6 +255,9 @@ def _compare_parser(sub):
                    "where the boot time went, span by span (compared, not recorded: it moves the figures)")
     c.add_argument("--root", default="ramdisk", choices=["ramdisk", "nfs"],
                    help="the root both kernels boot on (default ramdisk)")
+    c.add_argument("--tools", default=None, choices=families.TOOL_SETS,
+                   help="whose programs measure lmbench, jitter, hackbench (default: each family's "
+                        "record for the board's CPU; the figures say the set)")
     c.add_argument("--out", default=None, help="directory (default results/compare-<time>)")
     c.set_defaults(func=cmd_compare)
 

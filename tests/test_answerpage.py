@@ -117,3 +117,21 @@ def test_the_committed_answer_pages_are_their_data_byte_for_byte_on_any_host(mon
     assert answerpage.PAGES_DIR / "kernels-6.1-6.12.md" in pages
     for path, text in pages.items():
         assert path.read_text() == text, f"{path}: not its data's page: run boardlab gen"
+
+
+def test_a_page_beside_the_study_shows_each_change_the_study_measured_with_its_boards():
+    """The study's 2.4.25 -> 2.6.11.7 changes beside a pair's: changes only, each column
+    naming its boards and clock; only metrics both measured."""
+    import json
+    from boardlab.kernel import answerpage
+    data = json.loads((answerpage.DATA_DIR / "kernels-6.1-6.12.json").read_text())
+    plain = answerpage.page("kernels-6.1-6.12", data)
+    beside = answerpage.page("kernels-6.1-6.12", {**data, "beside_study": True})
+    assert beside.startswith(plain) and "## Beside the study" not in plain
+    section = beside[len(plain):]
+    assert "TQM860L (MPC860T, 50 MHz) and Sandpoint (MPC8240, 132 MHz)" in section
+    row = next(line for line in section.splitlines() if line.startswith("| lmbench.lat_pipe_us |"))
+    assert "+6.8 %, regressed, guest-deterministic" in row and "latency +80 %" in row
+    row = next(line for line in section.splitlines() if line.startswith("| build.uimage_data_bytes |"))
+    assert "tqm860l +43 %" in row and "sandpoint +27 %" in row
+    assert "| jitter." not in section and "| hackbench." not in section   # the study measured neither

@@ -247,3 +247,48 @@ def test_a_bandwidth_is_in_lmbenchs_megabytes_of_a_million_bytes():
     assert ownoutput.raw_value(rec) == 64.0
     from paths import ROOT
     assert 'kv["bytes"] / 1e6 / (kv["ns"] / 1e9)' in (ROOT / "jobs/testdefs/lmbench/lmbench.sh").read_text()
+
+
+def test_compare_with_the_project_s_programs_puts_them_on_after_memory_and_says_the_set(monkeypatch):
+    """compare --tools own on a board whose image carries Debian's set: the programs go on
+    over the console once a boot, after memory is read, and every figure of a family with
+    a set says it was measured with the project's."""
+    calls = []
+
+    class Strategy:
+        board = type("B", (), {"isa": "armhf", "ram_mb": 128})()
+
+        def reboot(self):
+            calls.append("boot")
+            return None
+
+    monkeypatch.setattr(sample, "family", lambda name, sh, rec, small=False, tools=None:
+                        calls.append(f"{name}:{tools}") or {})
+    monkeypatch.setattr(sample, "jitter", lambda sh, s, tools: (calls.append(f"jitter:{tools}") or {}, None))
+    sample.one_sample(Strategy(), lambda: None, ("memory", "lmbench", "jitter"), 5, families.OWN,
+                      own_onto=lambda sh: calls.append("onto"))
+    assert calls == ["boot", "memory:None", "onto", "lmbench:own", "onto", "jitter:own"]
+    assert families.figure_settings("lmbench", "armhf", None, families.OWN) == {"tools": families.OWN}
+    assert families.figure_settings("lmbench", "armhf") is None      # the record's: Debian's
+    assert families.figure_settings("memory", "armhf", None, families.OWN) is None
+
+
+def test_the_programs_go_onto_a_running_board_once(monkeypatch):
+    ran = []
+
+    class Shell:
+        def __init__(self, there):
+            self.there = there
+
+        def run(self, cmd):
+            ran.append(cmd)
+            return [], [], 0 if self.there else 1
+
+        def run_check(self, cmd):
+            ran.append(cmd)
+
+    monkeypatch.setattr(ownprograms, "build", lambda isa: type("P", (), {"read_bytes": lambda self: b"x" * 2000})())
+    ownprograms.onto_running_board(Shell(there=True), "armhf")
+    assert len(ran) == 1
+    ownprograms.onto_running_board(Shell(there=False), "armhf")
+    assert any("base64 -d" in c and "ln -sf blmeasure" in c for c in ran)

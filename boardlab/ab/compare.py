@@ -20,6 +20,7 @@ from boardlab.errors import InputError
 from boardlab.files import atomic_write
 from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
+from boardlab.images import ownprograms
 from boardlab.judge import bootspans
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
@@ -120,10 +121,11 @@ def unknown(rows) -> list[str]:
 
 def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repeats: int,
               jitter_s: int, log_dir: Path, this_host: str | None, phase_log: bool = False,
-              root: str = "ramdisk"):
+              root: str = "ramdisk", tools: str | None = None):
     """Boot the sides that name a kernel in turn until decided or max_repeats rounds;
     phase_log: every boot with the kernel's phase log, its spans kept; root: ramdisk or
-    nfs (a bisect's kernels measured on the root they were bisected on)."""
+    nfs (a bisect's kernels measured on the root they were bisected on); tools: whose
+    programs (None: each family's record for the board's CPU)."""
     booting = [s for s in sides if s.kernel]
     with board_session(env_path, log_dir, command="compare") as (strategy, shell):
         board = strategy.board
@@ -135,7 +137,8 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
             for side in booting:
                 t0 = time.monotonic()
                 strategy.select(kernel=side.kernel, root=root, ramdisk="", phase_log=phase_log)
-                figures, extras = sample.one_sample(strategy, shell, families, jitter_s)
+                figures, extras = sample.one_sample(strategy, shell, families, jitter_s, tools,
+                                                   lambda sh: ownprograms.onto_running_board(sh, board.isa))
                 side.add(figures)
                 if phase_log:
                     side.add_spans(phases.of_boot(extras["boot"]))
@@ -148,7 +151,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                     side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
                                                            board, side.clock)
                     side.settings[key] = figure_settings(
-                        suite, board.isa, {"run_s": jitter_s} if suite == "jitter" else None)
+                        suite, board.isa, {"run_s": jitter_s} if suite == "jitter" else None, tools)
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 
@@ -243,7 +246,8 @@ def _one_board(env_path: str, sides: list[Side]) -> str | None:
 
 def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeats: int = 5,
             max_repeats: int = 10, jitter_s: int = workloads.JITTER_RUN_S, out_dir: Path | None = None,
-            prepare_board=None, phase_log: bool = False, root: str = "ramdisk") -> tuple:
+            prepare_board=None, phase_log: bool = False, root: str = "ramdisk",
+            tools: str | None = None) -> tuple:
     """prepare_board(board): what the board needs before it boots (a virtual board's
     images), called once when a side is booted. phase_log: boot with the kernel's phase
     log and say where the time went; its boots' figures are not the lab's milestone
@@ -278,7 +282,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,
-                           out_dir / "console", this_host, phase_log, root)
+                           out_dir / "console", this_host, phase_log, root, tools)
         if board is not None and not phase_log:
             record_booted(out_dir, board, sides)
     rows = judge(sides[0], sides[1], this_host, board)
@@ -287,6 +291,6 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     if phase_log:
         went = bootspans.of_sides(sides[0], sides[1])
     meta = {"env": env_path, "sides": specs, "rounds": rounds, "host": this_host, "board": board_name,
-            "families": list(families), "root": root, "repeats": repeats, "max_repeats": max(repeats, max_repeats), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "families": list(families), "root": root, "tools": tools, "repeats": repeats, "max_repeats": max(repeats, max_repeats), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "phase_log": phases.BOOT_ARGS if phase_log else None}
     return sides, rows, write(out_dir, sides[0], sides[1], rows, meta, went)

@@ -167,6 +167,27 @@ def install(isa: str, root: Path, board: str | None = None) -> list[str]:
     return list(PROGRAMS)   # their methods are in the tarball and the tree, not in a 16 MB board's root
 
 
+CONSOLE_CHUNK = 700   # base64 characters a console line (target_load.LINE_MAX with room for the command)
+
+
+def onto_running_board(sh, isa: str) -> None:
+    """The programs into a running board's ON_BOARD_DIR over its console (base64, which
+    busybox decodes), for a board whose image carries Debian's set: the side-by-side
+    bench, compare --tools own. Its image stays as its baselines know it; nothing is
+    written when the programs are there already (this boot)."""
+    import base64
+    if sh.run(f"test -x /{ON_BOARD_DIR}/{BINARY}")[2] == 0:
+        return
+    data = base64.b64encode(build(isa).read_bytes()).decode()
+    progress(f"the project's programs for {isa} onto the board over its console ({len(data) // 1024} KiB base64)")
+    sh.run_check("rm -f /tmp/blmeasure.b64")
+    for i in range(0, len(data), CONSOLE_CHUNK):
+        sh.run_check(f"printf '%s' '{data[i:i + CONSOLE_CHUNK]}' >> /tmp/blmeasure.b64")
+    sh.run_check(f"mkdir -p /{ON_BOARD_DIR} && base64 -d /tmp/blmeasure.b64 > /{ON_BOARD_DIR}/{BINARY} "
+                 f"&& chmod 755 /{ON_BOARD_DIR}/{BINARY} && rm /tmp/blmeasure.b64 && cd /{ON_BOARD_DIR} "
+                 f"&& for p in {' '.join(PROGRAMS)}; do ln -sf {BINARY} $p; done; cd /")
+
+
 def tarball(isa: str, out_dir: Path) -> Path:
     """The programs for someone's own board: blmeasure-<isa>.tar.gz, unpacked at / it puts
     them where the suites' scripts look (ON_BOARD_DIR), with their methods."""

@@ -139,7 +139,17 @@ def page(name: str, data: dict) -> str:
                     + (f", cyclictest {st['jitter_s']} s a run" if st.get("jitter_s") else "") + ".")
     head.append(f"- Kernels: {a.label}: {kernelid.describe(a.identity)}; {b.label}: {kernelid.describe(b.identity)}.")
     notes = [n for n in data.get("notes", []) if n]
-    return "\n".join(head) + "\n\n" + ("\n\n".join(notes) + "\n\n" if notes else "") + answer(a, b, rows)
+    return ("\n".join(head) + "\n\n" + ("\n\n".join(notes) + "\n\n" if notes else "") + answer(a, b, rows)
+            + (_beside_study(rows, a, b, data["board"]) if data.get("beside_study") else ""))
+
+
+def _beside_study(rows, a, b, board: str) -> str:
+    """The study's own changes beside the pair's (a page whose data asks for them)."""
+    from boardlab.pages import studybeside
+    from boardlab.pages.compare_page import figure_clock
+    return ("\n## Beside the study\n\nChanges, not figures: a virtual board is not the study's. Every metric "
+            "of this pair the study measured too:\n\n"
+            + studybeside.table(rows, board, f"{a.label} -> {b.label}", lambda spec: figure_clock(a, spec)))
 
 
 def generated_files() -> dict[Path, str]:
@@ -153,8 +163,10 @@ def write(sweep_dir: Path, name: str, a: str | None = None, b: str | None = None
     """docs/data/<name>.json from the sweep's pair (its notes kept), and the page from it."""
     data = pair_data(sweep_dir, a, b, budget)
     path = DATA_DIR / f"{name}.json"
-    if path.exists():
-        data["notes"] = json.loads(path.read_text()).get("notes", [])
+    if path.exists():   # what a person wrote into the data stays: its notes, the study beside
+        kept = json.loads(path.read_text())
+        data["notes"] = kept.get("notes", [])
+        data.update({k: kept[k] for k in ("beside_study",) if k in kept})
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1) + "\n")
     return path, _write_page(name, data)

@@ -160,10 +160,12 @@ def tool_settings(tools: str | None) -> dict:
     return {"tools": OWN} if tools == OWN else {}
 
 
-def figure_settings(suite: str, isa: str, settings: dict | None = None) -> dict | None:
+def figure_settings(suite: str, isa: str, settings: dict | None = None,
+                    chosen: str | None = None) -> dict | None:
     """A figure's settings with the set of programs that measured it said (the one place
-    every recorder asks: the results, compare's sides)."""
-    its = tool_set(suite, isa) if suite in BY_NAME else None
+    every recorder asks: the results, compare's sides); chosen: a set other than the
+    record's (compare --tools)."""
+    its = tool_set(suite, isa, chosen) if suite in BY_NAME else None
     return {**tool_settings(its), **(settings or {})} or None
 
 

@@ -278,17 +278,20 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = wor
     return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small, tools=tools)
 
 
-def one_sample(strategy, shell_driver, wanted=FAMILIES,
-               jitter_s: int = workloads.JITTER_RUN_S, tools: str | None = None) -> tuple[dict, dict]:
+def one_sample(strategy, shell_driver, wanted=FAMILIES, jitter_s: int = workloads.JITTER_RUN_S,
+               tools: str | None = None, own_onto=None) -> tuple[dict, dict]:
     """A fresh boot of the selected kernel and its figures -> (figures, extras: the boot
     record and the jitter histogram). Memory is read before any workload. tools: whose
-    programs (None: each family's set for the board's CPU, its record says)."""
+    programs (None: each family's set for the board's CPU, its record says); own_onto(sh):
+    puts the project's programs on a root that lacks them, after memory is read."""
     rec = strategy.reboot()
     figures, extras = {}, {"boot": rec}
     sh = shell_driver()
     small = workloads.small_board(strategy.board.ram_mb)
     for name in (f for f in FAMILIES if f in wanted):   # memory first: before any workload
         its = families.tool_set(name, strategy.board.isa, tools)
+        if its == families.OWN and own_onto:
+            own_onto(sh)
         if name == "jitter":
             j, extras["histogram"] = jitter(sh, jitter_s, its)
             figures.update(j)

@@ -45,7 +45,7 @@ def html_page(path: Path, a, b, rows, meta: dict, where_went=None) -> Path:
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     path.write_text(env.get_template("compare.html.j2").render(
         a=a, b=b, rows=rows, meta=meta, plots=_plots(path, a, b, rows), where=where_went,
-        clock_of=lambda spec: _clock(a, spec),
+        clock_of=lambda spec: figure_clock(a, spec),
         timeline=timeline.svg(a, b, where_went) if where_went and not where_went.not_compared else None))
     return path
 
@@ -65,7 +65,7 @@ def _floor(c: vd.Verdict, unit: str) -> str:
     return f"{c.floor:.4g} {unit}" + (f" (+-{pct:.3g} %)" if pct is not None else "")
 
 
-def _clock(side, spec) -> str:
+def figure_clock(side, spec) -> str:
     """The clock of side A's figure: a size has none; a stored figure that did not keep
     its clock (the study's) says so."""
     clock = (getattr(side, "clocks", None) or {}).get(spec.key)
@@ -74,7 +74,7 @@ def _clock(side, spec) -> str:
 
 def _clocks_line(a, b, rows) -> list[str]:
     """Which clocks the judged figures are on, and the host of the host-clock ones."""
-    seen = Counter(_clock(a, r.spec) for r in rows if r.cmp is not None)
+    seen = Counter(figure_clock(a, r.spec) for r in rows if r.cmp is not None)
     if not seen:
         return []
     hosts = sorted({h for h in (getattr(a, "host", None), getattr(b, "host", None)) if h})
@@ -101,7 +101,7 @@ def answer(a, b, rows) -> str:
         c = r.cmp
         out.append(f"| {r.spec.key} | {c.a:.5g} {r.spec.unit} (n={c.n[0]}) | {c.b:.5g} (n={c.n[1]}) | "
                    f"{c.delta_pct:+.2f} % | {_interval(c)} | {_floor(c, r.spec.unit)} | {c.outcome} | "
-                   f"{_clock(a, r.spec)} |")
+                   f"{figure_clock(a, r.spec)} |")
     unknown_rows = [r for r in judged if r.cmp.outcome == vd.UNKNOWN]
     if unknown_rows:
         out += ["", f"Left unknown ({len(unknown_rows)}), each with why and what would decide it:", ""]
@@ -115,7 +115,7 @@ def markdown(a, b, rows, where_went=None) -> str:
            f"| metric | unit | clock | {a.label} | {b.label} | delta | 95 % interval | verdict | why |",
            "|---|---|---|---:|---:|---:|---|---|---|"]
     for r in rows:
-        clock = _clock(a, r.spec)
+        clock = figure_clock(a, r.spec)
         if r.cmp is None:
             out.append(f"| {r.spec.key} | {r.spec.unit} | {clock} | | | | | {r.note} | |")
             continue
