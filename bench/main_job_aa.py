@@ -37,8 +37,8 @@ from boardlab.vlab.lab import kept_up  # noqa: E402
 
 
 def one_round(board: str, kernel: str, run_dir: Path, extra: list[str], tests: list[str],
-              family: str, metrics: set[str]) -> tuple[dict, float, int]:
-    """({metric: (verdict, samples)}, host seconds, pytest's exit status) of one session."""
+              family: set[str], metrics: set[str]) -> tuple[dict, float, int]:
+    """({family.metric: (verdict, samples)}, host seconds, pytest's exit status) of one session."""
     t0 = time.monotonic()
     r = subprocess.run([str(ROOT / ".venv/bin/pytest"), "-q", "-p", "no:cacheprovider",
                         "--lg-env", str(env_path(board)), "--kernel", kernel, "--quick",
@@ -50,8 +50,9 @@ def one_round(board: str, kernel: str, run_dir: Path, extra: list[str], tests: l
     except (OSError, ValueError, KeyError):
         print(r.stdout[-2000:])
         return {}, seconds, r.returncode
-    return ({m["name"]: (m["verdict"], len(m.get("samples") or [m["value"]]), m.get("comparison", {}).get("why", ""))
-             for m in got if m["suite"] == family and (not metrics or m["name"] in metrics)}, seconds, r.returncode)
+    return ({f'{m["suite"]}.{m["name"]}': (m["verdict"], len(m.get("samples") or [m["value"]]),
+                                            m.get("comparison", {}).get("why", ""))
+             for m in got if m["suite"] in family and (not metrics or m["name"] in metrics)}, seconds, r.returncode)
 
 
 def windows(out: Path, trials: int = 200) -> None:
@@ -88,13 +89,21 @@ def windows(out: Path, trials: int = 200) -> None:
           "optimistic estimate for the longer runs)")
 
 
+def rounds_with(rounds_of: dict, family: str, verdicts: tuple) -> int:
+    """In how many rounds some metric of the family had one of the verdicts."""
+    hit = {i for name, by in rounds_of.items() if name.startswith(f"{family}.")
+           for i, v in by.items() if v in verdicts}
+    return len(hit)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--board", default="qemu-arm")
     ap.add_argument("--kernel", default="armmp")
     ap.add_argument("--tests", nargs="+", default=["test_jitter.py"], help="under testsuites/ (pytest node ids)")
-    ap.add_argument("--family", default="jitter")
+    ap.add_argument("--family", default="jitter", help="comma separated: several families of one session "
+                    "(--tests in the suites' order: what ran before a figure is part of its baseline)")
     ap.add_argument("--metrics", default="", help="comma separated names within the family (default: all)")
     ap.add_argument("--windows", type=Path, help="only the run-length estimate, from this bench's saved rounds")
     ap.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
@@ -106,15 +115,17 @@ def main():
     tally = collections.defaultdict(collections.Counter)
     samples = collections.defaultdict(list)
     whys = collections.defaultdict(list)
-    failed, took = 0, []
+    failed, took, rounds_of = 0, [], {}
     print(f"host {this_host()['id']}; {args.rounds} rounds of the main job's {' '.join(args.tests)} "
           f"({args.board}, {args.kernel}, quick); run directories under {out}", flush=True)
     with kept_up("vlab", boards=[args.board]):
         for i in range(args.rounds):
             verdicts, seconds, status = one_round(args.board, args.kernel, out / f"round-{i + 1:02d}",
-                                                  args.pytest_args, args.tests, args.family,
+                                                  args.pytest_args, args.tests, set(args.family.split(",")),
                                                   set(filter(None, args.metrics.split(","))))
             took.append(seconds)
+            for name, (verdict, _, _) in verdicts.items():
+                rounds_of.setdefault(name, {})[i] = verdict
             if not verdicts:
                 failed += 1
             for name, (verdict, n, why) in verdicts.items():
@@ -130,10 +141,15 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in sorted(tally):
         c = tally[name]
-        print(f"| {args.family}.{name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
+        print(f"| {name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
               f"{c['info']} | {sum(samples[name]) / len(samples[name]):.1f} |")
     for name, w in sorted(whys.items()):
-        print(f"\n{args.family}.{name}, first reason not `same`: {w[0]}")
+        print(f"\n{name}, first reason not `same`: {w[0]}")
+    print("\n| family | rounds | rounds with a false verdict (regressed or improved) | with an unknown |")
+    print("|---|---:|---:|---:|")
+    for fam in args.family.split(","):
+        print(f"| {fam} | {len(took)} | {rounds_with(rounds_of, fam, ('regressed', 'improved'))} | "
+              f"{rounds_with(rounds_of, fam, ('unknown',))} |")
     if args.family == "jitter":
         windows(out)
     return 0 if not failed else 1
