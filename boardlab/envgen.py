@@ -180,6 +180,8 @@ def generated_files() -> dict[Path, str]:
     files.update(lava_health.generated_files())
     from boardlab.kernel import answerpage   # the answer pages: from the data kept in docs/data
     files.update(answerpage.generated_files())
+    from boardlab.kernel import sensitivity   # an answer page's pair with the project's programs
+    files.update(sensitivity.generated_files())
     from boardlab.pages import ownprograms_page   # the programs side by side: from docs/data too
     files.update(ownprograms_page.generated_files())
     return files

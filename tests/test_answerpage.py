@@ -135,3 +135,34 @@ def test_a_page_beside_the_study_shows_each_change_the_study_measured_with_its_b
     row = next(line for line in section.splitlines() if line.startswith("| build.uimage_data_bytes |"))
     assert "tqm860l +43 %" in row and "sandpoint +27 %" in row
     assert "| jitter." not in section and "| hackbench." not in section   # the study measured neither
+
+
+def test_the_project_s_programs_beside_an_answer_page_say_per_metric_whether_the_verdict_is_the_same(tmp_path):
+    import copy
+    import json
+    from boardlab.kernel import answerpage, sensitivity
+    from boardlab.measure import families
+    debian = json.loads((answerpage.DATA_DIR / "kernels-6.1-6.12.json").read_text())
+    own = copy.deepcopy(debian["booted"][0])      # the same figures: every verdict the same
+    for side in (own["a"], own["b"]):
+        side["metrics"] = {k: {**m, "settings": {**(m.get("settings") or {}), "tools": families.OWN}}
+                           for k, m in side["metrics"].items() if k.startswith(("lmbench.", "hackbench."))}
+    text = sensitivity.page("kernels-6.1-6.12", {"page": "kernels-6.1-6.12", "own": own})
+    n = len(own["a"]["metrics"])
+    assert f"**{n} of {n} metrics get the same verdict with either set.**" in text
+    own["b"]["metrics"]["lmbench.lat_pipe_us"]["samples"] = own["a"]["metrics"]["lmbench.lat_pipe_us"]["samples"]
+    text = sensitivity.page("kernels-6.1-6.12", {"page": "kernels-6.1-6.12", "own": own})
+    assert f"**{n - 1} of {n} metrics get the same verdict" in text
+    row = next(line for line in text.splitlines() if line.startswith("| lmbench.lat_pipe_us |"))
+    assert row.startswith("| lmbench.lat_pipe_us | regressed (+6.8 %") and "| same (+0.0 %" in row and "**no**" in row
+
+
+def test_only_a_compare_with_the_project_s_programs_is_kept_beside_a_page(tmp_path):
+    import json
+    from boardlab.errors import InputError
+    from boardlab.kernel import sensitivity
+    (tmp_path / "compare.json").write_text(json.dumps({"meta": {"tools": None, "sides": ["a", "b"]}}))
+    with pytest.raises(InputError, match="not a compare with the project's programs"):
+        sensitivity.keep("kernels-6.1-6.12", tmp_path)
+    with pytest.raises(InputError, match="no such answer page"):
+        sensitivity.keep("no-such-page", tmp_path)

@@ -96,7 +96,7 @@ def _jitter_s(side: dict) -> int | None:
     return runs.pop() if len(runs) == 1 else None
 
 
-def _side(d: dict, booted: bool):
+def side_of(d: dict, booted: bool):
     from boardlab.ab.compare import Side
     m = d["metrics"]
     return Side(d["label"], kernel=d["label"] if booted else None, board=d.get("board"), host=d.get("host"),
@@ -113,10 +113,10 @@ def rows_of(data: dict):
     from boardlab.ab import compare
     from boardlab.kernel.neighbours import combined
     board = load_board(data["board"])
-    a, b = _side(data["single"]["a"], False), _side(data["single"]["b"], False)
+    a, b = side_of(data["single"]["a"], False), side_of(data["single"]["b"], False)
     rows = compare.judge(a, b, data["host"], board)
     for st in data.get("booted", []):
-        sa, sb = _side(st["a"], True), _side(st["b"], True)
+        sa, sb = side_of(st["a"], True), side_of(st["b"], True)
         st_rows = compare.judge(sa, sb, st["host"], board)
         compare.explain_unknown(st_rows, sa, sb, st["rounds"], st["max_repeats"])
         for side, before in ((sa, a), (sb, b)):   # the page names every row's clock

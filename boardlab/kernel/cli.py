@@ -106,6 +106,11 @@ def cmd_kernel(args):
         return _sweep(args, board)
     if args.action == "answer":
         from boardlab.kernel import answerpage
+        if args.own and args.name and not args.words:
+            from boardlab.kernel import sensitivity
+            data = sensitivity.keep(args.name, Path(args.own))
+            print(f"wrote {data} (`boardlab gen` writes docs/own-programs-{args.name}.md from it)")
+            return 0
         if args.also and args.name and not args.words:
             data, md = answerpage.add_stage(args.name, Path(args.also))
         elif not args.out or not args.name or len(args.words) not in (0, 2):
@@ -149,6 +154,8 @@ def add_parser(sub):
                         "60; a worst case that comes later needs longer: 180)")
     k.add_argument("--also", help="answer: a later `boardlab compare` of the page's two kernels (its directory), "
                                    "whose figures replace the earlier ones' of what it measured")
+    k.add_argument("--own", help="answer: a `boardlab compare --tools own` of the page's two kernels (its "
+                                  "directory), kept beside the page: docs/own-programs-<name>.md")
     k.add_argument("--name", help="build: the registered name (default <fragment's kernel>-<version>); "
                                    "answer: the page's (docs/<name>.md)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
