@@ -490,6 +490,23 @@ def test_bisect_on_the_board_finds_the_commit(kernel_tree, qemu, tmp_path, metri
 
 @pytest.mark.slow
 @pytest.mark.vlab
+def test_a_bisect_on_the_powerpc_board_names_the_commit_that_slows_an_lmbench_figure(kernel_tree, ppc, tmp_path):
+    """Issue 'The study whole on PowerPC': bisect works on qemu-ppc for an lmbench metric,
+    measured with the project's programs (its record's set for the e500mc): the tree built
+    for the board with its own config, one boot a step (the figure is exact)."""
+    metric = "lmbench.lat_syscall_null_us"
+    ppc.transition("off")
+    b = bisect_run.start(kernel_tree.path, kernel_tree.base, kernel_tree.head, metric, board="qemu-ppc",
+                         out=tmp_path / "run")
+    steps = _found(b, kernel_tree, "syscall")
+    assert all(len(v) == 1 for s in steps for v in s.samples.values()), "one boot a step for an exact metric"
+    figures = json.load(open(f"{steps[0].dir}/results.json"))["metrics"]
+    assert {(m["settings"] or {}).get("tools") for m in figures if m["suite"] == "lmbench"} == {"own"}
+    assert ppc.power.get() is False
+
+
+@pytest.mark.slow
+@pytest.mark.vlab
 def test_one_commit_moving_three_metrics_on_two_clocks_is_one_bisect_one_report(kernel_tree, qemu, tmp_path,
                                                                                 monkeypatch):
     """Issue 'Answers without holes', its goal: the boot commit sleeps in virtio-net's
