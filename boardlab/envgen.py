@@ -184,6 +184,8 @@ def generated_files() -> dict[Path, str]:
     files.update(sensitivity.generated_files())
     from boardlab.pages import ownprograms_page   # the programs side by side: from docs/data too
     files.update(ownprograms_page.generated_files())
+    from boardlab.pages import detectable_page   # what each board can see: from its baselines
+    files.update(detectable_page.generated_files())
     return files
 
 

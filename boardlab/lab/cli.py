@@ -39,11 +39,26 @@ def cmd_recheck(args):
 
 
 def cmd_status(args) -> int:
+    if args.board:
+        from boardlab.judge.mdc import DEFAULT_BUDGET
+        return _detectable(args.board, DEFAULT_BUDGET if args.budget is None else args.budget)
     from boardlab.lab import glance
     rows = glance.glance(None if args.no_lava else args.lava, lab_host=args.lab_host,
                          arbiter_state=Path(args.arbiter_state) if args.arbiter_state else glance.ARBITER_STATE)
     print(glance.as_json(rows) if args.json else glance.render(rows))
     return 1 if any(r.problem for r in rows) else 0
+
+
+def _detectable(board: str, budget: int) -> int:
+    """`lab status --board B`: the smallest change each stored figure of the board decides."""
+    from boardlab.pages import detectable_page
+    if not board_path(board).is_file():
+        raise InputError(f"{board_path(board)}: no such board")
+    if budget < 1:
+        raise InputError(f"--budget {budget}: boots, 1 or more")
+    text = detectable_page.render(board, budget)
+    print(text or f"{board}: no stored baseline with samples (kernels/*/{board}.yaml): nothing to say yet")
+    return 0
 
 
 def add_parser(sub):
@@ -60,6 +75,9 @@ def add_parser(sub):
     p.add_argument("--arbiter-state", default=None, help="LAVA's arbiter's state file (default: this "
                                                           "host's, /var/lib/boardlab/arbiter/arbiter.json)")
     p.add_argument("--json", action="store_true", help="as JSON (for a scheduler)")
+    p.add_argument("--board", default=None, help="instead: what this board can see, the smallest change "
+                                                 "each of its stored figures decides (docs/detectable/<board>.md)")
+    p.add_argument("--budget", type=int, default=None, help="with --board: boots a side (default the suites' 5)")
     p.set_defaults(func=cmd_status)
     p = verbs.add_parser("check", help="power on, to a shell (and on its NFS root), the boot and memory "
                                        "within their bands, power off: exit 0 good, 1 bad (with why)")

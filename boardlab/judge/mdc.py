@@ -1,0 +1,92 @@
+"""The smallest change a board can decide in a budget of boots: its minimal detectable
+change (MDC) per metric, from the board's own measured spread (its stored baseline's
+samples), stated before anyone samples.
+
+An exact metric (the judge's exactness rule: a deterministic clock, a stored side that
+repeats) decides any change beyond its floor in one boot: its MDC is the floor. A noisy
+one: fresh samples are drawn from the stored ones (their spread as the board showed it),
+shifted the worse way by a trial change; the MDC is the smallest trial change, from the
+floor up, that the one judge (verdict.compare) calls `regressed` in at least POWER of
+TRIALS draws of `budget` samples. Below the floor nothing is a change (the floor is
+what the lab calls worth reporting); above the largest trial the budget decides nothing
+this board would show. The exactness rule is not loosened to make an MDC smaller."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, exactness
+from boardlab.judge.stats import smallest_p
+from boardlab.measure.catalogue import MetricSpec
+
+POWER = 0.8                 # the usual 80 %: a change of the MDC is found in 4 of 5 tries
+TRIALS = 20
+STEPS = (1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32)   # trial changes, in floors
+EFFORT = vd.COMPLETION_EFFORT                      # each trial's bootstrap: as out_of_reach's
+
+
+@dataclass(frozen=True)
+class Detectable:
+    metric: str
+    floor_pct: float
+    mdc_pct: float | None    # None: nothing up to the largest trial is decided in the budget
+    budget: int
+    how: str                 # exact, or the trials' words, or why there is no figure
+
+    def words(self) -> str:
+        if self.mdc_pct is None:
+            return f"{self.metric}: no change up to {STEPS[-1]} x its floor decided in {self.budget} boots ({self.how})"
+        return f"{self.metric}: {self.mdc_pct:.3g} % in {self.budget} boots ({self.how})"
+
+
+def _shifted(spec: MetricSpec, values, shift: float) -> list[float]:
+    """values moved the worse way by shift (a fraction of their median's size)."""
+    worse = 1 if spec.direction == "lower" else -1
+    return [v * (1 + worse * shift) for v in values]
+
+
+def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed: int = 1) -> Detectable:
+    """The MDC of one metric on one board: stored is its baseline (samples, clock, host)."""
+    values = [float(x) for x in stored.samples]
+    if not values:
+        raise ValueError(f"{spec.key}: no stored samples")
+    median = sorted(values)[len(values) // 2]
+    floor_pct = 100 * spec.floor(median) / abs(median) if median else 0.0
+    fresh = Figures(values, stored.clock, stored.host, settings=stored.settings)
+    why = exactness(spec, stored, fresh, board, spec.floor(median))
+    if why is None:
+        return Detectable(spec.key, floor_pct, floor_pct, 1, "exact: one sample (a boot; for a size, a build) decides a change beyond the floor")
+    if len(values) < vd.STORED_ENOUGH or smallest_p(len(values), budget) >= vd.ALPHA:
+        return Detectable(spec.key, floor_pct, None, budget,
+                          f"noisy: {len(values)} stored samples against {budget} boots cannot reach the rank "
+                          f"test's p < {vd.ALPHA}, whatever the change: the baseline needs more runs")
+    rng = random.Random(seed)
+    for step in STEPS:
+        shift = step * floor_pct / 100
+        hit = sum(vd.compare(values, _shifted(spec, rng.choices(values, k=budget), shift), spec,
+                             effort=EFFORT).outcome == vd.REGRESSED for _ in range(TRIALS))
+        if hit >= POWER * TRIALS:
+            return Detectable(spec.key, floor_pct, step * floor_pct, budget,
+                              f"noisy ({why}): found in {hit} of {TRIALS} draws from its {len(values)} stored samples")
+    return Detectable(spec.key, floor_pct, None, budget, f"noisy: {len(values)} stored samples")
+
+
+DEFAULT_BUDGET = 5   # boots: the suites' --max-repeats (the gate's at_most)
+
+
+def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None) -> list[Detectable]:
+    """Every metric the board's stored baseline of the kernel holds samples of, with its MDC."""
+    from boardlab.measure import baselines as bl, catalogue
+    stored = bl.load(kernel, board.name, **({"root": root} if root else {}))
+    out = []
+    for key, base in sorted(stored.items()):
+        try:
+            spec = catalogue.spec(key)
+        except catalogue.UnknownMetric:
+            continue
+        if spec.not_judged or not base.samples:
+            continue
+        out.append(detectable(spec, Figures(base.values(), base.clock(), base.host_id(), settings=base.settings(),
+                                            stated=base.stated()), budget, board))
+    return out

@@ -1,0 +1,54 @@
+"""What a board can see: the smallest change each figure decides in a budget of boots
+(judge.mdc), from the board's own stored spread."""
+import random
+
+import pytest
+
+from boardlab.cli import main as boardlab_main
+from boardlab.facts.board import load_board
+from boardlab.judge import mdc
+from boardlab.judge.decide import Figures
+from boardlab.measure import catalogue, clocks
+
+PIPE = catalogue.spec("lmbench.lat_pipe_us")          # floor 3 %, exact where shown
+CTX = catalogue.spec("lmbench.lat_ctx_0k_2p_us")      # the catalogue keeps it noisy
+
+
+def _noisy(cv: float, n: int = 20, seed: int = 3) -> list[float]:
+    rng = random.Random(seed)
+    return [100 * (1 + rng.gauss(0, cv)) for _ in range(n)]
+
+
+def test_an_exact_figure_decides_any_change_beyond_its_floor_in_one_boot():
+    d = mdc.detectable(PIPE, Figures([132.79] * 5, clocks.GUEST_DETERMINISTIC), 5, load_board("qemu-arm"))
+    assert (d.mdc_pct, d.budget) == (pytest.approx(3.0), 1) and d.how.startswith("exact")
+
+
+def test_a_noisier_board_sees_only_larger_changes_and_never_below_the_floor():
+    quiet, loud = (mdc.detectable(CTX, Figures(_noisy(cv), clocks.GUEST_REALTIME), 10) for cv in (0.005, 0.05))
+    # a change of the floor itself is called in about half the draws (its interval must lie
+    # wholly beyond the floor): a quiet board's next trial, 1.5 floors, is its MDC
+    assert quiet.mdc_pct == pytest.approx(4.5)
+    assert loud.mdc_pct is not None and loud.mdc_pct > 2 * quiet.mdc_pct
+    assert "found in" in loud.how
+
+
+def test_too_few_stored_samples_are_said_not_hidden_behind_a_large_number():
+    d = mdc.detectable(CTX, Figures(_noisy(0.01, n=3), clocks.GUEST_REALTIME), 5)
+    assert d.mdc_pct is None and "the baseline needs more runs" in d.how
+    assert "3 stored samples against 5 boots" in d.words()
+
+
+def test_lab_status_for_a_board_prints_what_it_can_see(capsys):
+    assert boardlab_main(["lab", "status", "--board", "qemu-arm", "--budget", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "| lmbench.lat_pipe_us | 3 % | 3 % | 1 | exact" in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["lab", "status", "--board", "no-such-board"], "no-such-board.yaml: no such board"),
+    (["lab", "status", "--board", "qemu-arm", "--budget", "0"], "--budget 0: boots, 1 or more")])
+def test_bad_input_to_what_a_board_can_see_is_one_line(argv, says, capsys):
+    assert boardlab_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
