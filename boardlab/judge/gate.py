@@ -46,6 +46,7 @@ class Gate:
         baseline measured otherwise)."""
         samples, recorded = {}, []
         at_most = max(self.max_repeats, at_least, self.repeats)
+        self._say_what_it_can_see(suite, at_most, settings)
 
         def take():
             got = measure()
@@ -66,6 +67,25 @@ class Gate:
         verdict.sample_until_decided(take, decided, max(at_least, self.repeats), at_most)
         self._say_what_would_decide([m for m in recorded if m.verdict == verdict.UNKNOWN], at_most)
         return recorded
+
+    def _say_what_it_can_see(self, suite, at_most, settings) -> None:
+        """Before sampling: the smallest change of each of the suite's figures this board
+        decides in at_most samples (judge.mdc, from its stored baseline), one line."""
+        from boardlab.judge import mdc
+        from boardlab.log import progress
+        from boardlab.measure.families import figure_settings
+        facts, kernel = self.results.board_facts(self.strategy.board), self.strategy.kernel_under_test.name
+        settings = figure_settings(suite, facts.isa, settings)   # as results.record judges them
+        stored = {k: b.for_settings(settings) for k, b in self.results.baselines(facts.name, kernel).items()
+                  if k.startswith(f"{suite}.") and b.samples}
+        if not stored:
+            return
+        seen = [mdc.detectable(catalogue.spec(k), mdc.stored_figures(b), at_most, facts)
+                for k, b in sorted(stored.items()) if not catalogue.spec(k).not_judged]
+        words = [f"{d.metric.split('.', 1)[1]} " + (f"{d.mdc_pct:.3g} %" if d.mdc_pct is not None else "none")
+                 for d in seen]
+        progress(f"{suite} on {facts.name}: the smallest change decided in {at_most} "
+                 f"samples (stored spread): " + ", ".join(words))
 
     def _say_what_would_decide(self, unknown, at_most) -> None:
         """Each metric still unknown says what would decide it (the samples a side, or that

@@ -87,6 +87,10 @@ def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None) -> lis
             continue
         if spec.not_judged or not base.samples:
             continue
-        out.append(detectable(spec, Figures(base.values(), base.clock(), base.host_id(), settings=base.settings(),
-                                            stated=base.stated()), budget, board))
+        out.append(detectable(spec, stored_figures(base), budget, board))
     return out
+
+
+def stored_figures(base) -> Figures:
+    """A stored baseline (measure.baselines.Baseline) as the side the judge compares."""
+    return Figures(base.values(), base.clock(), base.host_id(), settings=base.settings(), stated=base.stated())
