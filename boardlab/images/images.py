@@ -122,7 +122,7 @@ def build_images(board: Board, force=False) -> Path:
     for d in ROOT_DIRS:
         (rootfs / d).mkdir(parents=True, exist_ok=True)
     if cross:
-        _cross_userland(board, rootfs, *userland)
+        cross_userland(board, rootfs, *userland)
     else:
         _kernels(board, kernel_pkgs, debs, build, rootfs, out)
         pkg_roots = []
@@ -196,7 +196,7 @@ def _busybox_links(rootfs: Path):
         os.symlink("/bin/busybox", rootfs / link)
 
 
-def _cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
+def cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
     """Programs cross-built from Debian's sources, mem_eat, the overlay, and the list of
     what the image has and lacks (the suites read it on the board)."""
     for dst, src in files.items():
