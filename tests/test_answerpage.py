@@ -166,3 +166,12 @@ def test_only_a_compare_with_the_project_s_programs_is_kept_beside_a_page(tmp_pa
         sensitivity.keep("kernels-6.1-6.12", tmp_path)
     with pytest.raises(InputError, match="no such answer page"):
         sensitivity.keep("no-such-page", tmp_path)
+
+
+def test_each_page_names_whose_programs_measured_it():
+    from boardlab.kernel import answerpage
+    assert "- Programs: Debian's programs for hackbench, jitter, lmbench." in \
+        (answerpage.PAGES_DIR / "kernels-6.1-6.12.md").read_text()
+    ppc = (answerpage.PAGES_DIR / "kernels-6.1-6.12-ppc.md").read_text()
+    assert "- Programs: the project's programs for hackbench, jitter, lmbench." in ppc
+    assert "## Beside the study" in ppc

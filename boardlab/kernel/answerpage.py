@@ -138,6 +138,7 @@ def page(name: str, data: dict) -> str:
                     f"3, at most {st['max_repeats']} a side, more while a verdict was unknown)"
                     + (f", cyclictest {st['jitter_s']} s a run" if st.get("jitter_s") else "") + ".")
     head.append(f"- Kernels: {a.label}: {kernelid.describe(a.identity)}; {b.label}: {kernelid.describe(b.identity)}.")
+    head.append(f"- Programs: {_programs(data)}.")
     notes = [n for n in data.get("notes", []) if n]
     return ("\n".join(head) + "\n\n" + ("\n\n".join(notes) + "\n\n" if notes else "") + answer(a, b, rows)
             + (_beside_study(rows, a, b, data["board"]) if data.get("beside_study") else ""))
@@ -150,6 +151,20 @@ def _beside_study(rows, a, b, board: str) -> str:
     return ("\n## Beside the study\n\nChanges, not figures: a virtual board is not the study's. Every metric "
             "of this pair the study measured too:\n\n"
             + studybeside.table(rows, board, f"{a.label} -> {b.label}", lambda spec: figure_clock(a, spec)))
+
+
+def _programs(data: dict) -> str:
+    """Whose programs measured the families that have a set (their figures' settings say it),
+    over every step of the page's data."""
+    from boardlab.measure import families
+    said = {}
+    steps = [data["single"]] + list(data.get("booted", []))
+    for key, settings in ((k, m.get("settings")) for st in steps for side in (st["a"], st["b"])
+                          for k, m in side["metrics"].items()):
+        fam = key.split(".", 1)[0]
+        if fam in families.BY_NAME and families.get(fam).tools is not None:
+            said.setdefault(families.SET_WORDS[families.settings_set(settings)], set()).add(fam)
+    return "; ".join(f"{words} for {', '.join(sorted(fams))}" for words, fams in sorted(said.items())) or "none"
 
 
 def generated_files() -> dict[Path, str]:
