@@ -86,6 +86,11 @@ def render(kept_by_file: dict[str, dict]) -> str:
              "and the project's programs (target/measure/, their methods in "
              "[target/measure/METHODS.md](../target/measure/METHODS.md)). Ratio: the project's / "
              f"Debian's median. Beyond {RATIO_BAND:.0%} apart, the row says why.", ""]
+    pairs = sorted((DATA / "sensitivity").glob("*.json"))   # kept by `boardlab kernel answer --own`
+    if pairs:
+        lines += ["Sensitivity, not only level: " + ", ".join(
+            f"[{p.stem} with either set](own-programs-{p.stem}.md)" for p in pairs)
+            + " (the same two kernels judged with each set of programs, verdict by verdict).", ""]
     for name, kept in kept_by_file.items():
         rs = rows(kept)
         lines += [f"## {kept['board']} ({kept['isa']}), {kept['date']}", "",
