@@ -6,7 +6,7 @@ switches' request logs by source address), jobs lost (a job the arbiter cancelle
 as its resubmission), boards wedged (unusable longer than two arbiter rounds: recovery()), each event's time to recover
 (docs/shared-lab.md). Host clock. It brings the lab and a LAVA server up and down itself, refuses a lab already up, and ends only what it started, by PID.
 
-    .venv/bin/python bench/chaos.py [--rounds 20] [--seed 1]"""
+    .venv/bin/python bench/chaos.py [--rounds 22] [--seed 1]     # 22: each of the 11 kinds of event twice"""
 import argparse, collections, contextlib, json, os, random, re, signal, statistics, subprocess, sys, tempfile, threading, time, urllib.request  # noqa: E401
 from datetime import datetime, time as daytime, timedelta
 from pathlib import Path
@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import shared_board as sb  # noqa: E402   its submit
+from boardlab.lava import server as lava  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.facts.labfacts import load_lab  # noqa: E402
 from boardlab.facts.labhosts import load_lab_host  # noqa: E402
@@ -32,7 +33,11 @@ from boardlab.vlab.lab import VirtualLab, kept_up  # noqa: E402
 from boardlab.vlab.mgmt import daemons  # noqa: E402
 
 EVENTS = ("coordinator_restart", "arbiter_sigkill", "lava_scheduler_restart", "board_broken_repaired", "hourly_recheck",
-          "reservation_arch_arm")   # Chaos's methods: each returns what it did, once it has ended
+          "reservation_arch_arm",   # Chaos's methods: each returns what it did, once it has ended
+          # the shared lab, round two: restarts with jobs queued, a person racing a restarted coordinator, an
+          # admin's word, a normal stop of the arbiter mid-job, a reservation never acquired
+          "lava_server_restart_queued", "tight_loop_after_coordinator_restart", "admin_maintenance_during_hold",
+          "arbiter_sigterm_during_job", "walked_away_reservation")
 LG = str(ROOT / ".venv/bin/labgrid-client")
 SCHEDULER = ["lava-server", "manage", "lava-scheduler", "--level", "INFO", "--log-file", "-"]   # as `up` runs it
 PUT = re.compile(r'^(\d\d):(\d\d):(\d\d) (\S+) "PUT /outlet/(\d+)/value', re.M)
@@ -111,6 +116,9 @@ class Chaos:
         self.broken = None   # how to repair the board broken now
         self.samples, self.rounds, self.holds, self.rows, self.jobs = [], set(), [], [], {}   # jobs: id -> board
         self.state, self.tags = srv.arbiter_state, {b: place_tags(b) for b in boards}
+        # what the round-two events count: Submitted jobs a restart ended, a person's acquisitions while a LAVA
+        # job ran, an admin's health changes undone, LAVA places freed while their job ran
+        self.ended_queued, self.mid_job, self.undone, self.freed_mid_job = [], [], [], []
         self.files = {b: Path(srv.run_dir) / f"job-{b}.yaml" for b in boards}
         for b, f in self.files.items():
             f.write_text(dump_job({**health_check_job(load_board(b)), "job_name": f"chaos: {b}", "priority": "medium"}))
@@ -242,6 +250,109 @@ class Chaos:
         h = self.hold("bob", "arch=arm")
         return f"dev/bob granted {h['board']} after {h['waited']:.0f} s" if h else "dev/bob: not granted"
 
+    def running(self) -> dict:
+        """{board: its Running LAVA job} now ({} when the server does not answer)."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            return {j["actual_device"]: j["id"] for j in rest(self.srv.url, "jobs/?state=Running&limit=100")["results"]
+                    if j["actual_device"] in self.boards}
+        return {}
+
+    def wait_running(self, limit: float = 300) -> tuple[str, int] | None:
+        t0 = time.time()
+        while time.time() - t0 < limit:
+            if run := self.running():
+                return self.rng.choice(sorted(run.items()))
+            time.sleep(2)
+        return None
+
+    def lava_server_restart_queued(self):
+        """`lava server down`/`up` with a job queued for each board (behind its running one, or a person's hold)."""
+        queued = {int(sb.submit(self.srv, self.files[b])): b for b in self.boards}
+        self.jobs.update(queued)
+        before = {j: rest(self.srv.url, f"jobs/{j}/")["state"] for j in queued}
+        self.srv.down()
+        self.srv.up(self.boards)
+        after = {j: rest(self.srv.url, f"jobs/{j}/") for j in queued}
+        ended = [j for j, d in after.items() if before[j] == "Submitted" and d["state"] == "Finished"]
+        self.ended_queued += ended
+        return (f"{len(queued)} queued ({', '.join(sorted(set(before.values())))}); after up: "
+                f"{', '.join(sorted({d['state'] for d in after.values()}))}; Submitted ended: {len(ended)}")
+
+    def tight_loop_after_coordinator_restart(self):
+        """dev/carol acquires a board with a LAVA job running, in a tight loop, from the moment the restarted
+        coordinator answers, for 20 s."""
+        found = self.wait_running()
+        if not found:
+            return "no LAVA job ran within 300 s: not tried"
+        board, job = found
+        self.labs.stop_service("coordinator")
+        self.labs.start_service("coordinator")
+        t0, tries, got = time.time(), 0, []
+        while time.time() - t0 < 20:
+            tries += 1
+            if self.lg("carol", "-p", board, "acquire").returncode == 0:
+                got.append(job in self.running().values())
+                self.lg("carol", "-p", board, "release")
+            time.sleep(0.1)
+        self.mid_job += [board for g in got if g]
+        return f"dev/carol, {tries} tries on {board} (job {job}): {len(got)} acquired, {sum(got)} while the job ran"
+
+    def admin_maintenance_during_hold(self):
+        """An admin sets Maintenance on a board a person holds; after the hold ends and two arbiter rounds, is it
+        still Maintenance? (then the admin gives it back: Unknown)."""
+        board = self.rng.choice(self.boards)
+        person = threading.Thread(target=self.hold, args=("dave", f"board={board}"), daemon=True)
+        person.start()
+        t0 = time.time()
+        while time.time() - t0 < 600 and ((self.look() or {}).get(board) or {}).get("holder") != "dev/dave":
+            time.sleep(2)
+        if ((self.samples[-1][1] or {}).get(board) or {}).get("holder") != "dev/dave":
+            return f"dev/dave did not get {board} within 600 s: not tried"
+        lava.lavacli(self.srv.identity, "devices", "update", board, "--health", "MAINTENANCE")
+        person.join(900)
+        end = time.time()
+        while len([r for r in self.rounds if r > end]) < 3 and time.time() - end < 120:
+            time.sleep(1)
+        health = rest(self.srv.url, f"devices/{board}/")["health"]
+        if health != "Maintenance":
+            self.undone.append(board)
+        lava.lavacli(self.srv.identity, "devices", "update", board, "--health", "UNKNOWN")
+        return f"{board}: the admin's Maintenance during dev/dave's hold: {health} after it and 3 rounds"
+
+    def arbiter_sigterm_during_job(self):
+        """A normal stop of the arbiter (SIGTERM) while a LAVA job runs: its place stays LAVA's until the job ends."""
+        found = self.wait_running()
+        if not found:
+            return "no LAVA job ran within 300 s: not tried"
+        board, job = found
+        pid = int(json.loads(self.state.read_text())["round"]["pid"])
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if parent != self.srv.pids.get("arbiter"):
+            return f"pid {pid} is not our supervisor's child: left alone"
+        os.kill(pid, signal.SIGTERM)
+        t0, freed = time.time(), 0
+        while time.time() - t0 < 900 and job in self.running().values():
+            places = parse_places(self.lg("chaos", "-v", "places").stdout)
+            if places.get(board, {}).get("acquired") != LAVA_OWNER and job in self.running().values():
+                freed += 1
+            time.sleep(1)
+        if freed:
+            self.freed_mid_job.append(board)
+        return f"pid {pid} SIGTERM during job {job} on {board}: its place not LAVA's in {freed} looks while it ran"
+
+    def walked_away_reservation(self):
+        """A broad reservation never acquired (clock=deterministic): how many boards it costs, for 60 s."""
+        out = self.lg("erin", "reserve", "--shell", "clock=deterministic").stdout
+        token = re.search(r"token: (\S+)", out) or re.search(r"LG_TOKEN=(\S+)", out)
+        t0, most = time.time(), 0
+        while time.time() - t0 < 60:
+            views = self.look() or {}
+            most = max(most, sum(v["health"] == "Maintenance" and v["holder"] == LAVA_OWNER for v in views.values()))
+            time.sleep(4)
+        if token:
+            self.lg("erin", "cancel-reservation", token[1])
+        return f"dev/erin reserved clock=deterministic and walked away: at most {most} board(s) in Maintenance for it"
+
     def run(self):
         threading.Thread(target=self.background, daemon=True).start()
         print(time.strftime("%T"), "before the first round (usable after s, wedged):", self.settle(time.time()), flush=True)
@@ -304,6 +415,9 @@ class Chaos:
         print(f"jobs lost (never Complete or Incomplete): {lost} of {len(self.jobs)} ({how}); boards wedged: "
               f"{sum(len(r[-1]) for r in self.rows)}; people's holds: {len(self.holds)}, {sum(h['ok'] for h in self.holds)} "
               f"power-cycled and off as asked, reserve waits (s): {sorted(round(h['waited']) for h in self.holds)}")
+        print(f"Submitted jobs a restart ended: {len(self.ended_queued)}; a person's acquisitions while a LAVA job ran: "
+              f"{len(self.mid_job)}; admin health changes undone: {len(self.undone)}; LAVA places freed while their job "
+              f"ran (arbiter SIGTERM): {len(self.freed_mid_job)}")
 
 
 def main(argv=None):
