@@ -99,8 +99,10 @@ def test_a_live_nan_ends_the_family_s_measurement_as_the_test_s_fault(tmp_path):
 
 def test_before_sampling_the_gate_says_the_smallest_change_this_board_decides(tmp_path, capsys):
     write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
-        "jitter.p99_us": {"value": 100, "unit": "us", "samples": [100, 101, 99, 100, 102, 98, 100, 101, 99, 100]},
-        "jitter.max_us": {"value": 300, "unit": "us", "samples": [300, 310, 290]}})
+        "jitter.p99_us": {"value": 100, "unit": "us", "samples": [100, 101, 99, 100, 102, 98, 100, 101, 99, 100],
+                          "source": {"kind": "measured", "clock": "guest-deterministic"}},
+        "jitter.max_us": {"value": 300, "unit": "us", "samples": [300, 310, 290],
+                          "source": {"kind": "measured", "clock": "guest-deterministic"}}})
     res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
     Gate(res, _strategy(), "t::z", max_repeats=5).sample("jitter", lambda: {"p99_us": 100, "max_us": 300})
     line = next(ln for ln in capsys.readouterr().err.splitlines() if "the smallest change decided" in ln)

@@ -25,7 +25,8 @@ def test_an_exact_figure_decides_any_change_beyond_its_floor_in_one_boot():
 
 
 def test_a_noisier_board_sees_only_larger_changes_and_never_below_the_floor():
-    quiet, loud = (mdc.detectable(CTX, Figures(_noisy(cv), clocks.GUEST_REALTIME), 10) for cv in (0.005, 0.05))
+    quiet, loud = (mdc.detectable(CTX, Figures(_noisy(cv), clocks.GUEST_DETERMINISTIC), 10, load_board("qemu-arm"))
+                   for cv in (0.005, 0.05))
     # a change of the floor itself is called in about half the draws (its interval must lie
     # wholly beyond the floor): a quiet board's next trial, 1.5 floors, is its MDC
     assert quiet.mdc_pct == pytest.approx(4.5)
@@ -33,8 +34,15 @@ def test_a_noisier_board_sees_only_larger_changes_and_never_below_the_floor():
     assert "found in" in loud.how
 
 
+def test_a_host_bound_figure_is_never_decided_against_a_stored_side():
+    """The one judge's rule: a realtime or host-clock figure drifts between sessions, so no
+    change is called against stored samples (compare, boots interleaved, can)."""
+    d = mdc.detectable(CTX, Figures(_noisy(0.005), clocks.GUEST_REALTIME), 10, load_board("qemu-arm-noisy"))
+    assert d.mdc_pct is None and d.how.startswith("bound to its host (guest-realtime clock)")
+
+
 def test_too_few_stored_samples_are_said_not_hidden_behind_a_large_number():
-    d = mdc.detectable(CTX, Figures(_noisy(0.01, n=3), clocks.GUEST_REALTIME), 5)
+    d = mdc.detectable(CTX, Figures(_noisy(0.01, n=3), clocks.GUEST_DETERMINISTIC), 5, load_board("qemu-arm"))
     assert d.mdc_pct is None and "the baseline needs more runs" in d.how
     assert "3 stored samples against 5 boots" in d.words()
 

@@ -6,7 +6,7 @@ An exact metric (the judge's exactness rule: a deterministic clock, a stored sid
 repeats) decides any change beyond its floor in one boot: its MDC is the floor. A noisy
 one: fresh samples are drawn from the stored ones (their spread as the board showed it),
 shifted the worse way by a trial change; the MDC is the smallest trial change, from the
-floor up, that the one judge (verdict.compare) calls `regressed` in at least POWER of
+floor up, that the one judge (decide) calls `regressed` in at least POWER of
 TRIALS draws of `budget` samples. Below the floor nothing is a change (the floor is
 what the lab calls worth reporting); above the largest trial the budget decides nothing
 this board would show. The exactness rule is not loosened to make an MDC smaller."""
@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass
 
 from boardlab.judge import verdict as vd
-from boardlab.judge.decide import Figures, exactness
+from boardlab.judge.decide import Figures, decide, exactness, host_bound
 from boardlab.judge.stats import smallest_p
 from boardlab.measure.catalogue import MetricSpec
 
@@ -57,6 +57,10 @@ def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed:
     why = exactness(spec, stored, fresh, board, spec.floor(median))
     if why is None:
         return Detectable(spec.key, floor_pct, floor_pct, 1, "exact: one sample (a boot; for a size, a build) decides a change beyond the floor")
+    if host_bound(stored.clock, board, spec.key):
+        return Detectable(spec.key, floor_pct, None, budget,
+                          f"bound to its host ({stored.clock} clock): against stored samples the judge calls no "
+                          f"change (the host drifts between sessions); `boardlab compare`, boots interleaved, can")
     if len(values) < vd.STORED_ENOUGH or smallest_p(len(values), budget) >= vd.ALPHA:
         return Detectable(spec.key, floor_pct, None, budget,
                           f"noisy: {len(values)} stored samples against {budget} boots cannot reach the rank "
@@ -64,8 +68,9 @@ def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed:
     rng = random.Random(seed)
     for step in STEPS:
         shift = step * floor_pct / 100
-        hit = sum(vd.compare(values, _shifted(spec, rng.choices(values, k=budget), shift), spec,
-                             effort=EFFORT).outcome == vd.REGRESSED for _ in range(TRIALS))
+        hit = sum(decide(spec, stored, Figures(_shifted(spec, rng.choices(values, k=budget), shift), stored.clock,
+                                               stored.host, settings=stored.settings), board,
+                         effort=EFFORT).outcome == vd.REGRESSED for _ in range(TRIALS))
         if hit >= POWER * TRIALS:
             return Detectable(spec.key, floor_pct, step * floor_pct, budget,
                               f"noisy ({why}): found in {hit} of {TRIALS} draws from its {len(values)} stored samples")
