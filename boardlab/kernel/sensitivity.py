@@ -29,6 +29,8 @@ def keep(page: str, run: Path) -> Path:
     a, b = meta["sides"]
     data = {"page": page, "own": answerpage.stage(Path(run), a, b, "the project's programs (--tools own)")}
     path = DATA / f"{page}.json"
+    if path.exists():   # what a person wrote into the data stays
+        data["notes"] = json.loads(path.read_text()).get("notes", [])
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1) + "\n")
     return path
