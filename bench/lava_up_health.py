@@ -4,9 +4,9 @@ does every health check of a working board pass on this host? (Issue "The shared
 round two", goal: 10 times, every check passes; the lab host's `boots_at_once` fact caps
 LAVA's concurrent boots on it: its worker's job_limit.)
 
-Each round: `up` (its boards set Unknown where LAVA's own health was, so LAVA checks each
-before any job), waits for one health check per board started after `up` to finish, and
-`down`. Prints each round's checks (job, health, host seconds) and the tally. Host clock,
+Each round: `up`, every board set Unknown at once (LAVA checks each before any job: the
+most checks a restart can start), waits for one health check per board submitted after
+`up` to finish, and `down`. Prints each round's checks (job, health, host seconds) and the tally. Host clock,
 this host. Brings the virtual lab up if it is not; its LAVA server is one of its own (a
 private run directory, a free port), its workers only the given lab hosts' (default vlab:
 a board of another lab host in LAVA's database gets no job from it).
@@ -14,6 +14,7 @@ a board of another lab host in LAVA's database gets no job from it).
     .venv/bin/python bench/lava_up_health.py [--rounds 10] [--lab vlab] [--boards qemu-arm,qemu-arm-noisy]"""
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.facts.labhosts import load_lab_host  # noqa: E402
+from boardlab.lava import server as lava  # noqa: E402
 from boardlab.lava.localserver import LocalLavaServer  # noqa: E402
 from boardlab.measure.clocks import this_host  # noqa: E402
 from boardlab.net import free_port  # noqa: E402
@@ -56,6 +58,8 @@ def one_round(srv, boards, timeout: float) -> tuple[dict, float]:
     t0 = time.time()
     srv.up(boards)
     up_s = time.time() - t0
+    for b in boards:   # every board checked at once, as after a restart with each one due (Bad, or its frequency)
+        lava.lavacli(srv.identity, "devices", "update", b, "--health", "UNKNOWN")
     deadline, seen = time.time() + timeout, {}
     while time.time() < deadline:
         seen = checks_since(srv.url, boards, t0)
@@ -73,6 +77,7 @@ def main():
     ap.add_argument("--boards", default="qemu-arm,qemu-arm-noisy")
     ap.add_argument("--timeout", type=float, default=900, help="s for a round's checks to finish")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # the server and the lab let down on a stop
     labs, boards = args.lab.split(","), args.boards.split(",")
     for b in boards:
         if not any(b in load_lab_host(lab).boards for lab in labs):
