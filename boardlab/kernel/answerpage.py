@@ -106,10 +106,20 @@ def side_of(d: dict, booted: bool):
                 settings={k: v.get("settings") for k, v in m.items()})
 
 
+_JUDGED: dict[str, tuple] = {}   # the data's text -> its rows: pages and checks judge one pair once a process
+
+
 def rows_of(data: dict):
     """The pair's rows as the sweep judged them: each metric from the latest boots in turn
     that measured it, else from the one boot each (kernel.neighbours.combined, stage by
-    stage)."""
+    stage). Read only: the same data gives the same objects."""
+    key = json.dumps(data, sort_keys=True)
+    if key not in _JUDGED:
+        _JUDGED[key] = _judged(data)
+    return _JUDGED[key]
+
+
+def _judged(data: dict):
     from boardlab.ab import compare
     from boardlab.kernel.neighbours import combined
     board = load_board(data["board"])
