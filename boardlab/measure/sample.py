@@ -4,9 +4,10 @@ what `boardlab compare` and the benches take per boot. The same commands as the 
 TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
+import re
 import statistics
 
-from boardlab.errors import BoardlabError, KERNEL
+from boardlab.errors import BoardlabError, KERNEL, LAB
 from boardlab.measure import families, ownoutput, parsers, target_load, workloads
 
 FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
@@ -92,6 +93,26 @@ class MeasureError(BoardlabError, RuntimeError):
     party = KERNEL   # the board is up: what fails on it runs on the kernel under test
 
 
+class ProgramMissing(MeasureError):
+    """The board's root lacks a program a family runs (the shell's "not found", exit 127):
+    the root is the lab's image, not the kernel's doing; a bisect stops on it instead of
+    skipping the revision."""
+    party = LAB
+    part = "image"
+
+
+NOT_FOUND = re.compile(r"(^|: )\S+: not found\b", re.M)
+
+
+def failed_run(what: str, rc: int, out: list) -> MeasureError:
+    """The error of a board-side command that failed: a program the root lacks is the lab's
+    image (ProgramMissing), anything else ran on the kernel under test."""
+    text = " | ".join(out[-3:])
+    if rc == 127 or NOT_FOUND.search("\n".join(out[-5:])):
+        return ProgramMissing(f"{what}: the board's root lacks a program it runs (exit {rc}): {text}")
+    return MeasureError(f"{what} failed ({rc}): {text}")
+
+
 def lmbench_runner(shell, quick: bool = True, small: bool = False, tools: str | None = None):
     """-> run(*groups): text, lmbench's groups run on the board by the board-side script LAVA
     runs too (jobs/testdefs/lmbench/runs.sh, written to the board here); quick: lmbench's
@@ -103,7 +124,7 @@ def lmbench_runner(shell, quick: bool = True, small: bool = False, tools: str | 
     def run(*groups, timeout=3600):
         out, _, rc = shell.run(target_load.lmbench_groups(groups, quick, small, tools), timeout=timeout)
         if rc != 0:
-            raise MeasureError(f"lmbench {' '.join(groups)} failed ({rc}): " + " | ".join(out[-3:]))
+            raise failed_run(f"lmbench {' '.join(groups)}", rc, out)
         return "\n".join(out)
     run.tools = tools
     return run
@@ -258,7 +279,7 @@ def by_script(name: str, shell, timeout: float = 1800, tools: str | None = None)
             shell.run_check(cmd)
     out, _, rc = shell.run(target_load.sourced(fam.board_files, fam.run, tools), timeout=timeout)
     if rc != 0:
-        raise MeasureError(f"{name}: {fam.run} failed ({rc}): " + " | ".join(out[-3:]))
+        raise failed_run(f"{name}: {fam.run}", rc, out)
     try:
         return {f"{name}.{k}": v for k, v in parsers.parse_figures("\n".join(out), fam.figures).items()}
     except parsers.ParseError as e:
