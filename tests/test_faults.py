@@ -447,7 +447,7 @@ def test_a_program_the_root_lacks_is_the_lab_s_image_not_the_kernel(monkeypatch)
     """'hackbench: not found' on a board is no kernel's fault: a bisect stops on it (a lab
     fault) instead of skipping the revision; a program that ran and failed is the kernel's."""
     from boardlab.errors import fault_of
-    from boardlab.measure import sample
+    from boardlab.measure import boardrun, sample
 
     class Shell:
         def __init__(self, out, rc):
@@ -458,9 +458,9 @@ def test_a_program_the_root_lacks_is_the_lab_s_image_not_the_kernel(monkeypatch)
 
         def run(self, cmd, timeout=None):
             return self.out, [], self.rc
-    with pytest.raises(sample.ProgramMissing) as e:
+    with pytest.raises(boardrun.ProgramMissing) as e:
         sample.by_script("hackbench", Shell(["sh: hackbench: not found"], 127))
     assert (fault_of(e.value).party, fault_of(e.value).part) == ("lab", "image")
     with pytest.raises(sample.MeasureError) as e:
         sample.by_script("hackbench", Shell(["Segmentation fault"], 139))
-    assert not isinstance(e.value, sample.ProgramMissing) and fault_of(e.value).party == "kernel"
+    assert not isinstance(e.value, boardrun.ProgramMissing) and fault_of(e.value).party == "kernel"

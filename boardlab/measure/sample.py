@@ -4,11 +4,10 @@ what `boardlab compare` and the benches take per boot. The same commands as the 
 TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
-import re
 import statistics
 
-from boardlab.errors import BoardlabError, KERNEL, LAB
 from boardlab.measure import families, ownoutput, parsers, target_load, workloads
+from boardlab.measure.boardrun import MeasureError, failed_run
 
 FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
 
@@ -86,31 +85,6 @@ def mem_eat(shell) -> dict:
     out, _, _ = shell.run("mem_eat > /tmp/mem_eat.log 2>&1; tail -n 3 /tmp/mem_eat.log; "
                           "rm /tmp/mem_eat.log", timeout=300)
     return {"memory.mem_eat_kb": parsers.parse_mem_eat("\n".join(out))["kb"]}
-
-
-class MeasureError(BoardlabError, RuntimeError):
-    """A measurement command failed on the board, or its output lacks a figure."""
-    party = KERNEL   # the board is up: what fails on it runs on the kernel under test
-
-
-class ProgramMissing(MeasureError):
-    """The board's root lacks a program a family runs (the shell's "not found", exit 127):
-    the root is the lab's image, not the kernel's doing; a bisect stops on it instead of
-    skipping the revision."""
-    party = LAB
-    part = "image"
-
-
-NOT_FOUND = re.compile(r"(^|: )\S+: not found\b", re.M)
-
-
-def failed_run(what: str, rc: int, out: list) -> MeasureError:
-    """The error of a board-side command that failed: a program the root lacks is the lab's
-    image (ProgramMissing), anything else ran on the kernel under test."""
-    text = " | ".join(out[-3:])
-    if rc == 127 or NOT_FOUND.search("\n".join(out[-5:])):
-        return ProgramMissing(f"{what}: the board's root lacks a program it runs (exit {rc}): {text}")
-    return MeasureError(f"{what} failed ({rc}): {text}")
 
 
 def lmbench_runner(shell, quick: bool = True, small: bool = False, tools: str | None = None):
