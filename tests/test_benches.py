@@ -439,3 +439,23 @@ def test_chaos_says_when_boards_are_usable_again_and_which_are_wedged():
     assert ch.recovery(end, stuck, {1000.0, 1005.0, 1010.0}) == (None, ["a (holder lava-arbiter/lava, health Maintenance, 27 s)"])
     assert ch.recovery(end, samples[:3], set()) == (None, [])   # 0 s unusable so far: not yet wedged
     assert ch.recovery(end, samples[:2], {1001.5, 1001.6}) == (None, ["(no answer)"])
+
+
+def test_the_a_a_bench_counts_a_family_s_rounds_with_a_false_verdict_once_each():
+    aa = bench("main_job_aa")
+    rounds_of = {"lmbench.lat_pipe_us": {0: "same", 1: "regressed", 2: "same"},
+                 "lmbench.bw_tcp_mb_s": {0: "same", 1: "improved", 2: "unknown"},
+                 "jitter.max_us": {0: "unknown", 1: "unknown", 2: "unknown"}}
+    assert aa.rounds_with(rounds_of, "lmbench", ("regressed", "improved")) == 1   # round 1, two metrics
+    assert aa.rounds_with(rounds_of, "lmbench", ("unknown",)) == 1
+    assert aa.rounds_with(rounds_of, "jitter", ("regressed", "improved")) == 0
+    assert aa.rounds_with(rounds_of, "jitter", ("unknown",)) == 3
+
+
+def test_the_nightly_bench_names_the_culprit_by_the_metric():
+    nl = bench("nightly_loop")
+    assert nl.culprit_of("boot_time.guest_login") == "boot"
+    assert nl.culprit_of("lmbench.lat_syscall_null_us") == "syscall"
+    assert nl.culprit_of("build.vmlinux_dec_bytes") == "size"
+    with pytest.raises(SystemExit, match="none of the test tree's commits moves it"):
+        nl.culprit_of("jitter.max_us")
