@@ -21,7 +21,7 @@ from boardlab.files import atomic_write
 from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.images import ownprograms
-from boardlab.judge import bootspans
+from boardlab.judge import bootspans, mdc
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
@@ -279,6 +279,8 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         if side.kernel and board is not None:
             bootplan.require_files(board, bootplan.plan_boot(board, side.kernel).stage)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
+    if board is not None and any(s.kernel for s in sides) and (said := mdc.before_compare(board, families, repeats)):
+        progress(said)
     rounds = 0
     if any(s.kernel for s in sides):
         rounds = run_boots(env_path, sides, families, repeats, max_repeats, jitter_s,

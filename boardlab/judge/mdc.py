@@ -46,8 +46,11 @@ def _shifted(spec: MetricSpec, values, shift: float) -> list[float]:
     return [v * (1 + worse * shift) for v in values]
 
 
-def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed: int = 1) -> Detectable:
-    """The MDC of one metric on one board: stored is its baseline (samples, clock, host)."""
+def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed: int = 1,
+               both: bool = False) -> Detectable:
+    """The MDC of one metric on one board: stored is its baseline (samples, clock, host).
+    both: the two sides are each sampled `budget` times, booted in turn (compare), so
+    both are drawn from the stored spread and a host-bound figure may be judged."""
     values = [float(x) for x in stored.samples]
     if not values:
         raise ValueError(f"{spec.key}: no stored samples")
@@ -57,19 +60,21 @@ def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed:
     why = exactness(spec, stored, fresh, board, spec.floor(median))
     if why is None:
         return Detectable(spec.key, floor_pct, floor_pct, 1, "exact: one sample (a boot; for a size, a build) decides a change beyond the floor")
-    if host_bound(stored.clock, board, spec.key):
+    if host_bound(stored.clock, board, spec.key) and not both:
         return Detectable(spec.key, floor_pct, None, budget,
                           f"bound to its host ({stored.clock} clock): against stored samples the judge calls no "
                           f"change (the host drifts between sessions); `boardlab compare`, boots interleaved, can")
-    if len(values) < vd.STORED_ENOUGH or smallest_p(len(values), budget) >= vd.ALPHA:
+    if len(values) < vd.STORED_ENOUGH or smallest_p(budget if both else len(values), budget) >= vd.ALPHA:
         return Detectable(spec.key, floor_pct, None, budget,
                           f"noisy: {len(values)} stored samples against {budget} boots cannot reach the rank "
                           f"test's p < {vd.ALPHA}, whatever the change: the baseline needs more runs")
     rng = random.Random(seed)
     for step in STEPS:
         shift = step * floor_pct / 100
-        hit = sum(decide(spec, stored, Figures(_shifted(spec, rng.choices(values, k=budget), shift), stored.clock,
-                                               stored.host, settings=stored.settings), board,
+        def side(moved: float) -> Figures:
+            return Figures(_shifted(spec, rng.choices(values, k=budget), moved), stored.clock,
+                           stored.host or "the host of its boots", settings=stored.settings)
+        hit = sum(decide(spec, side(0.0) if both else stored, side(shift), board, interleaved=both,
                          effort=EFFORT).outcome == vd.REGRESSED for _ in range(TRIALS))
         if hit >= POWER * TRIALS:
             return Detectable(spec.key, floor_pct, step * floor_pct, budget,
@@ -80,8 +85,10 @@ def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed:
 DEFAULT_BUDGET = 5   # boots: the suites' --max-repeats (the gate's at_most)
 
 
-def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None) -> list[Detectable]:
-    """Every metric the board's stored baseline of the kernel holds samples of, with its MDC."""
+def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None, both: bool = False,
+             suites=None) -> list[Detectable]:
+    """Every metric the board's stored baseline of the kernel holds samples of (of these
+    suites: default all), with its MDC."""
     from boardlab.measure import baselines as bl, catalogue
     stored = bl.load(kernel, board.name, **({"root": root} if root else {}))
     out = []
@@ -90,12 +97,24 @@ def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None) -> lis
             spec = catalogue.spec(key)
         except catalogue.UnknownMetric:
             continue
-        if spec.not_judged or not base.samples:
+        if spec.not_judged or not base.samples or (suites is not None and spec.suite not in suites):
             continue
-        out.append(detectable(spec, stored_figures(base), budget, board))
+        out.append(detectable(spec, stored_figures(base), budget, board, both=both))
     return out
 
 
 def stored_figures(base) -> Figures:
     """A stored baseline (measure.baselines.Baseline) as the side the judge compares."""
     return Figures(base.values(), base.clock(), base.host_id(), settings=base.settings(), stated=base.stated())
+
+
+def before_compare(board, suites, rounds: int) -> str | None:
+    """compare's line before its first boot: the smallest change of each figure of these
+    suites that `rounds` boots a side, in turn, decide on this board (its default kernel's
+    stored spread standing for both kernels'); None without such a baseline."""
+    kernel = board.images.default_kernel if getattr(board, "images", None) else None
+    rows = of_board(board, kernel, rounds, both=True, suites=set(suites)) if kernel else []
+    if not rows:
+        return None
+    return (f"on {board.name}, {rounds} boots a side decide (the stored spread of {kernel}): "
+            + ", ".join(f"{d.metric} " + (f"{d.mdc_pct:.3g} %" if d.mdc_pct is not None else "none") for d in rows))
