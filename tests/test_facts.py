@@ -245,7 +245,11 @@ def test_adding_a_board_is_one_facts_file_and_one_command(project_copy):
     assert "tcp,127.0.0.1,5009" in (tmp_path / "places/labhost1/ser2net.yaml").read_text()
     assert "board: tqm866m" in (tmp_path / "places/labhost1/places.yaml").read_text()
     assert "telnet 127.0.0.1 5009" in (tmp_path / "jobs/devices/tqm866m.jinja2").read_text()
-    assert "hostname=pdu1.lab&port=8" in lava.render_device(load_board("tqm866m"))   # via pdudaemon
+    assert "boardlab lab power tqm866m on" in lava.render_device(load_board("tqm866m"))   # the guard
+    from boardlab.facts import pdu
+    from boardlab.facts.labhosts import lab_host_of
+    tqm866m = load_board("tqm866m")
+    assert "hostname=pdu1.lab&port=8" in pdu.lava_power_commands(tqm866m, lab_host_of(tqm866m))["power_on_command"]
     from labgrid import Environment
     env = Environment(str(tmp_path / "lab/tqm866m.yaml"))
     strategy = env.get_target("main").get_driver("Strategy", activate=False)

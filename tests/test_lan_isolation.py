@@ -71,8 +71,8 @@ def _exports(text):
 
 
 def test_each_nfs_root_goes_to_its_own_board_alone_and_is_checked_to_its_subtree():
-    """A real lab host's exports: a board's root to that board's address, LAVA's job
-    directory to each board's address (never the LAN), each request checked to lie
+    """A real lab host's exports: a board's root to that board's address (never the LAN;
+    LAVA's job roots are not listed: each goes to its own board while its job runs), each request checked to lie
     inside the export (subtree_check) unless the export is a file system of its own,
     and the reason for each line's options written above it."""
     lab = load_lab_host("labhost1")
@@ -83,12 +83,10 @@ def test_each_nfs_root_goes_to_its_own_board_alone_and_is_checked_to_its_subtree
         clients, opts = exports[b.nfs.export]
         assert clients == [b.network.ip]
         assert opts == {"rw,no_root_squash,subtree_check,sync"}
-    clients, opts = exports[hostconfigs.LAVA_NFS_DIR]
-    assert sorted(clients) == sorted(b.network.ip for b in boards)
-    assert all("subtree_check" in o.split(",") for o in opts)
+    assert not any(p.startswith(hostconfigs.LAVA_NFS_DIR) for p in exports)
     assert not any("/" in c or "*" in c for c, _ in exports.values() for c in c)
     comments = [ln for ln in text.splitlines() if ln.startswith("# ")]
-    assert len(comments) == len(exports) + 1 and all("squash" in c for c in comments[1:])
+    assert len(comments) == len(exports) + 3 and all("squash" in c for c in comments[3:])
 
 
 def test_a_board_fact_squashes_root_and_a_file_system_of_its_own_needs_no_subtree_check():
@@ -119,8 +117,24 @@ def test_a_virtual_lab_hosts_nfs_server_exports_each_root_to_its_boards_addresse
         clients[path] = block.split("Clients = ")[1].split(";")[0].split(", ")
     for b in boards:
         assert clients[b.nfs.export] == [b.network.ip]
-    assert sorted(clients[hostconfigs.LAVA_NFS_DIR]) == sorted(b.network.ip for b in boards)
+    assert hostconfigs.LAVA_NFS_DIR not in conf   # job roots come and go with their jobs
     assert hostconfigs.lan_network(lab) not in conf and "*" not in conf
+
+
+def test_a_running_lava_jobs_root_goes_to_its_own_board_alone_with_a_fixed_export_id():
+    """boardlab.lab.jobroots: while a job has its board powered, its root (named by the
+    job's id) is exported to that board's address only; ganesha's export id is the
+    board's own, so a root that changes is an update, one that ends a removal."""
+    lab = load_lab_host("vlab")
+    boards = [load_board(b) for b in lab.boards]
+    roots = {boards[1].name: f"{hostconfigs.LAVA_NFS_DIR}/41"}
+    [job] = hostconfigs.lava_job_exports(boards, roots)
+    assert job.path == f"{hostconfigs.LAVA_NFS_DIR}/41" and job.clients == (boards[1].network.ip,)
+    assert job.export_id == hostconfigs.JOB_EXPORT_ID + 1 and not job.root_squash and job.subtree_check
+    conf = hostconfigs.ganesha_conf(hostconfigs.nfs_export_clients(lab, boards) + [job], lab.server_ip)
+    block = conf.split(f"Path = {job.path};")[0].rsplit("EXPORT {", 1)[1]
+    assert f"Export_Id = {job.export_id};" in block
+    assert f"Clients = {boards[1].network.ip};" in conf.split(f"Path = {job.path};")[1].split("}")[0]
 
 
 @pytest.mark.parametrize("name", ["vlab", "labhost1"])

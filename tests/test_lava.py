@@ -18,9 +18,9 @@ import yaml
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import host_bound
 from boardlab import envgen, lava
-from boardlab.facts import hostconfigs
+from boardlab.facts import hostconfigs, pdu
 from boardlab.facts.board import BOARDS_DIR, load_board
-from boardlab.facts.labhosts import LabHost, load_lab_host
+from boardlab.facts.labhosts import LabHost, lab_host_of, load_lab_host
 from boardlab.measure import baselines as bl
 from boardlab.measure import catalogue, clocks
 from boardlab.net import free_port
@@ -91,9 +91,13 @@ def test_device_config_comes_from_the_board_facts():
                                           f"{env['NetworkSerialPort']['port']}")
     assert env["NetworkSerialPort"]["host"] == "10.231.0.11"   # its lab host, on the management network
     url = env["NetworkPowerPort"]["host"].format(index=env["NetworkPowerPort"]["index"])
-    assert dev["commands"]["power_on"] == f"curl -fsS -X PUT -d 1 {url}"
-    assert dev["commands"]["power_off"] == f"curl -fsS -X PUT -d 0 {url}"
-    assert dev["commands"]["hard_reset"][-1] == dev["commands"]["power_on"]
+    # LAVA powers through the guard (boardlab.lab.powerguard), which runs the board's own
+    assert dev["commands"]["power_on"] == "boardlab lab power qemu-arm on"
+    assert dev["commands"]["power_off"] == "boardlab lab power qemu-arm off"
+    assert dev["commands"]["hard_reset"] == [dev["commands"]["power_off"], "sleep 1", dev["commands"]["power_on"]]
+    own = pdu.lava_power_commands(board, lab_host_of(board))
+    assert own["power_on_command"] == f"curl -fsS -X PUT -d 1 {url}"
+    assert own["power_off_command"] == f"curl -fsS -X PUT -d 0 {url}"
     uboot = dev["actions"]["boot"]["methods"]["u-boot"]
     assert uboot["parameters"]["bootloader_prompt"] == board.uboot.prompt.strip()
     ramdisk = uboot["ramdisk"]["commands"]
@@ -128,7 +132,9 @@ def test_old_uboot_boards_keep_their_own_boot_command():
     assert not any("initrd_high" in c for c in nfs)   # U-Boot 1.x: no such variable
     assert dev["actions"]["deploy"]["parameters"]["mkimage_arch"] == "ppc"
     # its GUDE switched through the lab host's pdudaemon, which sends GUDE's own request
-    assert dev["commands"]["power_on"] == \
+    board = load_board("tqm860l")
+    assert dev["commands"]["power_on"] == "boardlab lab power tqm860l on"   # the guard, then:
+    assert pdu.lava_power_commands(board, lab_host_of(board))["power_on_command"] == \
         "curl -fsS 'http://127.0.0.1:16421/power/control/on?hostname=pdu1.lab&port=1'"
     assert "switch.html?cmd=1&p=%s&s=1" in (ROOT / "places/labhost1/pdudaemon.conf").read_text()
 

@@ -149,6 +149,46 @@ def test_the_board_reaches_its_boot_services_and_no_lab_control(qemu):
     assert "shell" in qemu.last_boot.milestones
 
 
+def test_a_board_mounts_its_own_lava_job_root_and_not_its_neighbours(qemu):
+    """LAVA's job roots go each to its own board, for its job's length (boardlab.lab.
+    jobroots, as the power guard exports them). From qemu-arm's shell, on the real NFS
+    server of its lab host: the root exported for a job on qemu-arm-noisy (same lab
+    host, same LAN) is refused; its own is mounted and read; once its job has ended
+    (unexported) its own is refused too."""
+    import shutil
+    from boardlab.facts.hostconfigs import LAVA_NFS_DIR
+    from boardlab.facts.labhosts import load_lab_host
+    from boardlab.lab import jobroots
+    lab, me, neighbour = load_lab_host("vlab"), load_board("qemu-arm"), load_board("qemu-arm-noisy")
+    roots = {b.name: Path(LAVA_NFS_DIR) / f"probe-{b.name}" for b in (me, neighbour)}
+    for name, d in roots.items():
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "owner").write_text(f"job root of {name}\n")
+    qemu.select(root="nfs")
+    qemu.transition("shell")
+    sh = shell_of(qemu)
+    ip = lab.server_ip
+
+    def mounted(path) -> str:
+        out, _, _ = sh.run(f"mkdir -p /mnt/probe && mount -t nfs -o vers=3,nolock,tcp,addr={ip} "
+                           f"{ip}:{path} /mnt/probe 2>&1 && cat /mnt/probe/owner && umount /mnt/probe", timeout=90)
+        return "\n".join(out)
+    try:
+        jobroots.export(lab, neighbour, roots[neighbour.name])
+        jobroots.export(lab, me, roots[me.name])
+        theirs, mine = mounted(roots[neighbour.name]), mounted(roots[me.name])
+        jobroots.unexport(lab, me)
+        after = mounted(roots[me.name])
+    finally:
+        jobroots.unexport(lab, me)
+        jobroots.unexport(lab, neighbour)
+        for d in roots.values():
+            shutil.rmtree(d, ignore_errors=True)
+    print(f"neighbour's: {theirs!r}\nown: {mine!r}\nown after its job: {after!r}")
+    assert "job root of qemu-arm\n" in mine + "\n", "its own job root must mount: the probe proves nothing"
+    assert "job root of" not in theirs and "job root of" not in after
+
+
 def _lan_drops(lab) -> int:
     """Packets the lab host's LAN rule set has dropped so far (its counter)."""
     out = subprocess.run(["ip", "netns", "exec", lab.netns, "nft", "list", "chain", "inet", lanfirewall.TABLE,

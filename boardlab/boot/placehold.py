@@ -57,6 +57,12 @@ def _held_here_or_above() -> set:
     return _HELD | {p for p in os.environ.get(HELD_ENV, "").split(",") if p}
 
 
+# who may power a board through LAVA's guarded power commands (boardlab.lab.powerguard):
+# `boardlab lava run` names its own hold, or UNSHARED for a board LAVA does not share
+POWER_OWNER_ENV = "BOARDLAB_POWER_OWNER"
+UNSHARED = "-"
+
+
 class PlaceHoldError(BoardlabError):
     """A shared board's place could not be taken at the coordinator."""
     party = LAB

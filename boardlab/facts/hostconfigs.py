@@ -56,6 +56,7 @@ def ganesha_conf(exports, bind_addr: str, recovery: str | None = None) -> str:
         "NFS_KRB5 { Active_krb5 = false; }",
     ]
     for export_id, e in enumerate(exports, start=1):
+        export_id = e.export_id or export_id
         out += [
             "EXPORT {",
             f"    Export_Id = {export_id};",
@@ -87,18 +88,18 @@ class NfsExport:
     root_squash: bool
     subtree_check: bool
     why: str
+    export_id: int | None = None   # ganesha's, fixed where the export comes and goes (a job root)
 
 
 def nfs_export_dirs(lab: LabHost, boards) -> list[str]:
-    """What a lab host exports over NFS: each board's root, and LAVA's directory where
-    the lab host is also the LAVA worker."""
+    """What a lab host exports over NFS at all times: each board's root."""
     return [e.path for e in nfs_export_clients(lab, boards)]
 
 
 def nfs_export_clients(lab: LabHost, boards) -> list[NfsExport]:
-    """Each board's root to that board's address alone; LAVA's job directory (a job's
-    root is extracted there under a name known only when the job runs) to each of the
-    boards LAVA boots, one address each, never the LAN's network."""
+    """Each board's root to that board's address alone. LAVA's job roots are not here:
+    each is exported to its own board only while the job has it powered
+    (lava_job_exports, boardlab.lab.powerguard)."""
     out = []
     for b in boards:
         why = ("root_squash: the board never writes its root as root" if b.nfs.root_squash else
@@ -107,18 +108,28 @@ def nfs_export_clients(lab: LabHost, boards) -> list[NfsExport]:
                 "; subtree_check: not a file system of its own")
         out.append(NfsExport(b.nfs.export, (b.network.ip,), b.nfs.root_squash,
                              not b.nfs.own_filesystem, f"{b.name}'s root, {why}"))
-    if lab.lava_worker and boards:
-        out.append(NfsExport(LAVA_NFS_DIR, tuple(b.network.ip for b in boards), False, True,
-                             "LAVA's job roots (extracted as root, written by the board's root): "
-                             "no_root_squash, subtree_check"))
     return out
+
+
+JOB_EXPORT_ID = 100   # + the board's place among its lab host's: its job root's ganesha id
+
+
+def lava_job_exports(boards, roots: dict) -> list[NfsExport]:
+    """roots: {board name: its running LAVA job's directory (LAVA_NFS_DIR/<prefix><id>)}
+    -> each to its board's address alone (extracted as root, written by the board's
+    root: no_root_squash; a directory, not a file system: subtree_check)."""
+    return [NfsExport(roots[b.name], (b.network.ip,), False, True,
+                      f"LAVA's job root on {b.name}, for the job's length", JOB_EXPORT_ID + i)
+            for i, b in enumerate(boards) if b.name in roots]
 
 
 def nfs_exports(entries) -> str:
     """/etc/exports lines for nfs-kernel-server: each directory to its own boards'
     addresses only, each line after a comment saying why its options are what they are.
     An address on a LAN is no proof of identity: docs/guides.md says what else holds."""
-    lines = ["# NFS roots of the lab's boards and of LAVA's jobs: each to its boards' addresses only"]
+    lines = ["# NFS roots of the lab's boards: each to its board's address only",
+             f"# LAVA's job roots (under {LAVA_NFS_DIR}) are not listed: each is exported to its",
+             "# own board alone while the job has it powered (`boardlab lab power`, exportfs)"]
     for e in entries:
         opts = ",".join(["rw", "root_squash" if e.root_squash else "no_root_squash",
                          "subtree_check" if e.subtree_check else "no_subtree_check", "sync"])

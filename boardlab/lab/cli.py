@@ -49,6 +49,12 @@ def cmd_status(args) -> int:
     return 1 if any(r.problem for r in rows) else 0
 
 
+def cmd_power(args) -> int:
+    from boardlab.lab.powerguard import power
+    power(args.board, args.action)
+    return 0
+
+
 def _detectable(board: str, budget: int) -> int:
     """`lab status --board B`: the smallest change each stored figure of the board decides."""
     from boardlab.pages import detectable_page
@@ -93,4 +99,9 @@ def add_parser(sub):
                    help=f"lavacli identity (default: $LAVACLI_IDENTITY, else the project's {RECHECK_IDENTITY}, "
                         "which `boardlab lava server up` writes and the hourly unit uses)")
     p.set_defaults(func=cmd_recheck)
+    p = verbs.add_parser("power", help="LAVA's power command (its device dictionaries name it): only while "
+                                       "the board's place is LAVA's, its job's NFS root exported to it alone")
+    p.add_argument("board", help="a board (boards/<board>.yaml)")
+    p.add_argument("action", choices=["on", "off"])
+    p.set_defaults(func=cmd_power)
     return lab

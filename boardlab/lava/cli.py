@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from boardlab import lava
+from boardlab.boot.placehold import UNSHARED, place_held
 from boardlab.errors import one_line
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import default_board
@@ -56,8 +57,7 @@ def cmd_render(args):
 
 
 def cmd_validate(args):
-    missing = [f for f in args.files if not Path(f).is_file()]
-    if missing:
+    if (missing := [f for f in args.files if not Path(f).is_file()]):
         raise lava.LavaInputError(f"{missing[0]}: no such file")
     files = [(("device" if f.endswith("device.yaml") else "job"), Path(f)) for f in args.files]
     errors = lava.validate(files)
@@ -80,7 +80,8 @@ def cmd_run(args):
         return 1
     job_id = int(time.time()) % 1_000_000
     qemu_clock = switch_clock(board)   # the clock the job's boots will run on
-    rc, log = lava.lava_run(files, work, job_id)
+    with place_held(board, "lava-run") as hold:   # a board shared with LAVA: held as a person's
+        rc, log = lava.lava_run(files, work, job_id, owner=hold.holder if hold else UNSHARED)
     return _results(log, board, job["metadata"]["boardlab.kernel"], work,
                     f"lava-run-{job_id}", lava_rc=rc, qemu_clock=qemu_clock, job=job)
 

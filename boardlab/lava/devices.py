@@ -89,9 +89,12 @@ def device_type_template(board: Board) -> str:
 
 
 def power_commands(board: Board) -> dict:
-    """The device's power commands: through pdudaemon where the board's lab host runs
-    it, else straight to the PDU (boardlab.facts.pdu)."""
-    return pdu.lava_power_commands(board, lab_host_of(board))
+    """The device's power commands: boardlab's guard on the worker (`boardlab lab power`,
+    boardlab.lab.powerguard), which runs the board's own (facts.pdu: pdudaemon or the PDU)
+    only while the board's place is LAVA's, with the job's NFS root exported to it alone."""
+    cmd = {a: f"boardlab lab power {board.name} {a}" for a in ("on", "off")}
+    return {"power_on_command": cmd["on"], "power_off_command": cmd["off"],
+            "hard_reset_command": [cmd["off"], "sleep 1", cmd["on"]]}
 
 
 def connection_command(board: Board) -> str:
@@ -106,6 +109,9 @@ def device_dictionary(board: Board) -> str:
     lines = [GENERATED.format(name=board.name),
              f"{{% extends '{device_type_name(board)}.jinja2' %}}\n"]
     lines += [f"{{% set {k} = {json.dumps(v)} %}}\n" for k, v in sets.items()]
+    own = pdu.lava_power_commands(board, lab_host_of(board))   # what the guard runs, for a reader
+    lines.append(f"{{# `boardlab lab power` checks the place is LAVA's, then runs the board's own: "
+                 f"on: {own['power_on_command']}; off: {own['power_off_command']} #}}\n")
     return "".join(lines)
 
 

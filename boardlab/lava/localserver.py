@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,6 +88,15 @@ def _reap(pid):
 UNKNOWN_AT_UP = ("Bad",)
 
 
+def worker_env() -> dict:
+    """The environment LAVA gives lava-run (its env.yaml, per worker): LAVA's default, with
+    boardlab on the PATH, for the device dictionaries' power commands are `boardlab lab
+    power` (lava.devices; it checks LAVA's own hold: boardlab.lab.powerguard)."""
+    path = [os.path.dirname(sys.executable), "/usr/local/bin", "/usr/local/sbin", "/bin", "/usr/bin",
+            "/usr/sbin", "/sbin"]
+    return {"purge": True, "overrides": {"LC_ALL": "C.UTF-8", "LANG": "C", "PATH": os.pathsep.join(path)}}
+
+
 def worker_name(lab_host: str) -> str:
     return f"boardlab-{lab_host}"
 
@@ -147,6 +157,7 @@ class LocalLavaServer:
         d = DISPATCHER_D / worker
         d.mkdir(parents=True, exist_ok=True)
         (d / "dispatcher.yaml").write_text(yaml.safe_dump(dispatcher_config(lab)))
+        (d / "env.yaml").write_text(yaml.safe_dump(worker_env()))
         # lava-worker --token-file reads it: the token is in no process's argv
         return identities.write_token_file(self.run_dir / f"worker-{lab.name}" / "token", token.group(1))
 

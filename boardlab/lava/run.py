@@ -6,10 +6,12 @@ import os
 import re
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
+from boardlab.boot.placehold import POWER_OWNER_ENV, UNSHARED
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
@@ -20,7 +22,8 @@ from boardlab.lava.logs import _is_retry, read_log
 
 def dispatcher_config(lab: LabHost) -> dict:
     """lava-run's dispatcher config: the lab host's address on the LAN is the TFTP server
-    ({SERVER_IP} in the U-Boot commands)."""
+    ({SERVER_IP} in the U-Boot commands). No prefix: a job's files are then under its id alone,
+    where the power guard exports its root (boardlab.lab.powerguard.job_root)."""
     return {"dispatcher_ip": lab.server_ip}
 
 
@@ -87,9 +90,18 @@ def _summary(entry) -> str | None:
     return None
 
 
-def lava_run(files: dict[str, Path], work: Path, job_id: int, echo=print) -> tuple[int, Path]:
+def guard_env(owner: str) -> dict:
+    """lava-run's environment: its power commands (`boardlab lab power`) find boardlab and
+    check the board's place is held by owner (placehold.UNSHARED: no place to check)."""
+    bin_dir = os.path.dirname(sys.executable)
+    return {**os.environ, POWER_OWNER_ENV: owner,
+            "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "/usr/bin:/bin")])}
+
+
+def lava_run(files: dict[str, Path], work: Path, job_id: int, echo=print,
+             owner: str = UNSHARED) -> tuple[int, Path]:
     """Run a job with lava-run; its log (YAML lines, stderr) goes to work/job.log while a
-    summary goes to the terminal."""
+    summary goes to the terminal. owner: who holds the board's place for the run."""
     log = work / "job.log"
     cmd = ["lava-run", "--job-id", str(job_id), "--output-dir", str(work / "output"),
            "--device", str(files["device"]), "--dispatcher", str(files["dispatcher"]),
@@ -97,7 +109,7 @@ def lava_run(files: dict[str, Path], work: Path, job_id: int, echo=print) -> tup
     echo(f"lava-run job {job_id}: {files['job']} (log: {log})")
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+                                start_new_session=True, env=guard_env(owner))
         try:
             for line in proc.stderr:
                 out.write(line)

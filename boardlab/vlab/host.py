@@ -26,7 +26,7 @@ from boardlab.log import progress
 from boardlab.measure.clocks import clock_url, switch_clock
 from boardlab.services.daemons import Daemons, ServiceError, private_run, sh
 from boardlab.services.supervisor import supervised
-from boardlab.vlab import sshkeys
+from boardlab.vlab import jobexports, sshkeys
 from boardlab.boot.powerctl import lab_host_down
 from boardlab.images import boardimages
 from boardlab.vlab.mgmt import link_host, management_up, unlink_host
@@ -147,11 +147,7 @@ class VirtualLabHost:
              b.console.baud, listen) for b in self.boards))
         if self.lab.management:
             (self.run_dir / "sshd_config").write_text(sshkeys.sshd_config(self.lab, self.run_dir))
-        exports = hostconfigs.nfs_export_clients(self.lab, self.boards)   # each to its boards only
-        for e in exports:   # ganesha refuses an export whose directory is missing
-            Path(e.path).mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "ganesha.conf").write_text(hostconfigs.ganesha_conf(
-            exports, self.server_ip, recovery=str(self.run_dir / "ganesha-recovery")))
+        jobexports.write_ganesha_conf(self.lab)   # each root to its own board only
 
     def board(self, name: str):
         found = [b for b in self.boards if b.name == name]
