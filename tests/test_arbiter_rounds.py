@@ -313,6 +313,15 @@ def test_a_stop_of_the_arbiter_alone_keeps_the_place_of_a_running_job_until_it_e
     assert any("qemu-arm: kept for LAVA job 9" in m and "this stop releases it when the job ends" in m for m in log)
     assert any(m == "qemu-arm: released: LAVA job 9 ended; LAVA's arbiter stops" for m in log), log
     assert state(tmp_path)["round"]["held"] == []
+    # LAVA powers only boards it holds (lab.powerguard): both free boards set aside, so its
+    # jobs wait for the next arbiter instead of failing on a board a person may take
+    assert {b: d["health"] for b, d in lab.devices.items()} == {"qemu-arm": "Maintenance",
+                                                                 "qemu-ppc": "Maintenance"}
+    a = arbiter(tmp_path, log)                                     # the next arbiter gives them back
+    a.round()
+    a.round()
+    assert lab.places["qemu-arm"]["acquired"] == LAVA_OWNER == lab.places["qemu-ppc"]["acquired"]
+    assert {d["health"] for d in lab.devices.values()} <= {"Good", "Unknown"}, lab.devices
 
 
 def test_a_stop_past_its_wait_leaves_the_place_to_the_next_arbiter_and_says_so(lab, tmp_path):

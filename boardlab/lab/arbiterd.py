@@ -8,11 +8,14 @@ Two stops, told apart by their signal:
   check); each is said, with who frees it: this stop waits for the job, polling LAVA
   every round's interval up to --stop-wait seconds, and releases the place as the job
   ends; past that, the next arbiter (it keeps a place while a job runs, as always).
-  Every other place is released at once.
+  Every other place is released at once. A board released so is set aside first
+  (Maintenance): LAVA powers only boards whose place it holds (lab.powerguard), so
+  its jobs wait for the next arbiter instead of failing on a freed board.
 - SIGINT, the LAVA server itself goes down (`boardlab lava server down`): its jobs end
   with it, so every place is released at once.
-Either way what the arbiter set aside is given back on boards no person holds or is
-allocated (their entries stay for the next start), and the state file says which places
+On SIGINT what the arbiter set aside is given back on boards no person holds or is
+allocated (their entries stay for the next start; on SIGTERM all stay, for the next
+arbiter to give back once it holds the places again), and the state file says which places
 LAVA still holds (a coordinator restart gives it those, and only those)."""
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from boardlab.lab import rules
 from boardlab.lab.arbiter import POLL_S, Arbiter
 from boardlab.lab.listings import parse_devices, parse_places
 from boardlab.lava.errors import LavaError
@@ -30,22 +34,44 @@ from boardlab.lava.server import lavacli
 STOP_WAIT_S = 1800.0   # a LAVA job's own timeouts end it well within this
 
 
-def running_jobs(a: Arbiter) -> dict:
-    """{board: its running LAVA job} of the arbiter's boards ({} when LAVA does not answer:
-    then nothing is known to run, and nothing is kept from people)."""
+def devices_of(a: Arbiter) -> dict:
+    """LAVA's devices ({} when LAVA does not answer: then nothing is known to run, and
+    nothing is kept from people)."""
     try:
-        devices = parse_devices(lavacli(a.identity, "devices", "list", "--all", "--json"))
+        return parse_devices(lavacli(a.identity, "devices", "list", "--all", "--json"))
     except (LavaError, subprocess.SubprocessError, OSError, ValueError) as e:
         a.echo(f"arbiter: LAVA does not answer ({str(e).splitlines()[0] if str(e) else e}): "
                f"no job known to run")
         return {}
+
+
+def running_jobs(a: Arbiter, devices: dict | None = None) -> dict:
+    """{board: its running LAVA job} of the arbiter's boards."""
+    devices = devices_of(a) if devices is None else devices
     return {b: d["current_job"] for b, d in devices.items() if b in a.boards and d.get("current_job")}
 
 
-def _give_back_one(a: Arbiter, board: str, place: dict, why: str) -> None:
+def _aside_while_stopped(a: Arbiter, board: str, place: dict, devices: dict) -> None:
+    """A place the arbiter alone stopping gives up: the board set aside first (Maintenance,
+    as for a person's hold), for LAVA powers only a board whose place it holds
+    (boardlab.lab.powerguard): a job it started on a freed board would fail, not wait. The
+    next arbiter takes the place back and gives the health back (or an admin's stands)."""
+    health = (devices.get(board) or {}).get("health", "")
+    if place.get("acquired") == a.ours and board not in a.aside and health in rules.USABLE:
+        try:
+            a._set_aside(board, rules.aside_entry(health))
+            a.echo(f"{board}: Maintenance while LAVA's arbiter is stopped: LAVA starts nothing on a "
+                   f"board it does not hold (the next arbiter gives it back)")
+        except (LavaError, subprocess.SubprocessError, OSError) as e:
+            a.echo(f"{board}: not set aside ({str(e).splitlines()[0] if str(e) else e}): released as it is")
+
+
+def _give_back_one(a: Arbiter, board: str, place: dict, why: str, restore: bool = True) -> None:
     if place.get("acquired") == a.ours:
         a._client("release", place=board)
         a.echo(f"{board}: released: {why}")
+    if not restore:
+        return
     if board in a.aside and place.get("acquired") in (None, a.ours) and not place.get("reservation"):
         try:
             a.restore(board)
@@ -62,22 +88,28 @@ def give_back(a: Arbiter, wait_s: float = 0.0, now=lambda: True, poll: float = P
     else a place whose job runs is kept until its job ends or wait_s passes. Returns
     {board: job} of the places still kept for LAVA."""
     places = parse_places(a._client("-v", "places").stdout)
-    jobs = {} if now() else running_jobs(a)
+    alone = not now()   # the arbiter alone stops: LAVA's jobs go on, its free boards set aside
+    devices = devices_of(a) if alone else {}
+    jobs = running_jobs(a, devices) if alone else {}
     kept = {b: j for b, j in jobs.items() if (places.get(b) or {}).get("acquired") == a.ours}
     for board, job in kept.items():
         a.echo(f"{board}: kept for LAVA job {job}, which runs on it: this stop releases it when the "
                f"job ends (it waits up to {wait_s:g} s; past that, the next arbiter does)")
     for board in a.boards:
         if board not in kept:
-            _give_back_one(a, board, places.get(board) or {}, "LAVA's arbiter stops")
+            if alone:
+                _aside_while_stopped(a, board, places.get(board) or {}, devices)
+            _give_back_one(a, board, places.get(board) or {}, "LAVA's arbiter stops", restore=not alone)
     deadline = clock() + wait_s
     while kept and not now() and clock() < deadline:
         sleep(poll)
-        jobs = running_jobs(a)
+        devices = devices_of(a)
+        jobs = running_jobs(a, devices)
         for board in [b for b, job in kept.items() if jobs.get(b) != job]:
             places = parse_places(a._client("-v", "places").stdout)
+            _aside_while_stopped(a, board, places.get(board) or {}, devices)
             _give_back_one(a, board, places.get(board) or {}, f"LAVA job {kept.pop(board)} ended; "
-                                                               f"LAVA's arbiter stops")
+                                                               f"LAVA's arbiter stops", restore=False)
     if now() and kept:
         places = parse_places(a._client("-v", "places").stdout)
         for board in list(kept):

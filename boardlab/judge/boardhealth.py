@@ -1,0 +1,85 @@
+"""A board's performance health: the figures of each of its health checks kept in the
+board's own history, and the latest checks judged against the board's own earlier ones
+by the one judge (decide), so that a board that aged (a throttling SoC, a worn flash, a
+slower NFS server) is told from a kernel that regressed. A health check that passes its
+bands can still show the board drifting: 10 % slower than its own last month is within
+the bands LAVA's check asserts.
+
+The history is a list of entries, oldest first: a check ({"at", "kernel", "figures":
+{key: value}, "clocks": {key: clock}}) or an accepted level ({"at", "accepted": reason}:
+a repaired or re-baselined board starts a new level; only checks since it are its
+reference). One rule (`judge`): the latest check (an exact figure decides in one), else
+the latest RECENT together, against the REFERENCE_MAX checks of the level before those,
+once there are REFERENCE_MIN of them; a figure the
+judge finds changed, either way, is a drift (a board that got faster changed too: its
+figures are no longer comparable with its baselines'). A host-bound figure is never
+found changed across sessions (decide): the board's own clock and sizes are what show a
+board's change."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from boardlab.judge import verdict as vd
+from boardlab.judge.decide import Figures, decide
+
+REFERENCE_MIN = 5     # checks of the board's level before its checks are judged (until then: learning)
+REFERENCE_MAX = 20    # the most recent checks of its level that make its reference
+RECENT = 2            # the latest checks judged together: a change is seen within two checks
+LEARNING, STEADY, DRIFTING = "learning", "steady", "drifting"
+
+
+@dataclass(frozen=True)
+class Drift:
+    key: str
+    delta_pct: float
+    since: str            # the first of the judged checks (when the drift was first measured)
+    why: str
+
+    def line(self) -> str:
+        return f"{self.key} {self.delta_pct:+.1f} %"
+
+
+@dataclass(frozen=True)
+class Health:
+    state: str            # LEARNING, STEADY or DRIFTING
+    drifts: tuple = ()
+    checks: int = 0       # checks of the current level
+    unknown: tuple = ()   # figures the judge could not decide, with why
+
+    def line(self) -> str:
+        if self.state == DRIFTING:
+            return f"drifting since {self.drifts[0].since}: " + ", ".join(d.line() for d in self.drifts)
+        if self.state == LEARNING:
+            return f"learning its level: {self.checks} of {REFERENCE_MIN + RECENT} checks"
+        return f"steady over {self.checks} checks"
+
+
+def level(history: list[dict]) -> list[dict]:
+    """The checks of the board's current level: after its last accepted entry."""
+    start = max((i + 1 for i, e in enumerate(history) if "accepted" in e), default=0)
+    return [e for e in history[start:] if e.get("figures")]
+
+
+def judge(history: list[dict], board=None) -> Health:
+    """The one rule: is the board drifting from its own level?"""
+    checks = level(history)
+    if len(checks) < REFERENCE_MIN + RECENT:
+        return Health(LEARNING, checks=len(checks))
+    reference = checks[:-RECENT][-REFERENCE_MAX:]
+    drifts, unknown = [], []
+    for key in sorted(checks[-1]["figures"]):
+        a = [c["figures"][key] for c in reference if c["figures"].get(key) is not None]
+        if len(a) < REFERENCE_MIN:
+            continue
+        clock = checks[-1].get("clocks", {}).get(key)
+        # the latest check alone (an exact figure decides in one), else the latest two
+        for recent in (checks[-1:], checks[-RECENT:]):
+            v = decide(key, Figures(a, clock, stated=True),
+                       Figures([c["figures"].get(key) for c in recent], clock), board)
+            if v.outcome != vd.UNKNOWN:
+                break
+        if v.outcome in (vd.REGRESSED, vd.IMPROVED):
+            drifts.append(Drift(key, v.delta_pct or 0.0, recent[0]["at"], v.why))
+        elif v.outcome == vd.UNKNOWN:
+            unknown.append(f"{key}: {v.why}")
+    return Health(DRIFTING if drifts else STEADY, tuple(drifts), len(checks), tuple(unknown))

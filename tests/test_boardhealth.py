@@ -1,0 +1,61 @@
+"""A board's performance health (boardlab.judge.boardhealth): its checks against its own
+level, by the one judge. Figures as qemu-arm's checks give them: its own clock's boot
+to the login prompt (guest-deterministic: repeats to a few microseconds) and free's
+total memory; a slow board's boot is the steady one's times 1.10."""
+import random
+
+import pytest
+
+from boardlab.facts.board import load_board
+from boardlab.judge import boardhealth as bh
+
+BOARD = load_board("qemu-arm")
+LOGIN = 20.759535   # s, qemu-arm's boot to its login prompt on its own clock (LAVA's job log, 2026-12-06)
+
+
+def check(i: int, slower: float = 1.0, jitter: float = 0.0) -> dict:
+    return {"at": f"2026-12-06T{i // 60:02d}:{i % 60:02d}:00", "kernel": "armmp",
+            "figures": {"boot_time.guest_login": round(LOGIN * slower + jitter, 6),
+                        "memory.free_total_kb": 112196.0},
+            "clocks": {"boot_time.guest_login": "guest-deterministic"}}
+
+
+def steady(n: int, rng=None) -> list:
+    rng = rng or random.Random(1)
+    return [check(i, jitter=rng.uniform(-2e-4, 2e-4)) for i in range(n)]
+
+
+def test_a_board_is_learning_until_it_has_a_level():
+    h = bh.judge(steady(bh.REFERENCE_MIN + bh.RECENT - 1), BOARD)
+    assert h.state == bh.LEARNING and "learning its level" in h.line()
+
+
+def test_a_board_ten_percent_slower_is_drifting_at_its_first_slow_check():
+    """Its own clock's boot is exact: one check decides."""
+    history = steady(10)
+    history.append(check(10, slower=1.10))
+    h = bh.judge(history, BOARD)
+    assert h.state == bh.DRIFTING, h
+    [d] = h.drifts
+    assert d.key == "boot_time.guest_login" and 9.9 < d.delta_pct < 10.1 and d.since == history[-1]["at"]
+    assert h.line() == f"drifting since {history[-1]['at']}: boot_time.guest_login +10.0 %"
+
+
+def test_a_steady_board_is_never_drifting_over_a_hundred_checks():
+    history = steady(100, random.Random(7))
+    states = [bh.judge(history[:n], BOARD).state for n in range(bh.REFERENCE_MIN + bh.RECENT, 101)]
+    assert set(states) == {bh.STEADY}
+
+
+@pytest.mark.parametrize("faster", [0.9])
+def test_a_board_that_got_faster_changed_too(faster):
+    h = bh.judge(steady(10) + [check(10, faster), check(11, faster)], BOARD)
+    assert h.state == bh.DRIFTING and h.drifts[0].delta_pct < 0
+
+
+def test_an_accepted_level_starts_the_reference_again():
+    history = steady(10) + [check(10, 1.1), check(11, 1.1), {"at": "2026-12-06T01:00:00",
+                                                            "accepted": "fan replaced"}]
+    assert bh.judge(history, BOARD).state == bh.LEARNING
+    history += [check(20 + i, 1.1) for i in range(bh.REFERENCE_MIN + bh.RECENT)]
+    assert bh.judge(history, BOARD).state == bh.STEADY
