@@ -19,8 +19,9 @@ the check before a figure is read. One attempt: a board that boots one time in t
 not healthy."""
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, LAB
@@ -93,6 +94,7 @@ class HealthCheck:
     root: str                       # the default root, the figures' boot
     figures: tuple                  # HealthFigure, ...: none when there is no baseline yet
     nfs_boot: bool                  # a second boot, to the board's NFS root
+    measured: dict = field(default_factory=dict, compare=False)   # the figures a passed check read
 
     def figure(self, key: str) -> HealthFigure | None:
         return next((f for f in self.figures if f.key == key), None)
@@ -185,4 +187,4 @@ def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
             raise CheckFailed(f"{check.board}: bad: {why}")
     echo(f"{check.board}: good: " + (", ".join(f"{k} = {v:g}" for k, v in values.items()) or "booted")
          + (", and booted on its NFS root" if check.nfs_boot else ""))
-    return check
+    return dataclasses.replace(check, measured=values)

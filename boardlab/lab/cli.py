@@ -27,8 +27,39 @@ def cmd_check(args) -> int:
     from boardlab.vlab.host import prepare_if_virtual
     prepare_if_virtual(load_board(args.board))
     log_dir = Path(args.log_dir or f"results/lab-check-{args.board}-{time.strftime('%Y%m%d-%H%M%S')}")
-    check_board(env, log_dir)
+    check = check_board(env, log_dir)
     print(f"console logs: {log_dir}")
+    return _performance(load_board(args.board), check) if check.measured and not args.no_history else 0
+
+
+def _performance(board, check) -> int:
+    """The check's figures kept in the board's history and judged against its own level: a
+    board drifting is quarantined (exit 1)."""
+    from boardlab.lab import healthlog
+    health = healthlog.record(board, check.kernel, check.measured)
+    print(f"{board.name}: performance: {health.line()} ({healthlog.path_of(board.name)})")
+    if health.state != "drifting":
+        return 0
+    print(healthlog.quarantine_line(board.name, health))
+    _tell_lab(board, f"boardlab: {health.line()}", "MAINTENANCE")
+    return 1
+
+
+def _tell_lab(board, description: str, health: str) -> None:
+    from boardlab.boot.placehold import shared_with_lava
+    from boardlab.facts.labfacts import load_lab
+    from boardlab.lab import healthlog
+    from boardlab.lava.server import RECHECK_IDENTITY
+    identity = RECHECK_IDENTITY if shared_with_lava(board) else None
+    healthlog.tell_lab(board.name, description, health, identity, load_lab().coordinator)
+
+
+def cmd_accept(args) -> int:
+    from boardlab.lab import healthlog
+    healthlog.accept(args.board, args.reason)
+    from boardlab.judge.boardhealth import RECENT, REFERENCE_MIN
+    print(f"{args.board}: its new level accepted ({args.reason}): its next {REFERENCE_MIN + RECENT} checks make its reference")
+    _tell_lab(load_board(args.board), "", "UNKNOWN")
     return 0
 
 
@@ -90,7 +121,13 @@ def add_parser(sub):
     p.add_argument("board", help="a board (boards/<board>.yaml)")
     p.add_argument("--env", default=None, help="a labgrid environment instead of lab/<board>.yaml")
     p.add_argument("--log-dir", default=None, help="console logs (default results/lab-check-<board>-<time>)")
+    p.add_argument("--no-history", action="store_true", help="keep no figures in the board's health history")
     p.set_defaults(func=cmd_check, errors=(CheckFailed,))
+    p = verbs.add_parser("accept", help="a drifting board's new level accepted (repaired, re-baselined): "
+                                        "its reference starts again, LAVA checks it before any job")
+    p.add_argument("board", help="a board (boards/<board>.yaml)")
+    p.add_argument("--reason", required=True, help="why, kept in its history")
+    p.set_defaults(func=cmd_accept)
     p = verbs.add_parser("recheck", help="each board LAVA has as Bad set Unknown, so LAVA runs its "
                                          "health check before any job: a repaired board comes back by itself "
                                          "(hourly from the schedule)")

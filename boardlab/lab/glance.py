@@ -28,7 +28,7 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.facts.places import PlacesError, client
-from boardlab.lab import rules
+from boardlab.lab import healthlog, rules
 from boardlab.lab.listings import offered, parse_place_show, parse_places, parse_reservations, waiting
 from boardlab.procs import running
 
@@ -118,7 +118,8 @@ def board_problems(place: dict | None, is_offered: bool, lava: dict | None, now:
 
 
 def board_row(name: str, lab_host: str, place: dict | None, is_offered: bool, lava: dict | None,
-              last: str | None, now: float, limit_h: float) -> Row:
+              last: str | None, now: float, limit_h: float, performance=None) -> Row:
+    """performance: the board's health from its own history (boardlab.judge.boardhealth)."""
     holder = place and place["acquired"]
     lava_job = lava and lava.get("current_job")
     held = f"LAVA job {lava_job}" if lava_job else (f"labgrid {holder}" if holder else "-")
@@ -129,6 +130,10 @@ def board_row(name: str, lab_host: str, place: dict | None, is_offered: bool, la
         detail.update({"LAVA": f"{lava['health']}, {lava['state']}", "last check": lava["last_check"] or "-",
                        "last LAVA job": lava["last_job"] or "-"})
     problems = board_problems(place, is_offered, lava, now, limit_h)
+    if performance is not None:
+        detail["performance"] = performance.line()
+        if performance.state == "drifting":   # quarantined: `boardlab lab accept` takes it back
+            problems.append(performance.line())
     return Row("board", name, not problems, detail, "; ".join(problems))
 
 
@@ -212,7 +217,8 @@ def lab_rows(hosts, coordinator: str, lava_url: str | None, results: Path, arbit
         for name in host.boards:
             place = places.get(name)
             rows.append(board_row(name, host.name, place, bool(place) and offered(resources, place["matches"]),
-                                  lava_board(view, name) if view else None, lasts.get(name), now, limit_h))
+                                  lava_board(view, name) if view else None, lasts.get(name), now, limit_h,
+                                  healthlog.health_of(name)))
     return rows
 
 
