@@ -28,6 +28,8 @@ class FakeLab:
         self.devices = {b: {"hostname": b, "type": "qemu-arm", "health": "Good", "state": "Idle",
                             "current_job": None, "pipeline": True} for b in boards}
         self.jobs = {}                  # id -> lavacli jobs show's dict
+        self.logs = {}                  # id -> its raw log (lavacli jobs logs --raw)
+        self.descriptions = {}          # device -> its description, where set
         self.calls = []
         self.worker_state = "Online"
         self.up = True                  # the coordinator answers
@@ -184,9 +186,13 @@ class FakeLab:
             return json.dumps([self.devices[b] for b in sorted(self.devices)]), 0
         if args[:2] == ["devices", "update"] and args[3] == "--health":
             self.set_health(args[2], args[4].capitalize(), self.lava_user)
+            if "--description" in args:
+                self.descriptions[args[2]] = args[args.index("--description") + 1]
             return "", 0
         if args[:2] == ["jobs", "show"]:
             return json.dumps(self.jobs[int(args[2])]), 0
+        if args[:3] == ["jobs", "logs", "--raw"]:   # the job's log, as the server gives it back
+            return self.logs.get(int(args[3]), ""), 0
         if args[:2] == ["jobs", "cancel"]:
             self.end_job(int(args[2]), "Canceled")
             return "", 0

@@ -418,3 +418,31 @@ def test_a_stop_that_cannot_read_lavas_device_log_undoes_nothing(lab, tmp_path, 
     assert lab.devices["qemu-arm"]["health"] == "Maintenance" and "qemu-arm" in state(tmp_path)["aside"]
     assert any("LAVA's device log not read (connection refused)" in m for m in log), log
     assert lab.places["qemu-arm"]["acquired"] is None and lab.places["qemu-ppc"]["acquired"] is None
+
+
+def test_each_passed_health_check_is_kept_and_a_drifting_board_quarantined(lab, tmp_path, monkeypatch):
+    """LAVA's health checks feed the board's history (its figures read off the job's log,
+    a real captured one with the login figure changed): seven checks learn its level, the
+    eighth, 10 % slower on its own clock, quarantines it; no round gives it back."""
+    import re
+    from boardlab.lab import healthlog
+    from paths import DATA
+    monkeypatch.setattr(healthlog, "HEALTH_DIR", tmp_path / "health")
+    captured = (DATA / "lava" / "health-check-qemu-arm.output.yaml").read_text()
+    log = []
+    a = arbiter(tmp_path, log)
+    a.round()
+    for n, login in enumerate([20.729278] * 7 + [20.729278 * 1.10], start=100):
+        lab.logs[n] = re.sub(r"boot_time\.guest_login=[0-9.]+", f"boot_time.guest_login={login:.6f}", captured)
+        lab.start_job("qemu-arm", n, health_check=True)
+        a.round()
+        lab.end_job(n)
+        a.round()
+    assert [e["figures"]["memory.free_total_kb"] for e in healthlog.load("qemu-arm")] == [112196.0] * 8
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance"
+    assert lab.descriptions["qemu-arm"].startswith("boardlab: drifting since ")
+    assert "boot_time.guest_login +10.0 %" in lab.descriptions["qemu-arm"]
+    assert any("qemu-arm quarantined" in m for m in log), log
+    a.round()
+    a.round()
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance"    # not the arbiter's to give back

@@ -99,3 +99,11 @@ def test_lab_accept_hands_the_board_back_to_lava(tmp_path, monkeypatch, capsys):
     assert cli.main(["lab", "accept", "qemu-arm", "--reason", "re-baselined after the NFS server move"]) == 0
     assert told == [("qemu-arm", "UNKNOWN", "")]
     assert cli.main(["lab", "accept", "no-such-board", "--reason", "x"]) == 2
+
+
+def test_a_lava_health_checks_figures_are_read_off_its_log():
+    """A real job's log (LAVA job 135, qemu-arm, 2026-12-06): the board's own answers."""
+    from boardlab.lava.health import figures_of_log
+    from paths import DATA
+    text = (DATA / "lava" / "health-check-qemu-arm.output.yaml").read_text()
+    assert figures_of_log(text) == {"boot_time.guest_login": 20.729278, "memory.free_total_kb": 112196.0}

@@ -142,7 +142,10 @@ class Arbiter:
         """The failed-job rule, once for each job seen running that is no longer."""
         was, now = self.state["jobs"].get(board), dev.get("current_job")
         if was is not None and was != now:
-            step = rules.after_job(self._job(was), dev.get("health", ""), board in self.aside)
+            job = self._job(was)
+            if job.get("health_check") and job.get("health") == "Complete":
+                self.kept_check(board, was)
+            step = rules.after_job(job, dev.get("health", ""), board in self.aside)
             if step == "unknown":
                 lavacli(self.identity, "devices", "update", board, "--health", "UNKNOWN")
                 self.echo(f"{board}: job {was} failed: Unknown (LAVA checks the board before its next job)")
@@ -152,6 +155,29 @@ class Arbiter:
             self.state["jobs"].pop(board, None)
         else:
             self.state["jobs"][board] = now
+
+    def kept_check(self, board: str, job_id) -> None:
+        """A passed health check's figures, read off its log, kept in the board's history
+        and judged against the board's own level (lab.healthlog): a board drifting is
+        quarantined (Maintenance, the reason its description; no entry of the arbiter's,
+        so no round gives it back: `boardlab lab accept` does)."""
+        from boardlab.facts.board import load_board
+        from boardlab.lab import healthlog
+        from boardlab.lava.health import figures_of_log
+        try:
+            figures = figures_of_log(lavacli(self.identity, "jobs", "logs", "--raw", str(job_id)))
+            if not figures:
+                return
+            b = load_board(board)
+            h = healthlog.record(b, b.images.default_kernel, figures)
+            self.echo(f"{board}: health check {job_id}: performance {h.line()}")
+            if h.state == "drifting":
+                lavacli(self.identity, "devices", "update", board, "--health", "MAINTENANCE",
+                        "--description", f"boardlab: {h.line()}")
+                self.echo(healthlog.quarantine_line(board, h))
+        except Exception as e:   # the round goes on: its history misses one check, said
+            self.echo(f"{board}: health check {job_id}'s figures not kept "
+                      f"({str(e).splitlines()[0] if str(e) else type(e).__name__})")
 
     def act(self, board: str, step: str, seen: Seen, dev: dict) -> None:
         if step in ("acquire", "release"):

@@ -21,6 +21,8 @@ rule, judge.health.unknown_after, sets the device Unknown, which forces a check)
 a Bad board each hour (`boardlab lab recheck`), so a repaired board comes back by itself."""
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from boardlab.boot.bootplan import plan_boot
@@ -30,7 +32,7 @@ from boardlab.judge.health import GUEST_BOOT, HOST_BOOT, METRIC, HealthCheck, bo
 from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
-from boardlab.lava.logs import login_prompt
+from boardlab.lava.logs import login_prompt, read_log
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
@@ -41,6 +43,21 @@ READ = {METRIC: "v=$(free | awk '/^Mem:/ { print $2 }')",
         # the stamp the root file system writes to the kernel's log as it starts the login
         # prompt (measure.console.GUEST_MILESTONES), in printk seconds
         GUEST_BOOT: "v=$(dmesg | sed -n 's/^[^[]*[[] *\\([0-9.]*\\)[]] boardlab: login prompt.*/\\1/p' | head -n 1)"}
+
+
+_ANSWER = re.compile(rf"{SAID}: (?:good|bad) ([a-z_]+\.[a-z0-9_]+)=([0-9][0-9.]*)")
+
+
+def figures_of_log(text: str) -> dict:
+    """{key: value} of the figures a health check's board answered in the job's log (LAVA's
+    raw log, as `lavacli jobs logs --raw` gives it): the board's own words, parsed off the
+    board (the echoed command line names `$v`, no figure)."""
+    out = {}
+    for e in read_log(text):
+        if e.get("lvl") == "target" and isinstance(e.get("msg"), str):
+            for key, value in _ANSWER.findall(e["msg"]):
+                out[key] = float(value)
+    return out
 
 
 def uboot_commands(board: Board, kernel: str, root: str) -> list[str]:
