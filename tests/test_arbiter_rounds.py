@@ -425,9 +425,9 @@ def test_each_passed_health_check_is_kept_and_a_drifting_board_quarantined(lab, 
     a real captured one with the login figure changed): seven checks learn its level, the
     eighth, 10 % slower on its own clock, quarantines it; no round gives it back."""
     import re
-    from boardlab.lab import healthlog
+    from boardlab.judge import boardhealth as bh_store
     from paths import DATA
-    monkeypatch.setattr(healthlog, "HEALTH_DIR", tmp_path / "health")
+    monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path / "health")
     captured = (DATA / "lava" / "health-check-qemu-arm.output.yaml").read_text()
     log = []
     a = arbiter(tmp_path, log)
@@ -438,7 +438,7 @@ def test_each_passed_health_check_is_kept_and_a_drifting_board_quarantined(lab, 
         a.round()
         lab.end_job(n)
         a.round()
-    assert [e["figures"]["memory.free_total_kb"] for e in healthlog.load("qemu-arm")] == [112196.0] * 8
+    assert [e["figures"]["memory.free_total_kb"] for e in bh_store.load("qemu-arm")] == [112196.0] * 8
     assert lab.devices["qemu-arm"]["health"] == "Maintenance"
     assert lab.descriptions["qemu-arm"].startswith("boardlab: drifting since ")
     assert "boot_time.guest_login +10.0 %" in lab.descriptions["qemu-arm"]

@@ -64,36 +64,38 @@ def test_an_accepted_level_starts_the_reference_again():
 # ---- the board's history, its quarantine, its accepted level (boardlab.lab.healthlog) ----
 
 def test_checks_are_kept_per_board_and_a_drift_quarantines_it_until_accepted(tmp_path, monkeypatch):
+    from boardlab.judge import boardhealth as bh_store
     from boardlab.lab import cli, glance, healthlog
     told = []
-    monkeypatch.setattr(healthlog, "HEALTH_DIR", tmp_path)
+    monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path)
     monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print:
                         told.append((board, health, description)))
     monkeypatch.setattr("boardlab.boot.placehold.shared_with_lava", lambda board: "LAVA's")
     for c in steady(8):
-        h = healthlog.record(BOARD, "armmp", c["figures"], at=c["at"])
-    assert h.state == bh.STEADY and len(healthlog.load("qemu-arm")) == 8
-    assert healthlog.load("qemu-arm")[0]["clocks"] == {"boot_time.guest_login": "guest-deterministic",
+        h = bh_store.record(BOARD, "armmp", c["figures"], at=c["at"])
+    assert h.state == bh.STEADY and len(bh_store.load("qemu-arm")) == 8
+    assert bh_store.load("qemu-arm")[0]["clocks"] == {"boot_time.guest_login": "guest-deterministic",
                                                        "memory.free_total_kb": "none"}
 
     class Check:
         kernel, measured = "armmp", check(9, slower=1.10)["figures"]
     assert cli._performance(BOARD, Check()) == 1                          # quarantined: exit 1
     assert told[-1][:2] == ("qemu-arm", "MAINTENANCE") and "drifting since" in told[-1][2]
-    row = glance.board_row("qemu-arm", "vlab", None, True, None, None, 0, 8, healthlog.health_of("qemu-arm"))
+    row = glance.board_row("qemu-arm", "vlab", None, True, None, None, 0, 8, bh_store.health_of("qemu-arm"))
     assert "drifting since" in row.problem and "boot_time.guest_login +10.0 %" in row.detail["performance"]
     with pytest.raises(Exception, match="--reason"):
-        healthlog.accept("qemu-arm", " ")
-    healthlog.accept("qemu-arm", "fan replaced")
-    assert healthlog.health_of("qemu-arm").state == bh.LEARNING
-    assert healthlog.load("qemu-arm")[-1]["accepted"] == "fan replaced"
+        bh_store.accept("qemu-arm", " ")
+    bh_store.accept("qemu-arm", "fan replaced")
+    assert bh_store.health_of("qemu-arm").state == bh.LEARNING
+    assert bh_store.load("qemu-arm")[-1]["accepted"] == "fan replaced"
 
 
 def test_lab_accept_hands_the_board_back_to_lava(tmp_path, monkeypatch, capsys):
     from boardlab import cli
+    from boardlab.judge import boardhealth as bh_store
     from boardlab.lab import healthlog
     told = []
-    monkeypatch.setattr(healthlog, "HEALTH_DIR", tmp_path)
+    monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path)
     monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print:
                         told.append((board, health, description)))
     assert cli.main(["lab", "accept", "qemu-arm", "--reason", "re-baselined after the NFS server move"]) == 0

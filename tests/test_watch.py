@@ -300,3 +300,32 @@ def test_metrics_of_two_clocks_moving_over_one_range_are_one_bisect(tmp_path, mo
                                run_dir="/r/qemu-arm", dropped={})
     w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
     assert calls == ["boot_time.guest_login,memory.free_used_kb"]
+
+
+def test_a_regression_on_a_drifting_board_names_no_culprit_and_says_the_board_changed(tmp_path, monkeypatch):
+    """The board, not the kernel: while qemu-arm drifts from its own level (its health
+    history, judge.boardhealth) a change point on it is not bisected; it is tried again
+    after `boardlab lab accept`, and a run measured meanwhile says the board drifted."""
+    from boardlab.judge import boardhealth as bh
+    monkeypatch.setattr(bh, "HEALTH_DIR", tmp_path / "health")
+    board = load_board("qemu-arm")
+    for i in range(8):
+        bh.record(board, "armmp", {"boot_time.guest_login": 20.729278 * (1.10 if i == 7 else 1.0),
+                                   "memory.free_total_kb": 112196.0}, at=f"2026-12-06T00:0{i}:00")
+    hist = FakeHistory(tmp_path, [point(+10.0)], monkeypatch)
+    calls = []
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=lambda *a, **k: calls.append(a))
+    [entry] = json.loads((tmp_path / "watched.json").read_text()).values()
+    assert calls == [] and entry["state"] == w.FAILED and entry["attempts"] == 0
+    assert entry["result"].startswith("the board changed, not the kernel: qemu-arm is drifting since "
+                                      "2026-12-06T00:07:00: boot_time.guest_login +10.0 %")
+    res = RunResults(tmp_path / "run")
+    res.record(board, "armmp", "memory", "free_total_kb", 112196)
+    assert res.meta["board_drifting"] == {"qemu-arm": "drifting since 2026-12-06T00:07:00: boot_time.guest_login +10.0 %"}
+    bh.accept("qemu-arm", "throttling fixed: fan replaced")
+
+    def bisect(*a, **k):
+        calls.append(a)
+        raise LabFault("the power switch refused")
+    w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
+    assert len(calls) == 1                                  # bisected once the level is accepted

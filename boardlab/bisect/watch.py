@@ -29,6 +29,7 @@ from boardlab.bisect import BisectError, BisectInputError, LabFault, git, revert
 from boardlab import log
 from boardlab.errors import InputError
 from boardlab.files import update_json
+from boardlab.judge import boardhealth
 from boardlab.history import changes, notes
 from boardlab.history.server import HistoryError, HistoryServer
 from boardlab.history.submit import BISECT_FLAVOUR, parse_environment
@@ -98,6 +99,25 @@ def handle(c: changes.ChangePoint, tree: Path, entry: dict | None, bisect=run.st
     return handle_group([c], tree, {notes.key(c): entry}, bisect, {notes.key(c): others})[notes.key(c)]
 
 
+def _decided(points: list, entries: dict) -> tuple[dict, list]:
+    """({key: entry}, the change points to bisect): each decided; one on a drifting board
+    is the lab's, not the kernel's: tried again later, naming no culprit."""
+    out, go = {}, []
+    for c in points:
+        key = notes.key(c)
+        entry = _entry(c, entries.get(key))
+        ok, why = decide(c)
+        drift = boardhealth.not_the_kernel(parse_environment(c.environment)["board"]) if ok else None
+        if drift:
+            out[key] = _failed(entry, entry.get("attempts", 0), drift)
+        elif ok:
+            go.append(c)
+            out[key] = entry
+        else:
+            out[key] = dict(entry, state=DONE, result=why, note=why)
+    return out, go
+
+
 def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, others_of: dict | None = None) -> dict:
     """Change points of one board environment and one good..bad range (same_range), each
     decided, those to be bisected in ONE bisect of all their metrics -> {key: its entry}:
@@ -105,16 +125,7 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, othe
     result, each with its own metric's verdict at the first bad commit (or why it was not
     bisected: it did not regress at the bad end). others_of: {key: the metric on the other
     boards and configs over the range}, for the culprit's report."""
-    out, go = {}, []
-    for c in points:
-        key = notes.key(c)
-        entry = _entry(c, entries.get(key))
-        ok, why = decide(c)
-        if ok:
-            go.append(c)
-            out[key] = entry
-        else:
-            out[key] = dict(entry, state=DONE, result=why, note=why)
+    out, go = _decided(points, entries)
     if not go:
         return out
     first = out[notes.key(go[0])]

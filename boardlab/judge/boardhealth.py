@@ -17,10 +17,17 @@ found changed across sessions (decide): the board's own clock and sizes are what
 board's change."""
 from __future__ import annotations
 
+import json
+import os
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
+from boardlab.errors import InputError
+from boardlab.facts.board import Board, load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
+from boardlab.measure import clocks
 
 REFERENCE_MIN = 5     # checks of the board's level before its checks are judged (until then: learning)
 REFERENCE_MAX = 20    # the most recent checks of its level that make its reference
@@ -83,3 +90,66 @@ def judge(history: list[dict], board=None) -> Health:
         elif v.outcome == vd.UNKNOWN:
             unknown.append(f"{key}: {v.why}")
     return Health(DRIFTING if drifts else STEADY, tuple(drifts), len(checks), tuple(unknown))
+
+
+# ---- the history, one file per board: JSON lines, oldest first (STATE_DIR/health/<board>.jsonl) ----
+
+HEALTH_DIR = Path(os.environ.get("BOARDLAB_STATE_DIR", "/var/lib/boardlab")) / "health"
+
+
+def path_of(board: str, directory: Path | None = None) -> Path:
+    return (directory or HEALTH_DIR) / f"{board}.jsonl"
+
+
+def load(board: str, directory: Path | None = None) -> list[dict]:
+    p = path_of(board, directory)
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def _append(board: str, entry: dict, directory: Path | None = None) -> None:
+    p = path_of(board, directory)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "a") as f:
+        f.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+
+
+def record(board: Board, kernel: str, figures: dict, directory: Path | None = None,
+           at: str | None = None, qemu_clock: str | None = None) -> Health:
+    """A passed health check's figures kept, then the board judged against its own level."""
+    values = {k: float(v) for k, v in figures.items() if v is not None}
+    units = {k: ("kB" if k.endswith("_kb") else "s") for k in values}
+    entry = {"at": at or now(), "kernel": kernel, "figures": values,
+             "clocks": {k: clocks.metric_clock(k.split(".")[0], k.split(".", 1)[1], units[k], board, qemu_clock)
+                        for k in values},
+             "host": clocks.this_host()["id"]}
+    _append(board.name, entry, directory)
+    return judge(load(board.name, directory), board)
+
+
+def health_of(board: str, directory: Path | None = None) -> Health | None:
+    """The board's health now (None: no check kept)."""
+    history = load(board, directory)
+    return judge(history, load_board(board)) if history else None
+
+
+def accept(board: str, reason: str, directory: Path | None = None) -> None:
+    if not reason.strip():
+        raise InputError("--reason: say why the board's new level is accepted (repaired, re-baselined)")
+    load_board(board)   # an unknown board: one line
+    _append(board, {"at": now(), "accepted": reason.strip()}, directory)
+
+
+def not_the_kernel(board: str | None) -> str | None:
+    """Why a regression measured on the board is not bisected now: the board drifts from
+    its own level, so the board changed, not the kernel. None: steady, or not known."""
+    health = health_of(board) if board else None
+    if health is None or health.state != DRIFTING:
+        return None
+    return (f"the board changed, not the kernel: {board} is {health.line()}; not bisected "
+            f"until its level is accepted (`boardlab lab accept {board} --reason ...`)")

@@ -13,6 +13,7 @@ from boardlab.errors import BoardlabError, InputError, LAB
 from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.measure import baselines as bl
+from boardlab.judge import boardhealth
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
 from boardlab.judge.pooling import update_baselines
@@ -116,6 +117,7 @@ class RunResults:
             self.meta["harness"] = harness   # whose floors judged (a report of two runs uses them too)
         self._baselines = {}
         self._boards = {}
+        self._health_seen: set = set()
         if self.path.exists():   # a resumed run keeps what it had
             data = json.loads(self.path.read_text())
             self.meta.update(data.get("meta", {}))
@@ -158,6 +160,7 @@ class RunResults:
                                    f"but the catalogue says {spec.unit!r} ({spec.direction})")
         facts = self.board_facts(board)   # board: a Board (its facts as loaded) or a name
         board = facts.name
+        self._note_board_health(board)
         self.identify(board, kernel, identity)
         clock = clocks.metric_clock(suite, name, spec.unit, facts, qemu_clock)
         settings = families.figure_settings(suite, facts.isa, settings)   # whose programs measured it
@@ -187,6 +190,16 @@ class RunResults:
                         if (x.board, x.kernel, x.key) != (board, kernel, m.key)] + [m]
         self.save()
         return m
+
+    def _note_board_health(self, board: str) -> None:
+        """A board drifting from its own level (judge.boardhealth) when this run measured
+        it: said in the run's meta, so no one reads its figures as the kernel's."""
+        if board in self._health_seen:
+            return
+        self._health_seen.add(board)
+        health = boardhealth.health_of(board)
+        if health is not None and health.state == boardhealth.DRIFTING:
+            self.meta.setdefault("board_drifting", {})[board] = health.line()
 
     def mark_missing(self, board: str, kernel: str, suites, expected: dict | None = None) -> list[Metric]:
         """Each metric of these suites the baseline holds and this run did not produce:

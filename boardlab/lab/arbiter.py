@@ -162,6 +162,7 @@ class Arbiter:
         quarantined (Maintenance, the reason its description; no entry of the arbiter's,
         so no round gives it back: `boardlab lab accept` does)."""
         from boardlab.facts.board import load_board
+        from boardlab.judge import boardhealth
         from boardlab.lab import healthlog
         from boardlab.lava.health import figures_of_log
         try:
@@ -169,7 +170,7 @@ class Arbiter:
             if not figures:
                 return
             b = load_board(board)
-            h = healthlog.record(b, b.images.default_kernel, figures)
+            h = boardhealth.record(b, b.images.default_kernel, figures)
             self.echo(f"{board}: health check {job_id}: performance {h.line()}")
             if h.state == "drifting":
                 lavacli(self.identity, "devices", "update", board, "--health", "MAINTENANCE",

@@ -35,9 +35,10 @@ def cmd_check(args) -> int:
 def _performance(board, check) -> int:
     """The check's figures kept in the board's history and judged against its own level: a
     board drifting is quarantined (exit 1)."""
+    from boardlab.judge import boardhealth
     from boardlab.lab import healthlog
-    health = healthlog.record(board, check.kernel, check.measured)
-    print(f"{board.name}: performance: {health.line()} ({healthlog.path_of(board.name)})")
+    health = boardhealth.record(board, check.kernel, check.measured)
+    print(f"{board.name}: performance: {health.line()} ({boardhealth.path_of(board.name)})")
     if health.state != "drifting":
         return 0
     print(healthlog.quarantine_line(board.name, health))
@@ -55,8 +56,8 @@ def _tell_lab(board, description: str, health: str) -> None:
 
 
 def cmd_accept(args) -> int:
-    from boardlab.lab import healthlog
-    healthlog.accept(args.board, args.reason)
+    from boardlab.judge import boardhealth
+    boardhealth.accept(args.board, args.reason)
     from boardlab.judge.boardhealth import RECENT, REFERENCE_MIN
     print(f"{args.board}: its new level accepted ({args.reason}): its next {REFERENCE_MIN + RECENT} checks make its reference")
     _tell_lab(load_board(args.board), "", "UNKNOWN")

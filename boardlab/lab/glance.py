@@ -28,7 +28,8 @@ from boardlab.facts.board import PROJECT_ROOT
 from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts
 from boardlab.facts.places import PlacesError, client
-from boardlab.lab import healthlog, rules
+from boardlab.judge import boardhealth
+from boardlab.lab import rules
 from boardlab.lab.listings import offered, parse_place_show, parse_places, parse_reservations, waiting
 from boardlab.procs import running
 
@@ -218,7 +219,7 @@ def lab_rows(hosts, coordinator: str, lava_url: str | None, results: Path, arbit
             place = places.get(name)
             rows.append(board_row(name, host.name, place, bool(place) and offered(resources, place["matches"]),
                                   lava_board(view, name) if view else None, lasts.get(name), now, limit_h,
-                                  healthlog.health_of(name)))
+                                  boardhealth.health_of(name)))
     return rows
 
 
