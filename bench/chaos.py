@@ -119,6 +119,7 @@ class Chaos:
         # what the round-two events count: Submitted jobs a restart ended, a person's acquisitions while a LAVA
         # job ran, an admin's health changes undone, LAVA places freed while their job ran
         self.ended_queued, self.mid_job, self.undone, self.freed_mid_job = [], [], [], []
+        self.downs = []   # when the LAVA server went down: its running jobs' dispatchers end there
         self.files = {b: Path(srv.run_dir) / f"job-{b}.yaml" for b in boards}
         for b, f in self.files.items():
             f.write_text(dump_job({**health_check_job(load_board(b)), "job_name": f"chaos: {b}", "priority": "medium"}))
@@ -270,6 +271,7 @@ class Chaos:
         queued = {int(sb.submit(self.srv, self.files[b])): b for b in self.boards}
         self.jobs.update(queued)
         before = {j: rest(self.srv.url, f"jobs/{j}/")["state"] for j in queued}
+        self.downs.append(time.time())
         self.srv.down()
         self.srv.up(self.boards)
         after = {j: rest(self.srv.url, f"jobs/{j}/") for j in queued}
@@ -390,8 +392,12 @@ class Chaos:
         ends = collections.Counter(jobs[last(j)]["health"] if jobs.get(last(j), {}).get("state") == "Finished"
                                    else "never finished" for j in self.jobs)
         iso = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() if s else time.time()  # noqa: E731
-        lava = [(j["actual_device"], iso(j["start_time"]), iso(j["end_time"])) for j in jobs.values()
-                if j.get("start_time") and j.get("actual_device")]   # its jobs and health checks: LAVA's holds
+        # its jobs and health checks: LAVA's holds; a job the server's down found running held
+        # the board until then (`down` stops its lava-run by PID: no LAVA request after it),
+        # though LAVA ends it only at the next up
+        lava = [(j["actual_device"], iso(j["start_time"]),
+                 min([iso(j["end_time"])] + [t for t in self.downs if iso(j["start_time"]) < t]))
+                for j in jobs.values() if j.get("start_time") and j.get("actual_device")]
         requests, sources = [], {load_lab().management_ip: "person"}
         for host, (log, offset) in logs.items():
             sources[load_lab_host(host).management_ip] = "lava"

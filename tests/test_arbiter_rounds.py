@@ -334,6 +334,9 @@ def test_a_stop_past_its_wait_leaves_the_place_to_the_next_arbiter_and_says_so(l
     kept = arbiterd.give_back(a, wait_s=10, now=lambda: False, poll=5, clock=lambda: t[0],
                               sleep=lambda s: t.__setitem__(0, t[0] + s))
     assert kept == {"qemu-arm": 9} and lab.places["qemu-arm"]["acquired"] == LAVA_OWNER
+    # set aside at the stop, its job running on: LAVA starts nothing new on it when the job
+    # ends (a chaos round: the scheduler started a queued job between the end and the release)
+    assert lab.devices["qemu-arm"]["health"] == "Maintenance"
     assert state(tmp_path)["round"]["held"] == ["qemu-arm"]      # a coordinator restart keeps it LAVA's
     assert "qemu-arm: still LAVA's after 10 s: job 9 runs; the next arbiter releases it" in log
     a = arbiter(tmp_path, log)                                     # the next arbiter: kept while the job runs

@@ -95,6 +95,8 @@ def give_back(a: Arbiter, wait_s: float = 0.0, now=lambda: True, poll: float = P
     for board, job in kept.items():
         a.echo(f"{board}: kept for LAVA job {job}, which runs on it: this stop releases it when the "
                f"job ends (it waits up to {wait_s:g} s; past that, the next arbiter does)")
+        if not a._job(job).get("health_check"):   # a check's result is not lost (rules.decide)
+            _aside_while_stopped(a, board, places.get(board) or {}, devices)   # nothing new after it
     for board in a.boards:
         if board not in kept:
             if alone:
