@@ -259,3 +259,23 @@ def test_a_culprit_is_an_issue_present_where_it_moved_and_absent_after_the_fix_n
     said = [(tests[i["test_id"]], i["present"]) for i in doc["incidents"]]
     assert said == [("b" * 12, True), ("c" * 12, True), ("d" * 12, False)]     # nothing of the night after
     assert {i["issue_id"] for i in doc["incidents"]} == {issue["id"]}
+
+
+def test_figures_measured_on_a_drifting_board_are_the_labs_error(tmp_path, monkeypatch):
+    """The board, not the kernel: a run measured while its board drifts from its own level
+    (judge.boardhealth) says so in results.json, and its KCIDB tests are ERROR (the lab),
+    not FAIL, each saying why."""
+    from boardlab.judge import boardhealth as bh
+    from boardlab.facts.board import load_board
+    monkeypatch.setattr(bh, "HEALTH_DIR", tmp_path / "health")
+    for i in range(8):
+        bh.record(load_board("qemu-arm"), "armmp", {"boot_time.guest_login": 20.729278 * (1.1 if i == 7 else 1.0)},
+                  at=f"2026-12-06T00:0{i}:00")
+    write_baseline(tmp_path / "k", "armmp", "qemu-arm", {
+        "memory.mem_eat_kb": {"value": 88832, "unit": "kB", "direction": "higher", "samples": [88832] * 3}})
+    res = RunResults(tmp_path / "run", baselines_root=tmp_path / "k")
+    res.record("qemu-arm", "armmp", "memory", "mem_eat_kb", 80000)         # 10 % less: regressed
+    eat = one(export(tmp_path / "run"), "boardlab.memory.mem_eat_kb")
+    assert eat["status"] == "ERROR" and eat["misc"]["verdict"] == "regressed"
+    assert eat["misc"]["lab"] == ("the board changed, not the kernel: it was drifting since "
+                                  "2026-12-06T00:07:00: boot_time.guest_login +10.0 %")

@@ -63,12 +63,13 @@ def status(events) -> str | None:
 
 
 def events(said: str | None, result: str | None = None, verdict: str | None = None,
-           measured: bool = False, change_point: bool = False) -> set:
+           measured: bool = False, change_point: bool = False, board_drifted: bool = False) -> set:
     """What happened to a test, as the history holds it: SQUAD's result (pass, fail, skip,
     xfail), the run's own (judge.outcomes: error is a lab fault), the gate's verdict, a
-    figure, a change point the watch recorded there."""
+    figure, a change point the watch recorded there, a figure measured on a board that was
+    drifting from its own level (the lab's fault: its figures are not the kernel's)."""
     return {e for e, happened in (
-        (LAB_FAULT, result == "error"), (FAILED, said == "fail"), (PASSED, said in ("pass", "xfail")),
+        (LAB_FAULT, result == "error" or (board_drifted and measured)), (FAILED, said == "fail"), (PASSED, said in ("pass", "xfail")),
         (SKIPPED, said == "skip"), (REGRESSED, verdict in (vd.REGRESSED, vd.MISSING)),
         (CHANGE_POINT, change_point), (MEASURED, measured)) if happened}
 
@@ -228,13 +229,16 @@ def _tests(run: dict, version: str, build_id: str, prefix: str, regressions: dic
             continue
         m, judged, said = metrics.get(name), verdicts.get(name) or {}, outcomes.get(name) or {}
         change = regressions.get((name, env, version))
+        drifting = run["metadata"].get("board_drifting")
         st = status(events(run["tests"].get(name), said.get("result"), judged.get("verdict"),
-                           m is not None, change is not None))
+                           m is not None, change is not None, bool(drifting)))
         if st is None:
             continue
         misc = {"squad_test_run": run["id"], **judged}    # verdict, ci_pct, delta_pct, n, why
         if said.get("why"):
             misc["why"] = said["why"]
+        if drifting and m is not None:
+            misc["lab"] = f"the board changed, not the kernel: it was {drifting}"
         if change is not None:
             misc["change_point"] = change
         test = {"id": f"{prefix}:{run['job_id']}:{name.replace('/', '.')}", "build_id": build_id,

@@ -136,7 +136,9 @@ def submissions(run_dir: Path) -> list[Submission]:
                       "tree": tree_of(meta, kernel),
                       # a sweep's kernels are a series by their release dates, not by when measured
                       "datetime": _iso(meta.get("kernel_date") or meta.get("started", "")),
-                      "harness": meta.get("source") or "pytest"},
+                      "harness": meta.get("source") or "pytest",
+                      # measured on a board drifting from its own level (judge.boardhealth): the lab's
+                      **({"board_drifting": d} if (d := (meta.get("board_drifting") or {}).get(board)) else {})},
             attachments=[str(p) for p in logs]))
     return out
 
