@@ -50,7 +50,7 @@ def test_a_coordinator_that_does_not_answer_is_waited_for_then_refused():
 def test_a_refused_request_runs_no_power_command(monkeypatch):
     ran = []
     monkeypatch.setattr(powerguard, "place_holder", lambda *a, **k: "dev/alice")
-    monkeypatch.setattr(powerguard.subprocess, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(powerguard.os, "execvp", lambda *a: ran.append(a))
     monkeypatch.setattr(powerguard.jobroots, "unexport", lambda *a: ran.append(a))
     with pytest.raises(powerguard.PowerRefused, match="held by dev/alice, not by lava-arbiter/lava"):
         powerguard.power("qemu-arm", "off", owner=LAVA_OWNER)
@@ -80,3 +80,13 @@ def test_boardlabs_dispatcher_configs_set_no_prefix_so_the_job_root_is_found():
     from boardlab.facts.labhosts import load_lab_host
     from boardlab.lava.run import dispatcher_config
     assert "prefix" not in dispatcher_config(load_lab_host("vlab"))
+
+
+def test_an_allowed_request_becomes_the_boards_own_command(monkeypatch):
+    """The board's command replaces the guard (exec): LAVA reads the console as it exits."""
+    ran = []
+    monkeypatch.setattr(powerguard, "place_holder", lambda *a, **k: LAVA_OWNER)
+    monkeypatch.setattr(powerguard.jobroots, "unexport", lambda *a: None)
+    monkeypatch.setattr(powerguard.os, "execvp", lambda *a: ran.append(a))
+    powerguard.power("qemu-arm", "off", owner=LAVA_OWNER, echo=lambda line: None)
+    assert ran == [("sh", ["sh", "-c", "curl -fsS -X PUT -d 0 http://10.231.0.11:8101/outlet/1/value"])]

@@ -13,7 +13,8 @@ dictionary names; LAVA runs it on the board's worker):
   id, known only now) is exported to this board's address alone while it is on, and no
   more once it is off (boardlab.lab.jobroots): one board cannot mount another board's
   job root, nor its own earlier ones.
-Then the board's own power command runs (facts.pdu: pdudaemon or the PDU)."""
+Then the board's own power command replaces the guard's process (facts.pdu: pdudaemon
+or the PDU); its exit status is LAVA's."""
 from __future__ import annotations
 
 import os
@@ -135,7 +136,10 @@ def power(board_name: str, action: str, owner: str | None = None, echo=None) -> 
         echo(f"boardlab: job {job}'s root {job_root(job)} exported to {board.name} "
              f"({board.network.ip}) alone")
     command = lava_power_commands(board, lab)["power_on_command" if action == "on" else "power_off_command"]
-    r = subprocess.run(command, shell=True)
-    if r.returncode != 0:
-        raise PowerRefused(f"board {board.name}: its power command failed (exit {r.returncode}): {command}")
-    echo(f"boardlab: {board.name} powered {action} for {owner}")
+    echo(f"boardlab: {board.name} powered {action} for {owner}: {command}")
+    # the board's own command replaces this process: LAVA reads the console the moment it
+    # exits, as with the bare command (a deterministic board's U-Boot counts its autoboot
+    # delay down in a fraction of a second of host time; an interpreter's exit after the
+    # power-on made LAVA miss it)
+    sys.stdout.flush()
+    os.execvp("sh", ["sh", "-c", command])
