@@ -125,6 +125,9 @@ class FakeLab:
             p.update(acquired=owner, changed=time.time())
             self.schedule()
             return f"acquired place {place}", 0
+        if args[:1] == ["set-comment"]:
+            p["comment"] = " ".join(args[1:])
+            return "", 0
         if args == ["release"]:
             if p["acquired"] and p["acquired"].split("/")[1] != owner.split("/")[1]:
                 return f"place {place} is acquired by a different user ({p['acquired']}), use --kick", 1

@@ -446,6 +446,8 @@ def test_each_passed_health_check_is_kept_and_a_drifting_board_quarantined(lab, 
     assert lab.descriptions["qemu-arm"].startswith("boardlab: drifting since ")
     assert "boot_time.guest_login +10.0 %" in lab.descriptions["qemu-arm"]
     assert any("qemu-arm quarantined" in m for m in log), log
+    assert lab.places["qemu-arm"]["comment"] == lab.descriptions["qemu-arm"]      # the place says it too
+    assert not any("not kept" in m for m in log), log
     a.round()
     a.round()
     assert lab.devices["qemu-arm"]["health"] == "Maintenance"    # not the arbiter's to give back

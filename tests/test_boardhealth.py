@@ -68,7 +68,7 @@ def test_checks_are_kept_per_board_and_a_drift_quarantines_it_until_accepted(tmp
     from boardlab.lab import cli, glance, healthlog
     told = []
     monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path)
-    monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print:
+    monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print, lava=True:
                         told.append((board, health, description)))
     monkeypatch.setattr("boardlab.boot.placehold.shared_with_lava", lambda board: "LAVA's")
     for c in steady(8):
@@ -96,7 +96,7 @@ def test_lab_accept_hands_the_board_back_to_lava(tmp_path, monkeypatch, capsys):
     from boardlab.lab import healthlog
     told = []
     monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path)
-    monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print:
+    monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print, lava=True:
                         told.append((board, health, description)))
     assert cli.main(["lab", "accept", "qemu-arm", "--reason", "re-baselined after the NFS server move"]) == 0
     assert told == [("qemu-arm", "UNKNOWN", "")]

@@ -27,7 +27,7 @@ from boardlab.errors import InputError
 from boardlab.facts.board import Board, load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
-from boardlab.measure import clocks
+from boardlab.measure import catalogue, clocks
 
 REFERENCE_MIN = 5     # checks of the board's level before its checks are judged (until then: learning)
 REFERENCE_MAX = 20    # the most recent checks of its level that make its reference
@@ -123,10 +123,9 @@ def record(board: Board, kernel: str, figures: dict, directory: Path | None = No
            at: str | None = None, qemu_clock: str | None = None) -> Health:
     """A passed health check's figures kept, then the board judged against its own level."""
     values = {k: float(v) for k, v in figures.items() if v is not None}
-    units = {k: ("kB" if k.endswith("_kb") else "s") for k in values}
     entry = {"at": at or now(), "kernel": kernel, "figures": values,
-             "clocks": {k: clocks.metric_clock(k.split(".")[0], k.split(".", 1)[1], units[k], board, qemu_clock)
-                        for k in values},
+             "clocks": {k: clocks.metric_clock(k.split(".")[0], k.split(".", 1)[1], catalogue.spec(k).unit,
+                                               board, qemu_clock) for k in values},
              "host": clocks.this_host()["id"]}
     _append(board.name, entry, directory)
     return judge(load(board.name, directory), board)

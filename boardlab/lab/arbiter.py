@@ -172,10 +172,10 @@ class Arbiter:
             b = load_board(board)
             h = boardhealth.record(b, b.images.default_kernel, figures)
             self.echo(f"{board}: health check {job_id}: performance {h.line()}")
-            if h.state == "drifting":
-                lavacli(self.identity, "devices", "update", board, "--health", "MAINTENANCE",
-                        "--description", f"boardlab: {h.line()}")
+            if h.state == "drifting":   # LAVA's device and the place say it, as `lab check` has them
                 self.echo(healthlog.quarantine_line(board, h))
+                healthlog.tell_lab(board, healthlog.description(h), "MAINTENANCE", self.identity,
+                                   self.coordinator, echo=self.echo)
         except Exception as e:   # the round goes on: its history misses one check, said
             self.echo(f"{board}: health check {job_id}'s figures not kept "
                       f"({str(e).splitlines()[0] if str(e) else type(e).__name__})")

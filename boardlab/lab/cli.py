@@ -42,7 +42,7 @@ def _performance(board, check) -> int:
     if health.state != "drifting":
         return 0
     print(healthlog.quarantine_line(board.name, health))
-    _tell_lab(board, f"boardlab: {health.line()}", "MAINTENANCE")
+    _tell_lab(board, healthlog.description(health), "MAINTENANCE")
     return 1
 
 
@@ -51,8 +51,8 @@ def _tell_lab(board, description: str, health: str) -> None:
     from boardlab.facts.labfacts import load_lab
     from boardlab.lab import healthlog
     from boardlab.lava.server import RECHECK_IDENTITY
-    identity = RECHECK_IDENTITY if shared_with_lava(board) else None
-    healthlog.tell_lab(board.name, description, health, identity, load_lab().coordinator)
+    shared = shared_with_lava(board) is not None
+    healthlog.tell_lab(board.name, description, health, RECHECK_IDENTITY, load_lab().coordinator, lava=shared)
 
 
 def cmd_accept(args) -> int:

@@ -12,17 +12,22 @@ import subprocess
 from boardlab.judge import boardhealth
 
 
+def description(health: boardhealth.Health) -> str:
+    """What LAVA's device and the labgrid place say of a quarantined board."""
+    return f"boardlab: {health.line()}"
+
+
 def quarantine_line(board: str, health: boardhealth.Health) -> str:
     return f"boardlab: {board} quarantined: {health.line()} (`boardlab lab accept {board} --reason ...` takes it back)"
 
 
 def tell_lab(board: str, description: str | None, health: str, identity: str | None,
-             coordinator: str | None, echo=print) -> None:
+             coordinator: str | None, echo=print, lava: bool = True) -> None:
     """LAVA's device (health and description) and the labgrid place's comment, each where
     it answers; what did not is said, not raised: the board's history holds the verdict."""
     from boardlab.facts.places import client
     from boardlab.lava.server import lavacli
-    if identity:
+    if lava:   # identity None: lavacli's default
         try:
             lavacli(identity, "devices", "update", board, "--health", health,
                     "--description", description or "")
