@@ -437,7 +437,7 @@ def test_a_nightly_says_whose_failed_boot_it_was(tmp_path, monkeypatch, fault, r
     monkeypatch.setattr(nightly.sample, "one_sample", one_sample)
     res = RunResults(tmp_path)
     with pytest.raises(BootError) if raised else contextlib.nullcontext():
-        nightly._measure(res, load_board("qemu-arm"), "abc", tmp_path / "u", ("boot_time",), 1, "")
+        nightly._measure(res, load_board("qemu-arm"), "abc", tmp_path / "u", ("boot_time",), 1, "", {})
     said = res.meta["outcomes"]["qemu-arm/abc"]
     assert said["kernel/boot"] == result
     assert said["why"]["kernel/boot"].startswith("the lab broke: console: " if raised else "kernel panic")

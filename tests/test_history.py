@@ -139,6 +139,11 @@ def test_a_step_in_the_series_is_a_change_point_at_its_build(tmp_path):
             login = 4.930 * (1.01 if n >= 8 else 1.0) + (n % 3) * 0.0002
             submit.enqueue(server, series_run(tmp_path, n, login))
         assert submit.flush(server, progress=lambda *_: None)[0] == 24
+        # what a night is judged against: the nights before it, newest first
+        recent = changes.recent_samples(server, "qemu-arm", not_build="k11")
+        assert [b for b, _, _ in recent["boot_time.guest_login"]][:3] == ["k10", "k09", "k08"]
+        _, samples, env = recent["boot_time.guest_login"][0]
+        assert samples == pytest.approx([4.930 * 1.01 + 0.0002] * 2) and env == "qemu-arm.guest-deterministic"
         points = changes.find(server, board="qemu-arm")
         assert [(c.metric, c.environment, c.build, c.before) for c in points] == [
             ("boot_time/guest_login", "qemu-arm.guest-deterministic", "k08", "k07")]

@@ -68,6 +68,6 @@ def test_booted_in_turn_a_host_bound_figure_can_be_decided_and_compare_says_so_f
     quiet = Figures(_noisy(0.005), clocks.GUEST_REALTIME)
     assert mdc.detectable(CTX, quiet, 10, load_board("qemu-arm-noisy")).mdc_pct is None        # against stored
     assert mdc.detectable(CTX, quiet, 10, load_board("qemu-arm-noisy"), both=True).mdc_pct == pytest.approx(4.5)
-    line = mdc.before_compare(load_board("qemu-arm"), ["lmbench"], 5)
+    line = mdc.before_sampling(load_board("qemu-arm"), ["lmbench"], 5, both=True)
     assert line.startswith("on qemu-arm, 5 boots a side decide (the stored spread of armmp): ")
     assert "lmbench.lat_pipe_us 3 %" in line and "boot_time" not in line

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from boardlab.judge.decide import EXACT_SHOWN
+from boardlab.judge.mdc import DEFAULT_BUDGET
 
 
 def cmd_bisect(args):
@@ -86,9 +87,10 @@ def add_nightly_parser(sub):
     ni.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
                     help=f"what each boot measures (default {','.join(DEFAULT_FAMILIES)}: exact, one boot "
                          f"decides; '' for the build's sizes alone, no boot)")
-    ni.add_argument("--boots", type=int, default=EXACT_SHOWN,
-                    help=f"boots of the kernel (default {EXACT_SHOWN}: a night's figure shows it repeats "
-                         f"before one boot of it is a sample)")
+    ni.add_argument("--boots", type=int, default=DEFAULT_BUDGET,
+                    help=f"at most this many boots of the kernel (default {DEFAULT_BUDGET}); fewer where the "
+                         f"figures decide against the nights before: one where their level is shown exact, "
+                         f"{EXACT_SHOWN} where a figure must show it repeats, none beyond out of reach")
     ni.add_argument("--config", default=None, help="kernel config fragment (default: the board's, as bisect)")
     ni.add_argument("--root", default=None, choices=["ramdisk", "nfs"], help="root file system (default: the board's)")
     ni.add_argument("--out", default=None, help="run directory (default results/nightly-<rev>-<time>)")

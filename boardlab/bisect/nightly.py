@@ -24,12 +24,15 @@ from boardlab.kernelbuilds.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError, fault_of
 from boardlab.facts.board import env_path, load_board
 from boardlab.facts.labfacts import default_board
-from boardlab.history.submit import land
-from boardlab.judge.decide import EXACT_SHOWN
+from boardlab.history.submit import land, parse_environment
+from boardlab.judge import mdc
+from boardlab.judge import verdict as vd
+from boardlab.judge.decide import EXACT_SHOWN, Figures, decide, sampled_enough
 from boardlab.judge.outcomes import of_fault
 from boardlab.judge.results import RunResults, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, families, sample
+from boardlab.measure.clocks import metric_clock, this_host
 
 DEFAULT_FAMILIES = tuple(f.name for f in families.FAMILIES if f.one_boot)   # exact: one boot decides
 PASS, FAIL, ERROR = "pass", "fail", "error"   # error: a lab fault (judge.outcomes)
@@ -82,40 +85,134 @@ def _build(results, board, tree: Path, rev: str, config: Path, uimage: Path) -> 
     return True
 
 
-def _measure(results, board, kernel: str, uimage: Path, families, boots: int, root: str):
-    """boots boots of the built kernel, every family's figures recorded with their samples."""
+def night_reference(spec, entries) -> Figures | None:
+    """What tonight's samples of a metric are judged against while the night samples: the
+    newest night's in its series (entries: history.changes.recent_samples' newest first),
+    with the nights of that series before it pooled while they agree to a quarter of the
+    floor, up to EXACT_SHOWN samples, so that a night of one boot at a level earlier
+    nights showed leaves the next night a side whose exactness is still shown. None: no
+    night before."""
+    if not entries:
+        return None
+    _, newest, env = entries[0]
+    pooled = [float(x) for x in newest]
+    for _, values, e in entries[1:]:
+        more = pooled + [float(x) for x in values]
+        if len(pooled) >= EXACT_SHOWN or not vd.agree(more, spec.floor(statistics.median(more))):
+            break
+        pooled = more if e == env else pooled
+    where = parse_environment(env)
+    return Figures(pooled, where["clock"] or None, where["host"] or None)
+
+
+def references(board, rev: str, families) -> dict:
+    """{metric key: Figures} of the night's series before tonight, from the lab's history;
+    {} where it keeps none or SQUAD does not answer (said: the night then shows its own
+    exactness, EXACT_SHOWN boots)."""
+    from boardlab.history.changes import recent_samples
+    from boardlab.history.server import HistoryError, HistoryServer
+    server = HistoryServer(board.lab_host)
+    if not server.keeps_history() or not server.is_up():
+        progress(f"nightly: no history of {board.lab_host} answers: each figure shows its own exactness")
+        return {}
+    try:
+        recent = recent_samples(server, board.name, not_build=rev)
+    except (HistoryError, OSError) as e:
+        progress(f"nightly: the history of {board.lab_host} not read ({e}): each figure shows its own exactness")
+        return {}
+    out = {}
+    for key, entries in recent.items():
+        spec = catalogue.METRICS.get(key)
+        if spec is not None and spec.suite in families and not spec.not_judged:
+            out[key] = night_reference(spec, entries)
+    return out
+
+
+def _enough(board, samples: dict, against: dict, clock, budget: int) -> bool:
+    """Every figure of the night sampled enough against its series (decide.sampled_enough)."""
+    host = this_host()["id"]
+    for key, values in samples.items():
+        spec = catalogue.spec(key)
+        if spec.not_judged:
+            continue
+        taken = Figures(values, metric_clock(spec.suite, spec.name, spec.unit, board, clock), host)
+        if not sampled_enough(spec, taken, against.get(key), board, min(EXACT_SHOWN, budget), budget,
+                              interleaved=False):
+            return False
+    return True
+
+
+def _verdicts(board, samples: dict, against: dict, clock, budget: int) -> dict:
+    """{metric: {outcome, why, boots}} of tonight against the night before (said in
+    results.json meta.nightly.against_last_night; the watch judges the series); an
+    unknown one says the smallest change this board decides in the budget (judge.mdc)."""
+    host = this_host()["id"]
+    out = {}
+    for key, values in samples.items():
+        spec = catalogue.spec(key)
+        if spec.not_judged or key not in against:
+            continue
+        v = decide(spec, against[key], Figures(values, metric_clock(spec.suite, spec.name, spec.unit, board,
+                                                                    clock), host), board)
+        if v.outcome == vd.UNKNOWN:
+            seen = {d.metric: d for d in mdc.of_suites(board, [spec.suite], budget)[1]}
+            if key in seen:
+                v.why += f"; the smallest change this board decides in {budget} boots: {seen[key].words()}"
+        out[key] = {"outcome": v.outcome, "why": v.why, "boots": len(values)}
+    return out
+
+
+def _measure(results, board, kernel: str, uimage: Path, families, budget: int, root: str, against: dict):
+    """Boots of the built kernel until every figure is decided against the night before (or
+    shown exact, or out of reach), up to budget; every family's figures recorded with
+    their samples."""
     from boardlab.boot.session import board_session
     from boardlab.vlab.host import virtual_host_of
     from boardlab.vlab.lab import kept_up
     host = virtual_host_of(board)
     env = env_path(board.name)
     samples: dict = {}
+    said = mdc.before_sampling(board, families, budget)
+    if said:
+        progress(f"nightly {kernel}: {said}")
     with kept_up(host, boards=(board.name,)) if host else contextlib.nullcontext(), \
             board_session(env, results.run_dir / "console", command="nightly") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=root, ramdisk="")
+
+        booted = []
+
+        def one_boot():
+            figures, _ = sample.one_sample(strategy, shell, families)
+            booted.append(figures)
+            for key, v in figures.items():
+                samples.setdefault(key, []).append(float(v))
+            progress(f"nightly {kernel}: boot {len(booted)} (at most {budget}) measured ({len(figures)} figures)")
+
+        def clock():
+            return strategy.last_boot.qemu_clock if strategy.last_boot else None
         try:
-            for i in range(boots):
-                figures, _ = sample.one_sample(strategy, shell, families)
-                for key, v in figures.items():
-                    samples.setdefault(key, []).append(float(v))
-                progress(f"nightly {kernel}: boot {i + 1}/{boots} measured ({len(figures)} figures)")
+            vd.sample_until_decided(one_boot, lambda: _enough(board, samples, against, clock(), budget),
+                                    1, budget)
         except BootError as e:
             result, why = of_fault(fault_of(e))   # the lab's error names its part
             outcome(results, board.name, kernel, "kernel/boot", result, why)
             if result != FAIL:   # not the kernel's fault: said, and the night fails
                 raise
             return
-        clock = strategy.last_boot.qemu_clock if strategy.last_boot else None
+        qemu_clock = clock()
     outcome(results, board.name, kernel, "kernel/boot", PASS)
+    results.meta["nightly"]["against_last_night"] = _verdicts(board, samples, against, qemu_clock, budget)
     for key, values in samples.items():
         suite, name = key.split(".", 1)
         results.record(board, kernel, suite, name, statistics.median(values), samples=values,
-                       qemu_clock=clock)
+                       qemu_clock=qemu_clock)
 
 
 def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=DEFAULT_FAMILIES,
-            boots: int = EXACT_SHOWN, config=None, root: str = "", out=None, tree_name: str = "") -> Path:
+            boots: int = mdc.DEFAULT_BUDGET, config=None, root: str = "", out=None, tree_name: str = "") -> Path:
     """The night's run of a tree: its run directory (results.json, console logs), landed.
+    boots: at most this many (the budget; fewer where the figures decide, nightly's
+    sample_until_decided).
     tree_name: the tree's name as KernelCI names trees (mainline, stable, next...): told,
     never guessed from a directory."""
     from boardlab.bisect.run import default_config
@@ -139,7 +236,8 @@ def nightly(tree, branch: str = "HEAD", board_name: str | None = None, families=
         built = _build(results, board, tree, rev, config, uimage)
     if built and families:   # no families: the build's sizes alone, no board taken
         try:
-            _measure(results, board, kernel, uimage, families, boots, root)
+            _measure(results, board, kernel, uimage, families, boots, root,
+                     references(board, rev, families))
         except (BootError, PlaceHoldError) as e:   # the lab's fault: landed as kernel/boot error, then the night fails
             if isinstance(e, PlaceHoldError):       # the shared board not had at the coordinator: no boot
                 outcome(results, board.name, kernel, "kernel/boot", *of_fault(fault_of(e)))

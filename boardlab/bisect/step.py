@@ -16,7 +16,7 @@ from boardlab.kernelbuilds.kbuild import KernelBuildError, build_tree
 from boardlab.errors import KERNEL, LAB, BoardlabError, fault_of
 from boardlab.facts.board import load_board
 from boardlab.judge import verdict as vd
-from boardlab.judge.decide import EXACT_SHOWN, Figures, decide, exactness
+from boardlab.judge.decide import Figures, decide, sampled_enough
 from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
@@ -61,26 +61,11 @@ def _figures(b: Bisect, metric: str, samples: list) -> Figures:
 
 
 def metric_enough(b: Bisect, metric: str, samples: list, against: list | None, step: Step | None = None) -> bool:
-    """Whether a metric's samples so far decide. A size: its one sample (the build
-    decides). The good revision: EXACT_SHOWN boots where they show the figure exact
-    (decide.exactness: a deterministic clock, samples that agree), else --repeats. A step:
-    as soon as the judge decides (one boot where exactness is shown), else more boots
-    while a verdict is within reach, up to --max-repeats."""
-    if not samples:
-        return False
-    spec = catalogue.spec(metric)
-    if spec.suite == "build":
-        return True
-    if against is None:
-        shown = len(samples) >= EXACT_SHOWN and exactness(
-            spec, _figures(b, metric, samples), _figures(b, metric, samples), load_board(b.board),
-            spec.floor(statistics.median(samples))) is None
-        return shown or len(samples) >= b.repeats
-    v = _verdict(b, metric, against, samples, step)
-    if v.outcome != vd.UNKNOWN or len(samples) >= b.max_repeats:
-        return True
-    return len(samples) >= min(b.repeats, b.max_repeats) and bool(
-        vd.out_of_reach(against, samples, spec, b.max_repeats, exact=v.exact))
+    """Whether a metric's samples so far decide (decide.sampled_enough: the good revision
+    with nothing against it, a step against the good revision's samples)."""
+    return sampled_enough(catalogue.spec(metric), _figures(b, metric, samples),
+                          None if against is None else _figures(b, metric, against), load_board(b.board),
+                          b.repeats, b.max_repeats, interleaved=interleaved(b, step))
 
 
 def _enough(b: Bisect, step: Step, against: dict | None) -> bool:

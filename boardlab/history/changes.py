@@ -85,15 +85,21 @@ def api_list(server: HistoryServer, path: str) -> list:
     return out
 
 
-def sample_series(server: HistoryServer, board: str | None = None, metric: str | None = None,
-                  since: str | None = None) -> tuple[dict, list]:
-    """({(metric, environment): [(build, [every sample])] in build order}, builds)."""
+def _project(server: HistoryServer) -> tuple[dict, dict, list]:
+    """(the lab's SQUAD project, {environment url: slug}, its builds oldest first)."""
     try:
         project = api_list(server, f"/api/projects/?slug={server.project}&group__slug={GROUP}")[0]
     except (OSError, IndexError):
         raise HistoryError(f"no project {GROUP}/{server.project} at {server.url}: boardlab history up") from None
     envs = {e["url"]: e["slug"] for e in api_list(server, f"/api/environments/?project={project['id']}")}
     builds = sorted(api_list(server, f"/api/projects/{project['id']}/builds/"), key=lambda b: b["datetime"])
+    return project, envs, builds
+
+
+def sample_series(server: HistoryServer, board: str | None = None, metric: str | None = None,
+                  since: str | None = None) -> tuple[dict, list]:
+    """({(metric, environment): [(build, [every sample])] in build order}, builds)."""
+    _, envs, builds = _project(server)
     if since:
         builds = [b for b in builds if b["datetime"] >= since]
     out = {}
@@ -107,6 +113,25 @@ def sample_series(server: HistoryServer, board: str | None = None, metric: str |
         for key, values in per.items():
             out.setdefault(key, []).append((b["version"], values))
     return out, builds
+
+
+def recent_samples(server: HistoryServer, board: str, not_build: str = "", builds_back: int = 10) -> dict:
+    """{metric key (suite.name): [(build, [samples], environment)] newest first}: this
+    board's figures in the newest builds_back builds other than not_build (what a night
+    is judged against before it lands)."""
+    from boardlab.history.submit import parse_environment
+    _, envs, builds = _project(server)
+    out: dict = {}
+    for b in [b for b in reversed(builds) if b["version"] != not_build][:builds_back]:
+        per: dict = {}
+        for m in api_list(server, f"/api/builds/{b['id']}/metrics/"):
+            env = envs.get(m["environment"], "")
+            if parse_environment(env)["board"] == board:
+                per.setdefault((m["name"].replace("/", "."), env), []).extend(
+                    m.get("measurement_list") or [float(m["result"])])
+        for (key, env), values in per.items():
+            out.setdefault(key, []).append((b["version"], values, env))
+    return out
 
 
 def detect(values: dict, steps: dict) -> dict:

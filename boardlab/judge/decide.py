@@ -188,3 +188,29 @@ def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: 
         v.why += ("; but a host-bound figure drifts between sessions: judged paired, boots "
                   "interleaved, by `boardlab compare`")
     return v
+
+
+def sampled_enough(spec: MetricSpec, taken: Figures, against: Figures | None, board: Board | None,
+                   repeats: int, at_most: int, interleaved: bool = True) -> bool:
+    """The one "enough boots of this revision?" rule of a bisect step and a night: whether
+    the samples taken so far of a metric decide. A build's size: its one build. With nothing
+    to judge against (a bisect's good revision, a first night): EXACT_SHOWN samples where
+    they show the figure exact (`exactness`), else `repeats`. Against a side: as soon as
+    the judge decides (one sample where that side's exactness is shown), else more while a
+    verdict is within reach (verdict.out_of_reach), up to at_most. interleaved: both sides
+    in one session; if not, a host-bound figure is sampled as with nothing against it."""
+    samples = [float(x) for x in taken.samples]
+    if not samples:
+        return False
+    if spec.suite in HOST_WORK_SUITES:
+        return True
+    if against is None or (not interleaved and host_bound(taken.clock, board, spec.key)):
+        # (against another session's samples, no number of boots decides a host-bound figure: rule 7)
+        shown = len(samples) >= EXACT_SHOWN and exactness(
+            spec, taken, taken, board, spec.floor(statistics.median(samples))) is None
+        return shown or len(samples) >= repeats
+    v = decide(spec, against, taken, board, interleaved=interleaved)
+    if v.outcome != vd.UNKNOWN or len(samples) >= at_most:
+        return True
+    return len(samples) >= min(repeats, at_most) and bool(
+        vd.out_of_reach(list(against.samples), samples, spec, at_most, exact=v.exact))

@@ -108,13 +108,20 @@ def stored_figures(base) -> Figures:
     return Figures(base.values(), base.clock(), base.host_id(), settings=base.settings(), stated=base.stated())
 
 
-def before_compare(board, suites, rounds: int) -> str | None:
-    """compare's line before its first boot: the smallest change of each figure of these
-    suites that `rounds` boots a side, in turn, decide on this board (its default kernel's
-    stored spread standing for both kernels'); None without such a baseline."""
+def of_suites(board, suites, budget: int, both: bool = False) -> tuple[str | None, list[Detectable]]:
+    """(the kernel whose stored spread stands for the kernels measured: the board's
+    default, its rows of these suites) for a budget of boots; (None, []) without one."""
     kernel = board.images.default_kernel if getattr(board, "images", None) else None
-    rows = of_board(board, kernel, rounds, both=True, suites=set(suites)) if kernel else []
+    return kernel, (of_board(board, kernel, budget, both=both, suites=set(suites)) if kernel else [])
+
+
+def before_sampling(board, suites, budget: int, both: bool = False) -> str | None:
+    """The line said before the first boot: the smallest change of each figure of these
+    suites that `budget` boots decide on this board (both: as many a side, booted in
+    turn, as compare boots them); None without a stored spread."""
+    kernel, rows = of_suites(board, suites, budget, both)
     if not rows:
         return None
-    return (f"on {board.name}, {rounds} boots a side decide (the stored spread of {kernel}): "
+    return (f"on {board.name}, {budget} boots{' a side' if both else ''} decide (the stored "
+            f"spread of {kernel}): "
             + ", ".join(f"{d.metric} " + (f"{d.mdc_pct:.3g} %" if d.mdc_pct is not None else "none") for d in rows))
