@@ -12,7 +12,7 @@ from boardlab.measure import baselines
 from boardlab.judge.gate import Gate
 from boardlab.measure import families
 
-pytest_plugins = ("boardlab.pytestfaults",)
+pytest_plugins = ("boardlab.pytestfaults", "boardlab.pytestprogress")
 
 
 def pytest_addoption(parser):

@@ -374,22 +374,6 @@ def test_report_of_two_runs_refuses_a_zero_on_the_side_judged_against(tmp_path, 
     assert main(["report", str(some), str(zero), "--html", str(tmp_path / "r.html")]) == 0   # B may be 0
 
 
-@pytest.mark.parametrize("measurement, says", [("nan", "nan is no figure"), ("inf", "inf is no figure"),
-                                               ("lots", "'lots' is not a number")])
-def test_lava_results_refuse_a_measurement_that_is_no_figure(tmp_path, capsys, measurement, says):
-    """A test case's measurement, LAVA's text, is checked before results.json is written."""
-    d = tmp_path / "lava-run"
-    d.mkdir()
-    (d / "job.yaml").write_text("device_type: boardlab-qemu-arm\nmetadata: {boardlab.kernel: armmp}\n")
-    case = {"definition": "1_memory", "case": "free_total_kb", "measurement": "3072", "units": "kB",
-            "result": "pass"}
-    lines = [{"dt": "2026-11-20T10:00:0%d" % i, "lvl": "results", "msg": c} for i, c in
-             enumerate([case, dict(case, case="free_free_kb", measurement=measurement)])]
-    (d / "job.log").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    _one_line(capsys, ["lava", "results", str(d)], f"{d}/job.log: test case memory.free_free_kb: {says}")
-    assert sorted(p.name for p in d.iterdir()) == ["job.log", "job.yaml"]
-
-
 def test_history_submit_reads_every_run_before_it_queues_one(tmp_path, capsys):
     """A missing run, or one with a figure that is no figure after a good one: one line,
     exit 2, and no queue (nor data directory) made; --if-kept says so too, where the lab

@@ -10,12 +10,12 @@ import pytest
 
 from boardlab.measure import catalogue
 from paths import ROOT
-from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, LabFault, Step, check_tree
+from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, BisectLabFault, Step, check_tree
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
 from boardlab.boot.boardlock import BoardBusy
 from boardlab.boot.placehold import PlaceBusy
-from boardlab.boot.bootlog import BootError
+from boardlab.boot.bootlog import KernelBootError, LabBootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError
 from boardlab.cli import main as boardlab_main
@@ -325,10 +325,10 @@ def small_repo(tmp_path):
 
 
 @pytest.mark.parametrize("failure, failed_boot, answer", [
-    (BootError("kernel panic: VFS", kernel_fault=True), "skip", "skip"),
-    (BootError("kernel panic: VFS", kernel_fault=True), "bad", "bad"),
-    (BootError("no answer from the TFTP server 192.168.10.1"), "bad", "stop"),
-    (BootError("no answer from the TFTP server 192.168.10.1"), "skip", "stop"),
+    (KernelBootError("kernel panic: VFS"), "skip", "skip"),
+    (KernelBootError("kernel panic: VFS"), "bad", "bad"),
+    (LabBootError("no answer from the TFTP server 192.168.10.1"), "bad", "stop"),
+    (LabBootError("no answer from the TFTP server 192.168.10.1"), "skip", "stop"),
     (BoardBusy("board qemu-arm is in use by pid 4242"), "bad", "stop"),
     (PlaceBusy("board qemu-arm is shared with LAVA: held by vm/alice"), "bad", "stop"),
     (StagingError("copying uImage to lab host lab1 failed"), "skip", "stop"),
@@ -400,11 +400,11 @@ def test_a_lab_fault_stops_the_whole_bisect_and_says_so(small_repo, tmp_path, mo
     calls = []
     _endpoints_measured(monkeypatch, small_repo, calls)
     # the step processes (git bisect run's) meet a lab fault: ser2net gone
-    _every_step_raises(tmp_path, monkeypatch, "from boardlab.boot.bootlog import BootError as E",
+    _every_step_raises(tmp_path, monkeypatch, "from boardlab.boot.bootlog import LabBootError as E",
                        "E('the console (ser2net 127.0.0.1 port 5101) failed: EOF')")
     head = subprocess.run(["git", "-C", str(small_repo), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    with pytest.raises(LabFault, match=r"stopped at [0-9a-f]{12} .*lab fault: .*ser2net"):
+    with pytest.raises(BisectLabFault, match=r"stopped at [0-9a-f]{12} .*lab fault: .*ser2net"):
         bisect_run.start(small_repo, "HEAD~2", "HEAD", "build.vmlinux_dec_bytes",
                          out=tmp_path / "run")
     assert calls == ["good", "bad"]

@@ -11,20 +11,30 @@ from boardlab.facts.board import load_board
 from boardlab.judge import reference
 from boardlab.measure import catalogue, families
 from paths import DATA, ROOT
-from testdefs import run_testdef
-
-
-def reported_names(tmp_path, suite: str) -> set:
-    """The test cases a definition reports, by name: the stubs print nothing, so each
-    metric is reported as "no number", which is what is checked here."""
-    spec = yaml.safe_load((ROOT / "jobs/testdefs" / suite / f"{suite}.yaml").read_text())
-    assert spec["metadata"]["name"] == suite
-    return {name for name, _ in run_testdef(tmp_path, suite)}
+from testdefs import captured_programs, lava_figures, run_testdef
 
 
 @pytest.mark.parametrize("suite", [f.name for f in families.FAMILIES if f.testdef])
-def test_the_lava_test_definitions_report_exactly_the_catalogues_names(tmp_path, suite):
-    assert reported_names(tmp_path, suite) == {m.name for m in catalogue.of_suite(suite, lava=True)}
+def test_the_lava_test_definitions_give_exactly_the_catalogues_names(tmp_path, suite):
+    """Each definition's raw output, its programs printing what they printed on the virtual
+    board, read off the board by `lava results` (its family's own parser): the catalogue's
+    LAVA metrics of the family, each a number; the one test case says it measured."""
+    spec = yaml.safe_load((ROOT / "jobs/testdefs" / suite / f"{suite}.yaml").read_text())
+    assert spec["metadata"]["name"] == suite
+    got = lava_figures(tmp_path, suite, captured_programs())
+    assert set(got) == {m.name for m in catalogue.of_suite(suite, lava=True)}
+
+
+def test_a_definition_whose_programs_fail_says_it_did_not_measure(tmp_path):
+    """A run that fails: LAVA's one test case fails, and `lava results` says why, per family."""
+    from boardlab.lava.logs import raw_figures
+    reported, lines = run_testdef(tmp_path, "hackbench", {"hackbench": "echo 'hackbench: not found'; exit 127"})
+    assert reported == [("measured", "fail")]
+    got, failed = raw_figures([{"lvl": "target", "msg": ln} for ln in lines])
+    assert got == {} and failed["hackbench"].startswith("hackbench: its run exited 127: hackbench: not found")
+    reported, lines = run_testdef(tmp_path / "b", "memory", {"free": "echo garbage"})
+    got, failed = raw_figures([{"lvl": "target", "msg": ln} for ln in lines])
+    assert failed == {"memory": "memory: no header and Mem: row in free output"}
 
 
 def test_lava_times_the_catalogues_boot_milestones():
@@ -66,12 +76,12 @@ def test_a_suite_is_a_family_by_one_name_everywhere():
 def test_the_lmbench_groups_give_every_lmbench_figure_once():
     """The one lmbench definition (measure.sample) covers the catalogue: each figure in
     exactly one group, so the suite, compare and a bisect step run the same commands."""
-    from boardlab.measure import sample
-    given = [f"lmbench.{n}" for names in sample.LMBENCH_FIGURES.values() for n in names]
+    from boardlab.measure import readings, sample
+    given = [f"lmbench.{n}" for names in readings.LMBENCH_FIGURES.values() for n in names]
     assert len(given) == len(set(given))
     assert set(given) == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
     runs = (ROOT / "jobs/testdefs/lmbench/runs.sh").read_text()   # the board-side runs of each group
     groups = " ".join(re.findall(r'^LM_(?:GROUPS|LARGE)="([^"]*)"', runs, re.M)).split()
-    assert groups == list(sample.LMBENCH_FIGURES)
+    assert groups == list(readings.LMBENCH_FIGURES)
     assert all(re.search(rf"^lm_{g}\(\) {{", runs, re.M) for g in groups)
     assert sample.lmbench_group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"

@@ -97,7 +97,7 @@ LAYERS = [
     ("bisect",),     # the automatic bisect
     ("kernel",),     # kernels by what they are: built by version, pinned, swept
     ("lab",),        # the lab as people and schedulers share it: health, at a glance
-    ("envgen", "cli", "__main__", "pytestplugin", "pytestfaults"),  # generated from the facts; the command line; the suites' plugin
+    ("envgen", "cli", "__main__", "pytestplugin", "pytestfaults", "pytestprogress"),  # generated from the facts; the command line; the suites' plugin
 ]
 
 

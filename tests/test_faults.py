@@ -15,8 +15,8 @@ import pytest
 
 from boardlab.boot import bootplan, bootwatch, powerctl
 from boardlab.boot.boardlock import BoardBusy, BoardLock
-from boardlab.boot.bootlog import BootError
-from boardlab.errors import BUG, INPUT, KERNEL, LAB, fault_of
+from boardlab.boot.bootlog import BootError, KernelBootError, LabBootError
+from boardlab.errors import BUG, INPUT, KERNEL, LAB, TEST, fault_of
 from boardlab.facts.board import load_board
 from boardlab.boot import milestonesdue
 from boardlab.judge.results import RunDirError, prepare_run_dir
@@ -279,28 +279,32 @@ def test_run_directories_are_new_and_checked_before_a_boot(tmp_path, monkeypatch
 
 # ---- who is at fault ----------------------------------------------------------------------
 def _errors():
-    from boardlab.bisect import LabFault, MetricMissing
-    from boardlab.boot.bootlog import BootError
+    from boardlab.bisect import BisectLabFault, MetricMissing
+    from boardlab.boot.bootlog import BootInputError, KernelBootError, LabBootError
+    from boardlab.judge.gate import NoFigure
+    from boardlab.measure.ownoutput import ProgramOutputError
     from boardlab.boot.staging import StagingError
     from boardlab.images.images import ForeignTreeError
     from boardlab.kernelbuilds.kbuild import KernelBuildError
     from boardlab.facts.typedyaml import FactsError
-    from boardlab.lava.errors import LavaError, LavaInputError
+    from boardlab.lava.errors import LavaFault, LavaInputError
     from boardlab.measure.parsers import ParseError
     return [
         (powerctl.PowerError("the switch did not answer"), (LAB, "power")),
-        (BootError("the console (ser2net vlab port 4001) failed", part="console"), (LAB, "console")),
+        (LabBootError("the console (ser2net vlab port 4001) failed", part="console"), (LAB, "console")),
         (StagingError("cannot stage uImage"), (LAB, "tftp")),
         (ForeignTreeError("the export holds files boardlab did not put there"), (LAB, "nfs")),
         (BoardBusy("held by another run"), (LAB, "board")),
-        (LavaError("the server did not answer"), (LAB, "lava")),
-        (LabFault("ser2net down"), (LAB, "")),
-        (BootError("kernel panic", kernel_fault=True, part="nfs"), (KERNEL, "")),
+        (LavaFault("the server did not answer"), (LAB, "lava")),
+        (BisectLabFault("ser2net down"), (LAB, "")),
+        (KernelBootError("kernel panic", part="nfs"), (KERNEL, "")),
         (KernelBuildError("make failed"), (KERNEL, "")),
         (MetricMissing("no guest_login"), (KERNEL, "")),
-        (BootError("no kernel named armmq", party=INPUT), (INPUT, "")),
+        (BootInputError("no kernel named armmq"), (INPUT, "")),
         (FactsError("boards/x.yaml: no such field"), (INPUT, "")),
         (LavaInputError("no such device type"), (INPUT, "")),   # LavaError's below InputError's
+        (NoFigure("jitter.max_us: the measurement gave nan"), (TEST, "")),
+        (ProgramOutputError("lat_pipe printed no figure"), (TEST, "")),
         (ParseError("no figure"), (BUG, "")),
         (KeyError("board"), (BUG, "")),                         # anything unknown: ours
     ]
@@ -312,12 +316,34 @@ def test_each_error_says_who_is_at_fault_and_the_labs_part():
         assert (fault.party, fault.part) == (party, part), exc
         assert fault.line == str(exc).splitlines()[0]
     assert fault_of(powerctl.PowerError("x")).words() == "the lab broke: power"
-    assert fault_of(BootError("panic", kernel_fault=True)).words() == "your kernel broke"
+    assert fault_of(KernelBootError("panic")).words() == "your kernel broke"
+    from boardlab.measure.ownoutput import ProgramOutputError
+    assert fault_of(ProgramOutputError("x")).words() == "the test broke"
+
+
+def test_every_error_is_of_exactly_one_kind():
+    """Who is at fault is an error's type: each error class of boardlab derives from
+    exactly one of the five kinds (a base kept for `except`, such as BootError, from none,
+    and only its subclasses are raised)."""
+    import importlib
+    import inspect
+    from boardlab import errors
+    for path in (ROOT / "boardlab").rglob("*.py"):
+        module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts)
+                                         .removesuffix(".__init__"))
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if not issubclass(cls, errors.BoardlabError) or cls.__module__ != module.__name__ \
+                    or cls in errors.KINDS or cls is errors.BoardlabError:
+                continue
+            kinds = [k for k in errors.KINDS if issubclass(cls, k)]
+            assert len(kinds) <= 1, f"{module.__name__}.{name}: {kinds}"
+            if not cls.__subclasses__():
+                assert kinds, f"{module.__name__}.{name} is of no kind (errors.KINDS)"
 
 
 FAULT_SUITE = '''
 import pytest
-from boardlab.boot.bootlog import BootError
+from boardlab.boot.bootlog import KernelBootError, LabBootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError
 from boardlab.images.images import ForeignTreeError
@@ -333,13 +359,13 @@ def test_boot_milestones(shell):
 
 @pytest.mark.parametrize("part, fixture, body, outcome", [
     ("power", "pass", "raise PowerError('the switch (vlab port 1) did not answer within 1 s')", "error"),
-    ("console", "pass", "raise BootError('the console (ser2net vlab port 4001) failed', part='console')",
+    ("console", "pass", "raise LabBootError('the console (ser2net vlab port 4001) failed', part='console')",
      "error"),
     ("tftp", "pass", "raise StagingError('cannot copy uImage into /srv/tftp')", "error"),
     ("nfs", "pass", "raise ForeignTreeError('/srv/nfs/qemu-arm holds files boardlab did not put there')",
      "error"),
     ("power", "raise PowerError('the switch did not answer')", "pass", "error"),   # in set-up
-    ("kernel", "pass", "raise BootError('kernel panic: VFS', kernel_fault=True)", "fail"),
+    ("kernel", "pass", "raise KernelBootError('kernel panic: VFS')", "fail"),
 ])
 def test_a_lab_fault_is_a_tests_error_naming_the_part_the_kernels_a_failure(tmp_path, part, fixture,
                                                                             body, outcome):
@@ -363,7 +389,7 @@ def test_results_say_a_lab_fault_as_an_error_naming_its_part(tmp_path):
     assert said[outcomes.BOOT] == "error" and said["why"][outcomes.BOOT] == \
         "the lab broke: power: the switch did not answer"
     with pytest.raises(BootError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
-        raise BootError("kernel panic: VFS", kernel_fault=True)
+        raise KernelBootError("kernel panic: VFS")
     assert said[outcomes.BOOT] == "fail" and said["why"][outcomes.BOOT] == "kernel panic: VFS"
 
 
@@ -390,11 +416,14 @@ def test_a_bisect_step_answers_only_for_the_kernels_own_fault(failed_boot):
     from boardlab.measure.sample import MeasureError
     b = SimpleNamespace(failed_boot=failed_boot)
     said = lambda e: (ANSWER[step.unmeasured(b, e)[0]], step.unmeasured(b, e)[1])  # noqa: E731
-    assert said(BootError("kernel panic: VFS", kernel_fault=True)) == (failed_boot, "boot failed: kernel panic: VFS")
+    assert said(KernelBootError("kernel panic: VFS")) == (failed_boot, "boot failed: kernel panic: VFS")
     assert said(KernelBuildError("make failed")) == ("skip", "build failed: make failed")
     assert said(MeasureError("no figure of lat_syscall")) == ("skip", "no figure of lat_syscall")
     assert said(powerctl.PowerError("no answer")) == ("stop", "lab fault: power: no answer")
     assert said(ParseError("no figure")) == ("stop", "a boardlab bug: ParseError: no figure")
+    from boardlab.judge.gate import NoFigure   # the test's own fault: the bisect stops, saying so
+    assert said(NoFigure("jitter.max_us: the measurement gave nan")) == \
+        ("stop", "the test broke: NoFigure: jitter.max_us: the measurement gave nan")
 
 
 def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp_path):
@@ -403,7 +432,7 @@ def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp
     from boardlab.pages import report
     lab, kernel = RunResults(tmp_path / "lab"), RunResults(tmp_path / "kernel")
     for res, fault in ((lab, powerctl.PowerError("the switch did not answer")),
-                       (kernel, BootError("kernel panic: VFS", kernel_fault=True))):
+                       (kernel, KernelBootError("kernel panic: VFS"))):
         res.record("qemu-arm", "armmp", "boot_time", "login", 4.9)
         with pytest.raises(type(fault)), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
             raise fault
@@ -415,8 +444,8 @@ def test_the_report_says_the_lab_broke_and_which_part_or_that_the_kernel_did(tmp
 
 
 @pytest.mark.parametrize("fault, result, raised", [
-    (BootError("kernel panic: VFS", kernel_fault=True), "fail", False),
-    (BootError("the console (ser2net vlab port 4001) failed", part="console"), "error", True),
+    (KernelBootError("kernel panic: VFS"), "fail", False),
+    (LabBootError("the console (ser2net vlab port 4001) failed", part="console"), "error", True),
 ])
 def test_a_nightly_says_whose_failed_boot_it_was(tmp_path, monkeypatch, fault, result, raised):
     import contextlib

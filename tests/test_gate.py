@@ -108,3 +108,13 @@ def test_before_sampling_the_gate_says_the_smallest_change_this_board_decides(tm
     line = next(ln for ln in capsys.readouterr().err.splitlines() if "the smallest change decided" in ln)
     assert "jitter on qemu-arm: the smallest change decided in 5 samples (stored spread):" in line
     assert "max_us none" in line and "p99_us 15 %" in line      # 3 stored samples: nothing in 5
+
+
+def test_each_run_of_a_long_family_says_how_far_it_is():
+    """A jitter run under load or lmbench's groups take minutes: before each run a line
+    says which, how long the runs so far took and what is left (host clock)."""
+    from boardlab.judge.gate import run_line
+    assert run_line("jitter", 1, 1, 5, []) == "jitter: run 1 of 1-5"
+    assert run_line("jitter", 2, 1, 5, [202.0]) == \
+        "jitter: run 2 of 1-5, 202 s so far (202 s a run): about 0-808 s left"
+    assert run_line("lmbench", 2, 3, 3, [17.0]) == "lmbench: run 2 of 3, 17 s so far (17 s a run): about 34 s left"

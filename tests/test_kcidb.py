@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from boardlab.bisect import watch as w
-from boardlab.boot.bootlog import BootError
+from boardlab.boot.bootlog import BootError, KernelBootError, LabBootError
 from boardlab.facts.board import load_board
 from boardlab.history import changes, kcidb, submit
 from boardlab.history.server import VENV
@@ -120,7 +120,7 @@ def suites_run(tmp_path, name, kernel_fault) -> RunResults:
     run = tmp_path / name
     res = RunResults(run)
     with pytest.raises(BootError), outcomes.boot_recorded(res, "qemu-arm", "armmp"):
-        raise BootError("kernel panic" if kernel_fault else "U-Boot did not answer", kernel_fault=kernel_fault)
+        raise (KernelBootError("kernel panic") if kernel_fault else LabBootError("U-Boot did not answer"))
     with outcomes.boot_recorded(res, "qemu-arm", "armmp"):       # booted on the next try
         pass
     (tmp_path / "testsuites").mkdir(exist_ok=True)

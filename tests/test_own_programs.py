@@ -10,7 +10,7 @@ import pytest
 
 from boardlab.cli import main as boardlab_main
 from boardlab.images import ownprograms
-from boardlab.measure import families, ownoutput, parsers, sample
+from boardlab.measure import families, ownoutput, parsers, readings, sample
 from paths import ROOT
 
 CAPTURED = ROOT / "tests/data/own-programs-runs-mpc8xx-qemu-user.txt"
@@ -86,7 +86,7 @@ def test_every_lmbench_figure_of_the_catalogue_from_a_captured_run():
     got = {}
     for label, outputs in parsers.parse_lmbench_runs(CAPTURED.read_text())["runs"].items():
         for text in outputs:
-            got.update({f"lmbench.{k}": v for k, v in sample._run_figures(label, text).items()})
+            got.update({f"lmbench.{k}": v for k, v in readings._run_figures(label, text).items()})
     wanted = {m.key for m in catalogue.of_suite("lmbench")}
     missing = wanted - set(got)
     # lat_ctx_16k at 4 and 8 processes: under QEMU's user mode on this host the ring was
@@ -112,9 +112,9 @@ def test_garbage_from_a_program_is_the_test_s_fault_in_one_line(text, says):
 def test_a_program_that_prints_nothing_is_the_test_s_fault():
     text = "@lm-group latencies\n@lm lat_syscall_null_us\n"
     with pytest.raises(ownoutput.ProgramOutputError, match="lat_syscall_null_us: the project's program printed no figure"):
-        sample.lmbench_figures(text, families.OWN)
+        readings.lmbench_figures(text, families.OWN)
     with pytest.raises(sample.MeasureError):    # Debian's lmbench: as before
-        sample.lmbench_figures(text)
+        readings.lmbench_figures(text)
 
 
 def test_a_cpu_the_cross_build_does_not_know_is_one_line(capsys, tmp_path):
@@ -169,19 +169,21 @@ def test_lava_jobs_name_the_set_and_its_results_say_it():
 
 def test_lava_s_lmbench_definition_reports_every_figure_from_the_project_s_programs(built, tmp_path):
     """jobs/testdefs/lmbench/lmbench.sh with TOOLS=own, its programs the MPC8xx build
-    under QEMU's user mode: a measurement for every case (the board-side awk computes
-    from the integers)."""
+    under QEMU's user mode: its raw output read off the board by the lmbench parser gives
+    every figure (computed there from the programs' integers)."""
     from testdefs import run_testdef
+    from boardlab.measure import catalogue, parsers, tagged
     b = built["mpc8xx"]
     scripts = {p: f'exec qemu-ppc -cpu mpc860 {b} {p} "$@"' for p in ownprograms.PROGRAMS if p.startswith(("lat_", "bw_"))}
     scripts["dd"] = 'exec /bin/dd "$@"'
-    reported = run_testdef(tmp_path, "lmbench", scripts, TOOLS="own", **QUICK)
-    cases = dict(reported)
-    from boardlab.measure import catalogue
-    assert set(cases) == {m.name for m in catalogue.of_suite("lmbench")}
+    reported, lines = run_testdef(tmp_path, "lmbench", scripts, TOOLS="own", **QUICK)
+    assert reported == [("measured", "pass")]
+    (section, rc), = tagged.sections(lines).values()
+    runs = parsers.parse_lmbench_runs("\n".join(section))["runs"]
+    got = {k for label, outs in runs.items() for out in outs for k in readings._run_figures(label, out)}
     # a 16 KB ring no slower than its overhead under QEMU's user mode: no figure, as lmbench's
-    empty = {n for n, v in cases.items() if not v}
-    assert empty <= {f"lat_ctx_16k_{p}p_us" for p in (2, 4, 8, 16)}, empty
+    lacking = {m.name for m in catalogue.of_suite("lmbench")} - got
+    assert rc == 0 and lacking <= {f"lat_ctx_16k_{p}p_us" for p in (2, 4, 8, 16)}, lacking
 
 
 def _kept(debian: dict, own: dict, boots=2) -> dict:
@@ -241,54 +243,7 @@ def test_the_jitter_program_refuses_a_tracefs_it_cannot_write(built, tmp_path):
 
 def test_a_bandwidth_is_in_lmbenchs_megabytes_of_a_million_bytes():
     """lmbench's lib_timing.c: `#define MB (1000*1000.0)` ("bandwidths are all power of
-    ten"); the project's read 2^20 and stood 4.9 % below lmbench's on every bandwidth. The
-    LAVA test definition's awk reads @raw the same way."""
+    ten"); the project's read 2^20 and stood 4.9 % below lmbench's on every bandwidth
+    (LAVA's path reads @raw with the same parser)."""
     rec = ownoutput.parse_raw("@raw bw pipe bytes=64000000 ns=1000000000\n")[-1]
     assert ownoutput.raw_value(rec) == 64.0
-    from paths import ROOT
-    assert 'kv["bytes"] / 1e6 / (kv["ns"] / 1e9)' in (ROOT / "jobs/testdefs/lmbench/lmbench.sh").read_text()
-
-
-def test_compare_with_the_project_s_programs_puts_them_on_after_memory_and_says_the_set(monkeypatch):
-    """compare --tools own on a board whose image carries Debian's set: the programs go on
-    over the console once a boot, after memory is read, and every figure of a family with
-    a set says it was measured with the project's."""
-    calls = []
-
-    class Strategy:
-        board = type("B", (), {"isa": "armhf", "ram_mb": 128})()
-
-        def reboot(self):
-            calls.append("boot")
-            return None
-
-    monkeypatch.setattr(sample, "family", lambda name, sh, rec, small=False, tools=None:
-                        calls.append(f"{name}:{tools}") or {})
-    monkeypatch.setattr(sample, "jitter", lambda sh, s, tools: (calls.append(f"jitter:{tools}") or {}, None))
-    sample.one_sample(Strategy(), lambda: None, ("memory", "lmbench", "jitter"), 5, families.OWN,
-                      own_onto=lambda sh: calls.append("onto"))
-    assert calls == ["boot", "memory:None", "onto", "lmbench:own", "onto", "jitter:own"]
-    assert families.figure_settings("lmbench", "armhf", None, families.OWN) == {"tools": families.OWN}
-    assert families.figure_settings("lmbench", "armhf") is None      # the record's: Debian's
-    assert families.figure_settings("memory", "armhf", None, families.OWN) is None
-
-
-def test_the_programs_go_onto_a_running_board_once(monkeypatch):
-    ran = []
-
-    class Shell:
-        def __init__(self, there):
-            self.there = there
-
-        def run(self, cmd):
-            ran.append(cmd)
-            return [], [], 0 if self.there else 1
-
-        def run_check(self, cmd):
-            ran.append(cmd)
-
-    monkeypatch.setattr(ownprograms, "build", lambda isa: type("P", (), {"read_bytes": lambda self: b"x" * 2000})())
-    ownprograms.onto_running_board(Shell(there=True), "armhf")
-    assert len(ran) == 1
-    ownprograms.onto_running_board(Shell(there=False), "armhf")
-    assert any("base64 -d" in c and "ln -sf blmeasure" in c for c in ran)

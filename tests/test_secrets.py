@@ -109,7 +109,7 @@ def test_the_role_users_are_no_superusers_and_set_up_makes_no_superusers_token()
     assert 'codename="change_device"' in identities.SETUP
     assert "AuthToken.objects.filter(user__username='boardlab'" in identities.SETUP \
         and ".delete()" in identities.SETUP   # an earlier set-up's superuser token revoked
-    with pytest.raises(identities.LavaError, match="role tokens were not made"):
+    with pytest.raises(identities.LavaFault, match="role tokens were not made"):
         identities.role_tokens("role submit abc\n")
 
 

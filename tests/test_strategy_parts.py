@@ -14,7 +14,7 @@ from pexpect import TIMEOUT
 
 from boardlab.boot import bootplan
 from boardlab.boot.bootfailure import BootFailures, unwind_steps
-from boardlab.boot.bootlog import BootError, Boots
+from boardlab.boot.bootlog import BootError, Boots, KernelBootError, LabBootError
 from boardlab.boot.bootwatch import Expected
 from boardlab.boot.kernelboot import KernelToShell
 from boardlab.boot.strategy import BoardStrategy
@@ -101,7 +101,7 @@ def test_the_first_load_is_the_origin_and_a_tftp_error_is_stopped_and_named(cons
         pytest.approx(con.line_time_s(PLAN.loads[0].command, BOARD.console.baud))
     assert console.txq[-1] == b"\x03", "Ctrl-C did not stop U-Boot's retry"
     assert "tqm860l/uImage-2.4.25 is not on the TFTP server 192.168.20.1" in str(failed.value)
-    assert (failed.value.part, failed.value.kernel_fault) == ("tftp", False)
+    assert failed.value.part == "tftp" and isinstance(failed.value, LabBootError)
     assert offs == ["off"] and "(the board is powered off)" in str(failed.value)
     assert "outcome FAILED" in Path(failed.value.log_path).read_text().splitlines()[0]
 
@@ -116,7 +116,7 @@ def test_a_panic_is_the_kernels_fault_quoted_with_the_last_milestone(console, tm
                          b"Kernel panic: VFS: Unable to mount root fs on 02:00\r\n")
     with pytest.raises(BootError) as failed:
         kernel.await_login()
-    assert failed.value.kernel_fault and failed.value.party == KERNEL
+    assert isinstance(failed.value, KernelBootError) and failed.value.party == KERNEL
     assert failed.value.milestone.startswith("Linux version at ")
     assert "kernel panic:\n" in str(failed.value) and "Unable to mount root fs on 02:00" in str(failed.value)
     assert offs == ["off"]
@@ -124,8 +124,8 @@ def test_a_panic_is_the_kernels_fault_quoted_with_the_last_milestone(console, tm
 
 def test_a_power_off_that_fails_is_said_not_claimed(console, tmp_path):
     def power_off():
-        raise BootError("power off of tqm860l failed (POWER-OFF FAILED, the board may still be on)",
-                        part="power")
+        raise LabBootError("power off of tqm860l failed (POWER-OFF FAILED, the board may still be on)",
+                           part="power")
     failures, _ = failures_of(console, PLAN, tmp_path, power_off)
     with pytest.raises(BootError) as failed:
         failures.fail("U-Boot command 'setenv' did not come back", None, part="uboot")

@@ -5,7 +5,7 @@ import json
 from types import SimpleNamespace
 
 
-from boardlab.bisect import BisectError, LabFault
+from boardlab.bisect import BisectError, BisectLabFault
 from boardlab.bisect import watch as w
 from boardlab.history import changes, kcidb, notes, submit
 from boardlab.history.server import HistoryError
@@ -58,7 +58,7 @@ def test_watch_handles_each_once_goes_on_past_failures_and_loses_no_note(tmp_pat
         if metric == "lmbench.lat_pipe_us":
             raise RuntimeError("something no one expected")
         if metric == "lmbench.lat_unix_us":
-            raise LabFault("power switch refused")
+            raise BisectLabFault("power switch refused")
         if metric == "boot_time.guest_freeing_init":
             raise BisectError("boot_time.guest_freeing_init did not regress between a and b")
         return SimpleNamespace(first_bad={"rev": "d" * 40, "subject": "net: sleep"}, candidates=[], run_dir="/r/1")
@@ -271,7 +271,7 @@ def test_a_range_whose_bisect_fails_is_tried_again_for_each_of_its_points(tmp_pa
 
     def bisect(tree, good, bad, metric, board):
         calls.append(metric)
-        raise LabFault("power switch refused")
+        raise BisectLabFault("power switch refused")
     w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
     assert calls == ["build.vmlinux_bss_bytes,memory.free_used_kb"]
     seen = json.loads((tmp_path / "watched.json").read_text())
@@ -326,6 +326,6 @@ def test_a_regression_on_a_drifting_board_names_no_culprit_and_says_the_board_ch
 
     def bisect(*a, **k):
         calls.append(a)
-        raise LabFault("the power switch refused")
+        raise BisectLabFault("the power switch refused")
     w.watch(hist, tmp_path, progress=lambda *_: None, bisect=bisect)
     assert len(calls) == 1                                  # bisected once the level is accepted

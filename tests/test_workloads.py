@@ -8,9 +8,9 @@ import yaml
 
 from boardlab import lava
 from boardlab.facts.board import load_board
-from boardlab.measure import catalogue, sample, workloads
+from boardlab.measure import catalogue, readings, sample, workloads
 from paths import ROOT
-from testdefs import LocalShell, run_testdef, stub_commands
+from testdefs import LocalShell, captured_programs, lava_figures, stub_commands
 
 TESTDEFS = ROOT / "jobs" / "testdefs"
 DATA = ROOT / "tests" / "data"
@@ -73,10 +73,10 @@ def test_the_suite_and_lava_reduce_a_runs_cycles_to_the_same_figures(tmp_path):
     r = reduce_cycles(captured.read_text())
     thread = {"min": min(values), "max": max(values), "avg": round(sum(values) / len(values), 2),
               "histogram": r["histogram"], "overflows": r["overflows"]}   # as cyclictest's JSON has them
-    suite = {k.split(".", 1)[1]: v for k, v in sample.jitter_figures(thread).items()}
-    reported = run_testdef(tmp_path, "jitter", {"cyclictest": f"cat {captured}"}, DURATION="1",
-                           INTERVAL="1001", HISTOGRAM=str(workloads.CYCLICTEST_HISTOGRAM_US))
-    assert {name: float(v) for name, v in reported} == suite
+    suite = {k.split(".", 1)[1]: v for k, v in readings.jitter_figures(thread).items()}
+    lava = lava_figures(tmp_path, "jitter", {"cyclictest": f"cat {captured}"}, DURATION="1",
+                        INTERVAL="1001", HISTOGRAM=str(workloads.CYCLICTEST_HISTOGRAM_US))
+    assert lava == suite
 
 
 def test_a_small_board_skips_the_same_runs_everywhere():
@@ -109,16 +109,8 @@ def _pytest_side(tmp_path, monkeypatch, scripts: dict):
 
 
 def _captured_programs() -> dict:
-    """Every lmbench program prints what it printed on the virtual board (tests/data/captured;
-    a served program's server and its stop print nothing; every ring size prints the 0k ring)."""
-    cap = DATA / "captured"
-    served = ("lat_udp", "lat_tcp", "lat_connect", "bw_tcp")
-    out = {p: ('case "$1" in -s|-S) exit 0 ;; esac; ' if p in served else "") + f"cat {cap}/armmp.{p}.txt >&2"
-           for p in served + ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix", "lat_select",
-                              "lat_pagefault", "lat_mmap", "lat_fs", "bw_pipe", "bw_unix", "bw_file_rd")}
-    out["lat_syscall"] = f"sed -n 1p {cap}/armmp.lat_syscall.txt >&2"   # captured: null and read
-    out["lat_ctx"] = f'sed -n 1,6p {cap}/armmp.lat_ctx.txt | sed "s/size=0k/size=${{2}}k/" >&2'
-    return out
+    """Every lmbench program prints what it printed on the virtual board (testdefs)."""
+    return captured_programs()
 
 
 def test_the_suite_and_lava_run_lmbench_by_one_script_to_the_same_figures(tmp_path, monkeypatch):
@@ -132,8 +124,7 @@ def test_the_suite_and_lava_run_lmbench_by_one_script_to_the_same_figures(tmp_pa
     assert suite["lat_ctx_16k_2p_us"] == 64.5 and suite["bw_tcp_mb_s"] == 110.27
     assert suite["lat_fs_create_0k_per_s"] == 4959 and suite["lat_mmap_1m_us"] == 612
     assert {f"lmbench.{n}" for n in suite} == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
-    reported = run_testdef(tmp_path, "lmbench", _captured_programs())
-    assert {name: float(v) for name, v in reported} == suite
+    assert lava_figures(tmp_path, "lmbench", _captured_programs()) == suite
     assert set(sample.lmbench_group("connect", sample.lmbench_runner(shell))) == {"lmbench.lat_connect_us"}
 
 
@@ -142,8 +133,8 @@ def test_a_small_board_leaves_the_large_groups_out_in_the_suite_and_in_lava(tmp_
     shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
     got = sample.lmbench(shell, small=True)
     assert {sample.lmbench_group_of(k) for k in got} == {"latencies", "connect", "file_create_delete"}
-    reported = dict(run_testdef(tmp_path, "lmbench", _captured_programs(), SMALL="true"))
-    assert {k for k, v in reported.items() if v} == {k.split(".", 1)[1] for k in got}
+    assert set(lava_figures(tmp_path, "lmbench", _captured_programs(), SMALL="true")) == \
+        {k.split(".", 1)[1] for k in got}
 
 
 def test_every_lmbench_command_of_a_group_runs_in_the_mode_asked_for(tmp_path, monkeypatch):
@@ -173,9 +164,9 @@ def test_the_16k_ring_is_the_median_of_3_invocations_in_the_suite_and_in_lava(tm
         (tmp_path / f"ctx.{i}").write_text(_ctx_output(v))
     counted = (f'[ "$2" = 16 ] || {{ printf \'"size=%sk ovr=1\\n2 1\\n4 1\\n8 1\\n16 1\\n\' "$2" >&2; exit 0; }}\nn=$(($(cat {tmp_path}/n 2>/dev/null || echo 0) + 1))\n'
                f'echo $n > {tmp_path}/n; cat {tmp_path}/ctx.$n >&2')
-    reported = dict(run_testdef(tmp_path, "lmbench", {"lat_ctx": counted}))
+    reported = lava_figures(tmp_path, "lmbench", {**_captured_programs(), "lat_ctx": counted})
     assert (tmp_path / "n").read_text().strip() == "3"
-    assert float(reported["lat_ctx_16k_2p_us"]) == 68.35 and float(reported["lat_ctx_16k_4p_us"]) == 72.08
+    assert reported["lat_ctx_16k_2p_us"] == 68.35 and reported["lat_ctx_16k_4p_us"] == 72.08
     (tmp_path / "n").unlink()
     (tmp_path / "pytest-side").mkdir()
     shell = _pytest_side(tmp_path, monkeypatch, {"lat_ctx": counted})

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError, InputError, INPUT, KERNEL, LAB
+from boardlab.errors import BoardlabError, InputError, KernelFault, LabFault
 from boardlab.files import atomic_write
 from boardlab.log import progress
 from boardlab.measure import catalogue
@@ -54,18 +54,15 @@ class BisectError(BoardlabError):
 
 class BisectInputError(BisectError, InputError):
     """A tree, revision, metric, config or environment the bisect cannot take (exit 2)."""
-    party = INPUT
 
 
-class MetricMissing(BisectError):
+class MetricMissing(BisectError, KernelFault):
     """The kernel booted but its boot gave no figure of the metric."""
-    party = KERNEL   # it booted and did not print the figure: skipped, never bad
 
 
-class LabFault(BisectError):
+class BisectLabFault(BisectError, LabFault):
     """The lab, not the revision, failed a step (board busy, ser2net down, power, TFTP,
     staging): no answer can be given for the revision, so the bisect stops."""
-    party = LAB
 
 
 @dataclass

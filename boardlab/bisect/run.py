@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from boardlab.bisect import (Bisect, BisectError, BisectInputError, LabFault, check_tree, git,
+from boardlab.bisect import (Bisect, BisectError, BisectInputError, BisectLabFault, check_tree, git,
                              metric_list, tree_lock)
 from boardlab.bisect import revert as confirm
 from boardlab.bisect import robot
@@ -40,7 +40,7 @@ def _measure_endpoints(b: Bisect, tree: Path):
         git(tree, "checkout", "-q", "--detach", rev)
         step = run_revision(b, rev, role)
         if step.answer == "stop":
-            raise LabFault(f"{role} revision {rev[:12]}: {step.why}; fix the lab and run again")
+            raise BisectLabFault(f"{role} revision {rev[:12]}: {step.why}; fix the lab and run again")
         if role == "good" and not step.samples:
             raise BisectError(f"the good revision {b.good} could not be measured: {step.why}")
         if role == "bad" and step.answer != "bad":
@@ -150,7 +150,7 @@ def _bisect_steps(b: Bisect, tree: Path, origin: str) -> Bisect:
         (run_dir / "bisect.log").write_text(log + "\n")
         stopped = next((s for s in b.steps if s.answer == "stop"), None)
         if stopped is not None:
-            raise LabFault(f"the bisect stopped at {stopped.rev[:12]} ({stopped.subject!r}): "
+            raise BisectLabFault(f"the bisect stopped at {stopped.rev[:12]} ({stopped.subject!r}): "
                            f"{stopped.why}. No revision was judged by it; the steps so far are "
                            f"in {run_dir}/bisect.json. Fix the lab and run again")
         b.first_bad, b.candidates = _answer(b, tree, log)

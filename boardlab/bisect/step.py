@@ -5,6 +5,7 @@ calls `python -m boardlab.bisect.step RUN_DIR` for each revision it picks: exit 
 1 bad, 125 skip."""
 from __future__ import annotations
 
+import functools
 import statistics
 import sys
 import time
@@ -24,6 +25,17 @@ from boardlab.measure import catalogue, sample
 from boardlab.measure.families import tool_set
 from boardlab.measure.clocks import metric_clock, this_host
 
+@functools.lru_cache(maxsize=4)
+def _facts(name: str):
+    return load_board(name)
+
+
+def _board(b: Bisect):
+    """The bisect's board facts, loaded once in a step's process (every boot and every
+    verdict asks for them)."""
+    return _facts(b.board)
+
+
 def _lmbench_metric(b: Bisect) -> str | None:
     """The metric sample.family's lmbench run is narrowed to: one, when every lmbench
     metric of the bisect is in one group (a cheaper run); None, every group."""
@@ -41,7 +53,7 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
     for family in families:
         figures.update(sample.family(family, shell(), rec,
                                      metric=_lmbench_metric(b) if family == "lmbench" else None,
-                                     tools=tool_set(family, load_board(b.board).isa)))
+                                     tools=tool_set(family, _board(b).isa)))
     step.measure_s.append(round(time.monotonic() - t1, 2))
     step.measured_at = time.time()
     wanted = [m for m, s in b.specs.items() if s.suite in families]
@@ -55,7 +67,7 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
 def _figures(b: Bisect, metric: str, samples: list) -> Figures:
     """A revision's samples of a metric as the judge takes them: this host, the metric's
     clock on the bisect's board (one board, one session)."""
-    board = load_board(b.board)
+    board = _board(b)
     spec = catalogue.spec(metric)
     return Figures(samples, metric_clock(spec.suite, spec.name, spec.unit, board), this_host()["id"])
 
@@ -64,7 +76,7 @@ def metric_enough(b: Bisect, metric: str, samples: list, against: list | None, s
     """Whether a metric's samples so far decide (decide.sampled_enough: the good revision
     with nothing against it, a step against the good revision's samples)."""
     return sampled_enough(catalogue.spec(metric), _figures(b, metric, samples),
-                          None if against is None else _figures(b, metric, against), load_board(b.board),
+                          None if against is None else _figures(b, metric, against), _board(b),
                           b.repeats, b.max_repeats, interleaved=interleaved(b, step))
 
 
@@ -78,7 +90,7 @@ def _enough(b: Bisect, step: Step, against: dict | None) -> bool:
 def measure_revision(b: Bisect, step: Step, against: dict | None):
     """Build the checked-out revision and take its samples (step.samples, per metric):
     one build, then boots, each measuring the families of the metrics not decided yet."""
-    board = load_board(b.board)
+    board = _board(b)
     step_dir = Path(step.dir)
     uimage = step_dir / f"bisect-{step.rev[:12]}.uImage"
     t0 = time.monotonic()
@@ -138,7 +150,7 @@ def _verdict(b: Bisect, metric: str, good: list, samples: list, step: Step | Non
     """The judge's verdict on a revision's samples of a metric against the good revision's:
     one board, this host; the drift rule where the step came hours after the good side."""
     return decide(catalogue.spec(metric), _figures(b, metric, good), _figures(b, metric, samples),
-                  load_board(b.board), interleaved=interleaved(b, step))
+                  _board(b), interleaved=interleaved(b, step))
 
 
 DECIDED = (vd.REGRESSED, vd.SAME, vd.IMPROVED)
@@ -239,7 +251,7 @@ def run_revision(b: Bisect, rev: str, role: str) -> Step:
     step.answer = ANSWER[code]
     b.steps.append(step)
     b.save()
-    land(Path(step.dir), load_board(b.board).lab_host, progress=progress)   # into the lab's history
+    land(Path(step.dir), _board(b).lab_host, progress=progress)   # into the lab's history
     meds = ", ".join(f"{m} {statistics.median(v):g} {catalogue.spec(m).unit} (n={len(v)})"
                      for m, v in step.samples.items() if v) or "no samples"
     progress(f"{role} {sha[:12]}: build {step.build_s} s, boots {step.boot_s} s, "

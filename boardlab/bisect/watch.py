@@ -25,7 +25,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from boardlab.bisect import BisectError, BisectInputError, LabFault, git, revert, robot, run
+from boardlab.bisect import BisectError, BisectInputError, BisectLabFault, git, revert, robot, run
 from boardlab import log
 from boardlab.errors import InputError
 from boardlab.files import update_json
@@ -138,7 +138,7 @@ def handle_group(points: list, tree: Path, entries: dict, bisect=run.start, othe
     attempts = {notes.key(c): out[notes.key(c)].get("attempts", 0) + 1 for c in go}
     try:
         b = bisect(tree, good, first["bad"], ",".join(metrics), board=go[0].environment.split(".")[0])
-    except (LabFault, BisectInputError) as e:    # the lab or the tree, not the kernel: again later
+    except (BisectLabFault, BisectInputError) as e:    # the lab or the tree, not the kernel: again later
         return dict(out, **{k: _failed(out[k], n, f"{said}bisect failed: {_line(e)}") for k, n in attempts.items()})
     except BisectError as e:                     # it ended, with a reason (did not regress, ...)
         return dict(out, **{k: dict(out[k], state=DONE, attempts=n, result=f"{said}not bisected: {_line(e)}",

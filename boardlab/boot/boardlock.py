@@ -18,12 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 
 
-class BoardBusy(BoardlabError):
+class BoardBusy(LabFault):
     """Another run holds the board."""
-    party = LAB
     part = "board"
 
 

@@ -13,7 +13,7 @@ from pexpect import EOF, TIMEOUT
 from serial import SerialException
 
 from boardlab.boot import bootlog, bootwatch
-from boardlab.boot.bootlog import BootError, Boots
+from boardlab.boot.bootlog import BootError, Boots, KernelBootError, LabBootError
 from boardlab.boot.serialdriver import received, timestamps
 from boardlab.measure import console as con
 
@@ -62,11 +62,11 @@ class BootFailures:
                                  time.monotonic() - t0, rx[-1].t - t0 if rx else None,
                                  rx[-1].text if rx else "the load command")
         if hang:
-            self.fail(hang.reason(plan.kernel.name), self.reached(patterns), kernel_fault=True)
+            self.fail(hang.reason(plan.kernel.name), self.reached(patterns), kind=KernelBootError)
 
     def timeout(self, patterns, boot_s: float):
         self.fail(f"timeout: no {con.next_milestone(timestamps(self.console).snapshot(), patterns)!r} "
-                  f"within {boot_s:.0f} s of the load command", self.reached(patterns), kernel_fault=True)
+                  f"within {boot_s:.0f} s of the load command", self.reached(patterns), kind=KernelBootError)
 
     def panic(self, patterns):
         end = time.monotonic() + 1.5   # let the panic report finish, then quote it
@@ -78,7 +78,7 @@ class BootFailures:
         lines = received(self.console)
         first = next(i for i, t in enumerate(lines) if "Kernel panic" in t)
         text = "\n".join(lines[max(0, first - 3):first + 1])
-        self.fail(f"kernel panic:\n{text}", self.reached(patterns), tail_lines=0, kernel_fault=True)
+        self.fail(f"kernel panic:\n{text}", self.reached(patterns), tail_lines=0, kind=KernelBootError)
 
     def console_lost(self, e: BaseException):
         self.fail(f"the console ({bootlog.console_where(self.console)}) failed: "
@@ -100,11 +100,10 @@ class BootFailures:
         except BootError as e:
             return e.reason
 
-    def fail(self, reason, milestone, tail_lines=12, kernel_fault=False, part=""):
-        """Save the console log, power the board off, raise BootError (kernel_fault: the
-        kernel under test failed by itself, not the lab; part: the lab's that did)."""
+    def fail(self, reason, milestone, tail_lines=12, kind=LabBootError, part=""):
+        """Save the console log, power the board off, raise kind (KernelBootError: the
+        kernel under test failed by itself; LabBootError: the lab did, part says where)."""
         state = self.abandon(f"FAILED: {reason.splitlines()[0]}")
         tail = received(self.console)[-tail_lines:] if tail_lines else []
         log_path = self.boots.last.log_path if self.boots.last is not None else None
-        raise BootError(f"{reason}\n({state})", milestone=milestone, log_path=log_path,
-                        tail=tail, kernel_fault=kernel_fault, part=part)
+        raise kind(f"{reason}\n({state})", milestone=milestone, log_path=log_path, tail=tail, part=part)

@@ -11,7 +11,7 @@ from pathlib import Path
 import attr
 
 from boardlab.boot.bootplan import KernelUnderTest
-from boardlab.errors import KERNEL, LAB, BoardlabError
+from boardlab.errors import BoardlabError, InputError, KernelFault, LabFault
 from boardlab.files import atomic_write
 from boardlab.measure import clocks, console as con
 
@@ -77,19 +77,16 @@ class Boots:
 
 
 class BootError(BoardlabError):
-    """A boot failed. The board has been powered off (the message says so, or that
-    power-off failed too); the console log is saved. `kernel_fault` says whether the
-    kernel under test failed by itself (a panic, a hang or timeout after U-Boot handed
-    over, an image bootm refused, no shell after the login prompt), as opposed to a lab
-    fault (power, console, U-Boot before the load, TFTP, staging): only the first may
-    judge a kernel (a bisect's failed boot). part: the lab's part that failed (power,
-    console, tftp, nfs, host); party: who else than the lab, when not the kernel."""
+    """A boot failed (catch it for any of the kinds below). The board has been powered off
+    (the message says so, or that power-off failed too); the console log is saved. Who is
+    at fault is its class: KernelBootError (the kernel under test failed by itself: a
+    panic, a hang or timeout after U-Boot handed over, an image bootm refused, no shell
+    after the login prompt), which alone may judge a kernel (a bisect's failed boot);
+    LabBootError (power, console, U-Boot before the load, TFTP, staging; part: power,
+    console, tftp, nfs, host); BootInputError (what the boot was asked for)."""
 
-    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), kernel_fault=False,
-                 part="", party=LAB):
+    def __init__(self, reason, *, milestone=None, log_path=None, tail=(), part=""):
         self.reason = reason
-        self.kernel_fault = kernel_fault
-        self.party = KERNEL if kernel_fault else party
         self.part = part
         self.milestone = milestone
         self.log_path = log_path
@@ -102,6 +99,18 @@ class BootError(BoardlabError):
         if log_path:
             msg += f"\nconsole log: {log_path}"
         super().__init__(msg)
+
+
+class KernelBootError(BootError, KernelFault):
+    """The kernel under test failed to boot by itself."""
+
+
+class LabBootError(BootError, LabFault):
+    """The lab failed the boot (its part: power, console, tftp, nfs, host)."""
+
+
+class BootInputError(BootError, InputError):
+    """A boot asked for what cannot be booted (a kernel, a root, an environment)."""
 
 
 def console_where(console) -> str:

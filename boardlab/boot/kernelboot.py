@@ -11,7 +11,7 @@ from pexpect import TIMEOUT
 
 from boardlab.boot import bootplan
 from boardlab.boot.bootfailure import BootFailures
-from boardlab.boot.bootlog import Boots
+from boardlab.boot.bootlog import Boots, KernelBootError, LabBootError
 from boardlab.boot.serialdriver import received, timestamps
 from boardlab.measure import console as con
 
@@ -55,13 +55,14 @@ class KernelToShell:
                     f"the NFS root loader failed: {line!r} (the kernel {plan.kernel.name} was booted "
                     f"through the board's loader ramdisk; a kernel with its NFS root built in says so "
                     f"beside its uImage: nfs_root: built-in)",
-                    self.failures.reached(kernel_patterns), kernel_fault="NFS mount" not in line,
+                    self.failures.reached(kernel_patterns),
+                    kind=LabBootError if "NFS mount" in line else KernelBootError,
                     part="nfs")   # the mount failing is the NFS server's; the rest the kernel's
             elif index < len(expect) - 1:
                 problem = bootplan.uboot_fault(match.group(0).decode("utf-8", "replace"),
                                                plan.boot_faults, plan.loads[0].file,
                                                self.board.network.server_ip)
-                self.failures.fail(problem, self.failures.reached(kernel_patterns), kernel_fault=True)
+                self.failures.fail(problem, self.failures.reached(kernel_patterns), kind=KernelBootError)
             return
 
     def login(self):
@@ -84,7 +85,7 @@ class KernelToShell:
                                f"{self.board.shell.prompt!r} (shell.prompt in {self.board.path}), "
                                f"the board printed {got[-1] if got else 'nothing'!r} last "
                                f"({type(e).__name__})", self.failures.reached(plan.milestones),
-                               kernel_fault=True)
+                               kind=KernelBootError)
         rec.lines = timestamps(self.console).snapshot()
         rec.milestones = con.find_milestones(rec.lines, plan.milestones)
         self.boots.save(self.log_dir, "ok")

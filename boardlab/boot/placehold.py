@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from boardlab.errors import LAB, BoardlabError, InputError
+from boardlab.errors import InputError, LabFault
 from boardlab.facts.board import Board
 from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import arbitrated, lab_host_of
@@ -63,9 +63,8 @@ POWER_OWNER_ENV = "BOARDLAB_POWER_OWNER"
 UNSHARED = "-"
 
 
-class PlaceHoldError(BoardlabError):
+class PlaceHoldError(LabFault):
     """A shared board's place could not be taken at the coordinator."""
-    party = LAB
     part = "coordinator"
 
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import BoardlabError, LabFault
 
 POWER_TIMEOUT_S = 10.0
 _pending: dict[str, threading.Thread] = {}   # board -> a power call that outlived its deadline
 
 
-class PowerError(BoardlabError):
+class PowerError(LabFault):
     """The power switch failed or did not answer in time."""
-    party = LAB
     part = "power"
 
 

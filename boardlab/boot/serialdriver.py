@@ -11,8 +11,7 @@ import attr
 from labgrid.driver import SerialDriver
 from labgrid.factory import target_factory
 
-from boardlab.boot.bootlog import BootError
-from boardlab.errors import INPUT
+from boardlab.boot.bootlog import BootInputError
 from boardlab.measure import console as con
 
 
@@ -54,8 +53,8 @@ def timestamps(console) -> con.ConsoleTimestamper:
     naming the driver to use when the environment binds another."""
     ts = getattr(console, "timestamper", None)
     if ts is None:
-        raise BootError("the console driver keeps no timestamps: use "
-                        "TimestampingSerialDriver in the environment file", party=INPUT)
+        raise BootInputError("the console driver keeps no timestamps: use "
+                             "TimestampingSerialDriver in the environment file")
     return ts
 
 

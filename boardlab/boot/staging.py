@@ -22,12 +22,11 @@ import socket
 import subprocess
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 from boardlab.files import replaced
 
 
-class StagingError(BoardlabError):
-    party = LAB
+class StagingError(LabFault):
     part = "tftp"
 
 

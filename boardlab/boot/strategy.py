@@ -25,11 +25,10 @@ from labgrid.strategy import Strategy
 from boardlab.boot import bootlog, bootplan, milestonesdue, powerctl
 from boardlab.boot.boardlock import BoardLock
 from boardlab.boot.bootfailure import CONSOLE_LOST, BootFailures, unwind_steps
-from boardlab.boot.bootlog import BootError, Boots
+from boardlab.boot.bootlog import BootError, BootInputError, Boots, LabBootError
 from boardlab.boot.kernelboot import KernelToShell
 from boardlab.boot.serialdriver import TimestampingSerialDriver, timestamps
 from boardlab.boot.ubootdialog import UBootDialog
-from boardlab.errors import BUG, INPUT
 from boardlab.facts.board import load_board
 from boardlab.measure import clocks, kernelid
 
@@ -42,7 +41,7 @@ def _input(planning, *args, **kwargs):
     try:
         return planning(*args, **kwargs)
     except bootplan.PlanError as e:
-        raise BootError(str(e), party=INPUT) from None
+        raise BootInputError(str(e)) from None
 
 
 class Status(enum.Enum):
@@ -164,7 +163,7 @@ class BoardStrategy(Strategy):
         if not isinstance(status, Status):
             status = Status[status]
         if status == Status.unknown:
-            raise BootError(f"can not transition to {status}", party=BUG)
+            raise BootInputError(f"can not transition to {status}")
         # One run per board: BoardBusy before anything touches another run's board. The
         # lock is held while the board is on and let go once it is off.
         self.lock.acquire()
@@ -254,7 +253,7 @@ class BoardStrategy(Strategy):
             powerctl.switch(self.power, False, self.board)
         except powerctl.PowerError as e:
             self.status = Status.unknown
-            raise BootError(f"{e} (POWER-OFF FAILED, the board may still be on)", part="power") from None
+            raise LabBootError(f"{e} (POWER-OFF FAILED, the board may still be on)", part="power") from None
         self.status = Status.off
 
     @step()

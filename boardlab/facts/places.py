@@ -8,14 +8,13 @@ import shutil
 import subprocess
 import sys
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 from boardlab.facts.board import PLACES_DIR, FactsError
 from boardlab.facts.labhosts import load_lab_host
 from boardlab import yamltext
 
 
-class PlacesError(BoardlabError):
-    party = LAB
+class PlacesError(LabFault):
     part = "coordinator"
 
 

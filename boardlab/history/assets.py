@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 
 REGISTRY = "https://registry.npmjs.org"
 
 
-class AssetError(BoardlabError):
-    party = LAB
+class AssetError(LabFault):
     part = "history"
 
 

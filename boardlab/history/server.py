@@ -23,7 +23,7 @@ from pathlib import Path
 
 from boardlab.services import postgres
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
-from boardlab.errors import BoardlabError, InputError, LAB
+from boardlab.errors import InputError, LabFault
 from boardlab.files import atomic_write
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.history import assets
@@ -42,8 +42,7 @@ SETUP = PROJECT_ROOT / "history" / "squad_setup.py"     # run by SQUAD's venv
 DATABASES = ("sqlite", "postgresql")
 
 
-class HistoryError(BoardlabError):
-    party = LAB
+class HistoryError(LabFault):
     part = "history"
 
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from boardlab.kernelbuilds.buildenv import CACHE_DIR, mkimage
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 from boardlab.facts.board import NFSROOT_TARBALL, Board, FactsError
 from boardlab.facts.kernelpin import load_pin
 from boardlab.log import progress
@@ -256,9 +256,8 @@ SYNC_MARK = ".boardlab-nfsroot"
 OUR_MARKS = (SYNC_MARK, ".boardlab-inputs")
 
 
-class ForeignTreeError(BoardlabError):
+class ForeignTreeError(LabFault):
     """An NFS export holds files boardlab did not put there."""
-    party = LAB
     part = "nfs"
 
 

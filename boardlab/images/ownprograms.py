@@ -20,7 +20,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.errors import BUG, BoardlabError, InputError
+from boardlab.errors import Bug, InputError
 from boardlab.images.rootfs import TARGET_DIR
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.log import progress
@@ -72,9 +72,8 @@ class UnknownCpu(InputError, ValueError):
     __str__ = Exception.__str__
 
 
-class ProgramBuildError(BoardlabError, RuntimeError):
+class ProgramBuildError(Bug, RuntimeError):
     """The programs did not build: our sources or recipe."""
-    party = BUG
 
 
 def cpu(isa: str, board: str | None = None) -> Cpu:

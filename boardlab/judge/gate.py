@@ -7,15 +7,29 @@ from __future__ import annotations
 import math
 import statistics
 
-from boardlab.errors import BUG, BoardlabError
+import time
+from boardlab.errors import TestFault
 from boardlab.judge import verdict
+from boardlab.log import progress
 from boardlab.measure import catalogue
 
 
-class NoFigure(BoardlabError, ValueError):
+class NoFigure(TestFault, ValueError):
     """A live measurement gave NaN or inf: the harness's or program's fault, never the
     kernel's; nothing of that sample is recorded."""
-    party = BUG
+
+
+def run_line(suite: str, n: int, at_least: int, at_most: int, took) -> str:
+    """'lmbench: run 2 of 1-5, 34 s so far (17 s a run): about 0-51 s left' before run n:
+    how long the runs so far took (host clock), and what is left: to at_least, and to
+    at_most if the figures stay undecided."""
+    count = f"{at_least}" if at_least == at_most else f"{at_least}-{at_most}"
+    if not took:
+        return f"{suite}: run {n} of {count}"
+    each = sum(took) / len(took)
+    least, most = max(0, at_least - n + 1) * each, (at_most - n + 1) * each
+    left = f"about {most:.0f} s left" if least == most else f"about {least:.0f}-{most:.0f} s left"
+    return f"{suite}: run {n} of {count}, {sum(took):.0f} s so far ({each:.0f} s a run): {left}"
 
 
 class Gate:
@@ -44,12 +58,15 @@ class Gate:
         reach (verdict.out_of_reach), up to --max-repeats calls. settings: how they are
         measured where that changes a figure (the judge does not hold them against a
         baseline measured otherwise)."""
-        samples, recorded = {}, []
+        samples, recorded, took = {}, [], []
         at_most = max(self.max_repeats, at_least, self.repeats)
         self._say_what_it_can_see(suite, at_most, settings)
 
         def take():
+            t0 = time.monotonic()
+            progress(run_line(suite, len(took) + 1, max(at_least, self.repeats), at_most, took))
             got = measure()
+            took.append(time.monotonic() - t0)
             for name, value in got.items():   # one that is no figure: the sample is not taken
                 if not math.isfinite(float(value)):
                     raise NoFigure(f"{suite}.{name.removeprefix(suite + '.')}: the measurement gave {value}: "
@@ -72,7 +89,6 @@ class Gate:
         """Before sampling: the smallest change of each of the suite's figures this board
         decides in at_most samples (judge.mdc, from its stored baseline), one line."""
         from boardlab.judge import mdc
-        from boardlab.log import progress
         from boardlab.measure.families import figure_settings
         facts, kernel = self.results.board_facts(self.strategy.board), self.strategy.kernel_under_test.name
         settings = figure_settings(suite, facts.isa, settings)   # as results.record judges them

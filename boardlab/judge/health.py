@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import BoardlabError, LabFault
 from boardlab.facts.board import Board
 from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
@@ -139,9 +139,8 @@ def boot_timeout_s(check: HealthCheck, board: Board) -> int:
     return math.ceil(fig.hi) if fig else int(board.timeouts.boot_s)
 
 
-class CheckFailed(BoardlabError):
+class CheckFailed(LabFault):
     """The board failed its health check (the message says where)."""
-    party = LAB
     part = "board"
 
 

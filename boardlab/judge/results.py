@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, InputError, LAB
+from boardlab.errors import InputError, LabFault
 from boardlab.facts.board import Board, load_board
 from boardlab.files import atomic_write
 from boardlab.measure import baselines as bl
@@ -63,9 +63,8 @@ class Metric:
                 f"({why})")
 
 
-class RunDirError(BoardlabError):
+class RunDirError(LabFault):
     """The run's directory cannot be made or written."""
-    party = LAB
     part = "host"    # this machine's disk or permissions
 
 

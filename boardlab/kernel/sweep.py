@@ -26,7 +26,7 @@ from pathlib import Path
 
 from boardlab.boot.placehold import place_held
 from boardlab.kernelbuilds import kbuild, sources
-from boardlab.errors import BoardlabError, KERNEL
+from boardlab.errors import BoardlabError, KernelFault
 from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, Board, env_path, load_board
 from boardlab.files import atomic_write
 from boardlab.judge.results import RunResults, load_run
@@ -39,9 +39,8 @@ SUITES = tuple(f"test_{f.name}.py" for f in FAMILIES if f.on_boot and f.default)
 SHOWN = tuple(f.shown for f in FAMILIES if f.shown)   # a figure of each family
 
 
-class SuitesFailed(BoardlabError):
+class SuitesFailed(KernelFault):
     """A kernel whose suites failed: the failing tests named, their figures kept."""
-    party = KERNEL   # the kernel's suites failed on the board
 
 
 @dataclass

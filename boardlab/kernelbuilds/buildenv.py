@@ -7,14 +7,13 @@ import os
 import subprocess
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 from boardlab.facts.board import Board
 
 CACHE_DIR = Path(os.environ.get("BOARDLAB_CACHE", "/var/cache/boardlab"))
 
 
-class ImageBuildError(BoardlabError):
-    party = LAB
+class ImageBuildError(LabFault):
     part = "images"
 
 

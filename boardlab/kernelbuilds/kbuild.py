@@ -14,7 +14,7 @@ from pathlib import Path
 
 from boardlab.kernelbuilds import sources
 from boardlab.kernelbuilds.buildenv import CACHE_DIR, mkimage
-from boardlab.errors import BoardlabError, KERNEL
+from boardlab.errors import KernelFault
 from boardlab.facts.board import Board
 from boardlab.log import progress
 from boardlab.measure import kernelid
@@ -43,8 +43,8 @@ ARCH = {
 }
 
 
-class KernelBuildError(BoardlabError):
-    party = KERNEL   # the tree under test did not build
+class KernelBuildError(KernelFault):
+    """The tree under test did not build."""
 
 
 @dataclass

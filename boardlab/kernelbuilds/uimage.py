@@ -6,7 +6,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from boardlab.errors import BoardlabError, INPUT
+from boardlab.errors import InputError
 
 MAGIC = 0x27051956
 HEADER = struct.Struct(">IIIIIIIBBBB32s")
@@ -15,8 +15,8 @@ TYPES = {2: "kernel", 3: "ramdisk", 4: "multi", 5: "firmware", 6: "script", 7: "
 COMPRESSION = {0: "none", 1: "gzip", 2: "bzip2", 3: "lzma", 4: "lzo", 5: "lz4", 6: "zstd"}
 
 
-class UImageError(BoardlabError, ValueError):
-    party = INPUT    # a file given as a uImage that is not one
+class UImageError(InputError, ValueError):
+    """A file given as a uImage that is not one."""
 
 
 @dataclass(frozen=True)

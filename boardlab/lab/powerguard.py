@@ -26,7 +26,7 @@ from pathlib import Path
 
 from boardlab.boot.placehold import POWER_OWNER_ENV as OWNER_ENV
 from boardlab.boot.placehold import UNSHARED
-from boardlab.errors import LAB, BoardlabError
+from boardlab.errors import LabFault
 from boardlab.facts.board import load_board
 from boardlab.facts.hostconfigs import LAVA_NFS_DIR
 from boardlab.facts.labfacts import load_lab
@@ -40,9 +40,8 @@ from boardlab.lab import jobroots
 COORDINATOR_WAIT_S = 30     # a restarted coordinator answers within seconds
 
 
-class PowerRefused(BoardlabError):
+class PowerRefused(LabFault):
     """LAVA asked to power a board whose place is not its own."""
-    party = LAB
     part = "board"
 
 

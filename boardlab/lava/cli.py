@@ -16,7 +16,7 @@ from boardlab.facts.labfacts import default_board
 from boardlab.files import atomic_write
 from boardlab.history.submit import land
 from boardlab.judge.verdict import MISSING, OTHER_HOST, REGRESSED, UNKNOWN
-from boardlab.measure.clocks import switch_clock, this_host
+from boardlab.measure.clocks import switch_clock
 from boardlab.vlab.host import prepare_if_virtual
 from boardlab import yamltext
 
@@ -26,15 +26,13 @@ def _testdefs_url(args, work) -> str:
     return args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
 
 
-def _render(board, args, work, measured_on=None):
-    """The job of --board/--kernel/--root/--suites. measured_on: the host id of the machine
-    that runs it, when known (lava-run here): only then are host-bound metrics gated. The
-    request is checked before the test definitions' tarball is written."""
+def _render(board, args, work):
+    """The job of --board/--kernel/--root/--suites. The request is checked before the test
+    definitions' tarball is written."""
     lava.check_request(board, args.kernel, args.suites.split(","), args.root)
     return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
                            quick=args.quick, jitter_duration=args.jitter_duration,
-                           testdefs_url=_testdefs_url(args, work), image_base=args.image_base,
-                           measured_on=measured_on)
+                           testdefs_url=_testdefs_url(args, work), image_base=args.image_base)
 
 
 def _report_invalid(errors: dict) -> int:
@@ -70,7 +68,7 @@ def cmd_run(args):
     lab = lava.lab_of(board)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     work = Path(args.run_dir or f"results/lava-{stamp}-{board.name}").resolve()
-    job = _render(board, args, work, measured_on=this_host()["id"])
+    job = _render(board, args, work)
     lava.check_tftp_root(lab)
     lava.check_nfs_export(lab, job)
     lava.check_board_reachable(board)
@@ -101,20 +99,22 @@ def _results(log_path, board, kernel, run_dir, job_ref, lava_rc=0, host=None, qe
     unknown = [m for m in res.metrics if m.verdict == UNKNOWN]
     other = [m for m in res.metrics if m.verdict == OTHER_HOST]
     lava_failed = [c for c in lava.test_cases(entries) if c.get("result") == "fail"]
+    unmeasured = res.meta.get("lava_unmeasured", {})
     problem = lava.job_failure(entries)
     for attempt in lava.retried_attempts(entries):
         print(f"warning: LAVA retried: {attempt}", file=sys.stderr)
+    for why in unmeasured.values():
+        print(f"failed to measure: {why}", file=sys.stderr)
     print(f"results: {res.path} ({len(res.metrics)} metrics, {len(failed) - len(missing)} regressed, "
-          f"{len(missing)} missing (expected test cases the job did not report), "
-          f"{len(unknown)} unknown (one figure cannot decide a noisy metric), "
+          f"{len(missing)} missing (figures the job should have given), {len(unknown)} unknown, "
           f"{len(other)} not judged (baseline from another host); "
-          f"LAVA test cases failed: {len(lava_failed)})")
+          f"families not measured: {len(unmeasured)}; LAVA test cases failed: {len(lava_failed)})")
     if problem:
         print(f"LAVA job did not complete: {problem}", file=sys.stderr)
     land(Path(run_dir), board.lab_host)   # into the lab's history, if it keeps one
     if problem or lava_rc:
         return 1
-    return 1 if (failed or lava_failed) else 0
+    return 1 if (failed or lava_failed or unmeasured) else 0
 
 
 def _job_of_dir(src: Path) -> dict:
@@ -167,7 +167,7 @@ def _scheduled(args) -> dict:
         jobs = {n: s for n, s in sched["jobs"].items() if n in args.job}
         missing = set(args.job) - set(jobs)
         if missing:
-            raise lava.LavaError(f"{sched_path}: no job {', '.join(sorted(missing))} "
+            raise lava.LavaFault(f"{sched_path}: no job {', '.join(sorted(missing))} "
                                  f"(has: {', '.join(sched['jobs'])})")
     else:
         jobs = lava.schedule_jobs(sched, args.when)
@@ -216,7 +216,7 @@ def cmd_server(args):
     except ServerError as e:
         if args.action == "up":
             srv.down()   # leave nothing half started
-        raise lava.LavaError(str(e)) from None
+        raise lava.LavaFault(str(e)) from None
     return 0
 
 

@@ -16,7 +16,7 @@ import jinja2
 from boardlab.facts import pdu
 from boardlab.facts.board import BOARDS_DIR, Board, bootargs, load_board
 from boardlab.facts.labhosts import lab_host_of
-from boardlab.lava.errors import LavaError
+from boardlab.lava.errors import LavaFault
 from boardlab.lava.files import DEVICE_TYPES_DIR, DEVICES_DIR, GENERATED, LAVA_DEVICE_TYPES, device_type_name
 from boardlab.lava.limits import SPAWN_MAXREAD
 from boardlab.measure import console
@@ -128,7 +128,7 @@ def render_device(board: Board, templates: Path = LAVA_DEVICE_TYPES) -> str:
     """The device configuration lava-run takes: the device dictionary rendered over the
     device type and LAVA's base templates, as lava-server would."""
     if not (templates / "base-uboot.jinja2").exists():
-        raise LavaError(f"LAVA's device-type templates are not in {templates} "
+        raise LavaFault(f"LAVA's device-type templates are not in {templates} "
                         f"(package lava-server; bash scripts/setup-host.sh installs it)")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(
         [str(DEVICES_DIR), str(DEVICE_TYPES_DIR), str(templates)]),

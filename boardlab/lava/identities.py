@@ -21,7 +21,7 @@ import yaml
 
 from boardlab import yamltext
 from boardlab.files import atomic_write
-from boardlab.lava.errors import LavaError
+from boardlab.lava.errors import LavaFault
 
 ROLES = ("submit", "recheck", "arbiter")
 GROUP = "boardlab-device-health"
@@ -68,7 +68,7 @@ def role_tokens(stdout: str) -> dict[str, str]:
         if len(parts) == 3 and parts[0] == "role" and parts[1] in ROLES:
             out[parts[1]] = parts[2]
     if set(out) != set(ROLES):
-        raise LavaError(f"LAVA's role tokens were not made (got: {', '.join(out) or 'none'})")
+        raise LavaFault(f"LAVA's role tokens were not made (got: {', '.join(out) or 'none'})")
     return out
 
 

@@ -1,7 +1,8 @@
 """LAVA job definitions per (board, kernel, root, suites): deploy to TFTP (uImage +
 ramdisk, or NFS root), boot with the u-boot method, lava-test-shell definitions from
-jobs/testdefs/ whose GATE parameter carries each metric's limit from the stored
-baselines, so the LAVA test case itself passes or fails."""
+jobs/testdefs/, which print their programs' output raw and tagged and report one test
+case, `measured`; `boardlab lava results` parses and judges it off the board, as the
+pytest suites do (measure.tagged, judge.decide)."""
 from __future__ import annotations
 
 import io
@@ -12,48 +13,22 @@ import yaml
 
 from boardlab.facts.board import NFSROOT_TARBALL, Board
 from boardlab.measure import baselines as bl
-from boardlab.judge.decide import Figures, exactness, why_not
 from boardlab.lava.errors import LavaError, LavaInputError
 from boardlab.lava.files import TESTDEFS_DIR, device_type_name
 from boardlab.lava.limits import BOOT_ATTEMPTS, RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt
 from boardlab.lava.suites import DEFAULT_SUITES, HARNESS, SUITES
-from boardlab.measure import catalogue, clocks, families, workloads
+from boardlab.measure import catalogue, families, workloads
 
 
 def normalise_suites(suites) -> list[str]:
     out = []
     for s in suites:
         if s not in SUITES:
-            raise LavaError(f"unknown suite {s!r} (known: {', '.join(SUITES)})")
+            raise LavaInputError(f"unknown suite {s!r} (known: {', '.join(SUITES)})")
         if s not in out:
             out.append(s)
     return out
-
-
-def gate_parameter(board: Board, kernel: str, suite: str, root: Path = bl.KERNELS_DIR,
-                   measured_on: str | None = None) -> str:
-    """'NAME:DIRECTION:LIMIT ...' of a suite's stored baselines (empty if none yet): for
-    each exact metric (boardlab.measure.catalogue) its median and floor; a noisy metric has no
-    limit one figure could check (LAVA reports skip, `boardlab lava results` the verdict,
-    unknown until samples decide). A metric is in it only when the judge (judge.decide.why_not) lets its baseline judge a
-    figure measured on measured_on (a host-bound one: measured there), the host the job will run on; LAVA then reports it as skip."""
-    prefix = suite + "."
-    out = []
-    for k, b in sorted(bl.load(kernel, board.name, root, HARNESS).items()):
-        if not k.startswith(prefix):
-            continue
-        clock = clocks.metric_clock(suite, k[len(prefix):], b.unit, board)
-        if why_not(k, Figures((), b.clock(), b.host_id()), Figures((), clock, measured_on), board):
-            continue
-        limit = b.limit(HARNESS)   # None: a noisy metric, which one figure cannot decide
-        spec = catalogue.for_harness(catalogue.spec(k), HARNESS)
-        if limit is not None and exactness(spec, Figures(b.values(), b.clock(), b.host_id(), stated=b.stated()),
-                                           Figures((), clock, measured_on), board, spec.floor(b.value)):
-            continue   # the judge's one rule: the stored samples must show it repeats (judge.decide.exactness)
-        if limit is not None:
-            out.append(f"{k[len(prefix):]}:{b.direction}:{round(limit, 6):g}")
-    return " ".join(out)
 
 
 EXPECTED_PREFIX = "boardlab.expected."
@@ -65,7 +40,6 @@ def expected_cases(board: Board, kernel: str, suite: str, root: Path = bl.KERNEL
     As upstream LAVA's `expected` list (which the LAVA 2023.1 here does not know):
     carried in the job's metadata, a case missing from the results is 'missing' and
     fails (`boardlab lava results`)."""
-    from boardlab.measure import catalogue
     base = bl.load(kernel, board.name, root, HARNESS)
     return sorted(m.name for m in catalogue.of_suite(suite, lava=True) if m.key in base)
 
@@ -140,23 +114,19 @@ def _boot(board: Board, root: str) -> dict:
                          "auto-login-action": {"seconds": int(t.boot_s)}}}
 
 
-def _tests(board: Board, kernel: str, suites, *, quick, jitter_duration, testdefs_url,
-           gate_overrides, baselines_root, measured_on) -> tuple[list, int]:
-    """The test definitions of the suites, each gated by its baselines, and their minutes."""
+def _tests(board: Board, suites, *, quick, jitter_duration, testdefs_url) -> tuple[list, int]:
+    """The test definitions of the suites and their minutes."""
     options = families.Options(quick=quick, small=workloads.small_board(board.ram_mb),
                                jitter_s=jitter_duration)
     definitions, test_minutes = [], 0
     for s in suites:
         if SUITES[s] is None:
             continue
-        gate = (gate_overrides or {}).get(s)
         params = families.get(s).params(options)
         if families.get(s).tools is not None:   # whose programs: said in the job, as in results
             params = dict(params, TOOLS=families.tool_set(s, board.isa))
-        p = dict(params, GATE=gate if gate is not None
-                 else gate_parameter(board, kernel, s, baselines_root, measured_on))
         definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",
-                            "path": SUITES[s], "name": s, "parameters": p})
+                            "path": SUITES[s], "name": s, **({"parameters": params} if params else {})})
         test_minutes += families.get(s).minutes(params, quick)
     return definitions, test_minutes
 
@@ -185,18 +155,14 @@ def check_request(board: Board, kernel: str | None, suites, root: str | None) ->
 def render_job(board: Board, kernel: str | None = None, suites=DEFAULT_SUITES, root: str | None = None,
                *, quick: bool = False, jitter_duration: int | None = None,
                testdefs_url: str, image_base: str | None = None,
-               gate_overrides: dict | None = None, baselines_root: Path = bl.KERNELS_DIR,
-               measured_on: str | None = None) -> dict:
+               baselines_root: Path = bl.KERNELS_DIR) -> dict:
     """A LAVA job definition (as data) for a board, a kernel, a root mode and suites.
-    measured_on: the host id (clocks.this_host) of the machine that will run the job, when
-    known (lava-run here); only then do host-bound metrics get a limit in the job."""
+    baselines_root: whose stored figures name the test cases the job expects."""
     kernel, root, suites = check_request(board, kernel, suites, root)
     kinfo = board.images.kernels[kernel]
     deploy, boot = _deploy(board, kinfo, root, image_base), _boot(board, root)
-    definitions, test_minutes = _tests(
-        board, kernel, suites, quick=quick, jitter_duration=jitter_duration,
-        testdefs_url=testdefs_url, gate_overrides=gate_overrides, baselines_root=baselines_root,
-        measured_on=measured_on)
+    definitions, test_minutes = _tests(board, suites, quick=quick, jitter_duration=jitter_duration,
+                                       testdefs_url=testdefs_url)
     actions = [{"deploy": deploy}, {"boot": boot}]
     if definitions:
         actions.append({"test": {"timeout": {"minutes": test_minutes}, "definitions": definitions}})

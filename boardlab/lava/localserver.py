@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.services import postgres
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LAB, LabFault
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
@@ -59,7 +59,7 @@ for j in TestJob.objects.exclude(state__in=(TestJob.STATE_FINISHED, TestJob.STAT
     print('%s\t%s\t%s' % (j.id, was, again))
 """
 
-class ServerError(BoardlabError):
+class ServerError(LabFault):
     """The local LAVA server could not be brought up or down: names the step."""
     party, part = LAB, "lava"
 

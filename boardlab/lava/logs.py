@@ -17,7 +17,7 @@ from boardlab.measure import baselines as bl
 from boardlab.judge import outcomes
 from boardlab.judge.results import RunResults
 from boardlab.lava.suites import HARNESS
-from boardlab.measure import catalogue, console
+from boardlab.measure import catalogue, console, tagged
 from boardlab import yamltext
 
 def read_log(text: str) -> list[dict]:
@@ -164,21 +164,25 @@ def last_wait(entries) -> str | None:
     return None
 
 
-def measurements(entries, where: str) -> list[tuple[str, dict, float]]:
-    """(suite, test case, its measurement) of each case that has one, every figure checked
-    (catalogue.usable: 'nan' is no figure) before the first is recorded; where: the log."""
-    out = []
-    for case in test_cases(entries):
-        if case.get("measurement") in (None, "None", ""):
-            continue
-        suite = re.sub(r"^\d+_", "", str(case["definition"]))   # LAVA's '1_memory'
-        key = f"{suite}.{case['case']}"
+def target_lines(entries) -> list[str]:
+    """What the board printed in the job's test shell, line by line (lvl target)."""
+    return [e["msg"] for e in entries if e.get("lvl") == "target" and isinstance(e.get("msg"), str)]
+
+
+def raw_figures(entries, settings: dict | None = None) -> tuple[dict, dict]:
+    """({suite: {catalogue key: value}}, {suite: why it gave none}) of the families' raw,
+    tagged output in the job's log, each read by its family's own parser
+    (measure.tagged); settings: {suite: how it was measured} (whose programs)."""
+    got, failed = {}, {}
+    for family, (lines, rc) in tagged.sections(target_lines(entries)).items():
         try:
-            value = float(case["measurement"])   # LAVA's is text
-        except (TypeError, ValueError):
-            value = case["measurement"]          # catalogue.usable says it is no number
-        out.append((suite, case, catalogue.usable(key, [value], f"{where}: test case {key}")[0]))
-    return out
+            figures = tagged.figures(family, lines, rc, ((settings or {}).get(family) or {}).get("tools"))
+            # those the catalogue says a LAVA job measures as the suite does (not free's buffers,
+            # which LAVA's overlay fills)
+            got[family] = {k: v for k, v in figures.items() if k in catalogue.METRICS and catalogue.METRICS[k].lava}
+        except tagged.RawOutputError as e:
+            failed[family] = str(e)
+    return got, failed
 
 
 def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref: str,
@@ -186,13 +190,16 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
                      qemu_clock: str | None = None, settings: dict | None = None,
                      log_path: Path | None = None) -> RunResults:
     """Write results.json for a LAVA job log: boot-time milestones timed from the log,
-    the test cases' measurements as the pytest suites name them. Verdicts are the
-    gate's (the same Baseline.judge as pytest), beside LAVA's own result. host: the
+    the figures of the families' raw output read by their own parsers (measure.tagged),
+    as the pytest suites name them, judged by the one judge as a pytest run's are. host: the
     machine the job ran on (default this one, as for lava-run here); qemu_clock: a virtual
     board's clock during the job (default: its facts); settings: {suite: how it was
     measured} (jobs.settings_of the job definition); log_path: the log the entries are
     from, named by an error."""
-    measured = measurements(entries, str(log_path or job_ref))   # before results.json is written
+    measured, unmeasured = raw_figures(entries, settings)   # before results.json is written
+    for figures in measured.values():
+        for key, value in figures.items():
+            catalogue.usable(key, [value], f"{log_path or job_ref}: {key}")
     res = RunResults(run_dir, baselines_root, host, harness=HARNESS)
     res.meta.update({"source": "lava", "lava_job": job_ref, "board": board.name,
                      "kernel": kernel})
@@ -205,11 +212,12 @@ def results_from_log(entries, board: Board, kernel: str, run_dir: Path, job_ref:
     for name, value in milestones.items():
         res.record(board.name, kernel, "boot_time", name, value, samples=[value],
                    test=f"lava:{job_ref}:boot", qemu_clock=qemu_clock)
-    for suite, case, value in measured:
-        # unit and direction: the catalogue's (record refuses a unit LAVA got wrong)
-        res.record(board.name, kernel, suite, case["case"], value,
-                   case.get("units") or None, test=f"lava:{job_ref}:{case['definition']}"
-                   f" result={case.get('result')}", qemu_clock=qemu_clock, settings=(settings or {}).get(suite))
+    if unmeasured:   # said beside the results; its figures are missing where the job expected them
+        res.meta["lava_unmeasured"] = unmeasured
+    for suite, figures in measured.items():
+        for key, value in figures.items():
+            res.record(board.name, kernel, suite, key.split(".", 1)[1], value, samples=[value],
+                       test=f"lava:{job_ref}:{suite}", qemu_clock=qemu_clock, settings=(settings or {}).get(suite))
     res.save()
     return res
 
@@ -227,7 +235,7 @@ def lava_fault(error_type: str | None, milestones: dict, why: str) -> Fault:
         return Fault(LAB, "lava", why)
     if "linux_version" not in milestones:   # nothing from the kernel: power, console, U-Boot, TFTP
         return Fault(LAB, "uboot", why)
-    if "login" not in milestones:           # U-Boot handed over: BootError.kernel_fault's rule
+    if "login" not in milestones:           # U-Boot handed over: KernelBootError's rule
         return Fault(KERNEL, "", why)
     return Fault(LAB, "lava", why)          # at its login prompt, which LAVA did not answer
 

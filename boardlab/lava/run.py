@@ -15,7 +15,7 @@ from boardlab.boot.placehold import POWER_OWNER_ENV, UNSHARED
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
-from boardlab.lava.errors import LavaError
+from boardlab.lava.errors import LavaFault
 from boardlab.lava.devices import render_device
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.logs import _is_retry, read_log
@@ -32,11 +32,11 @@ def check_tftp_root(lab: LabHost):
     tftpd must serve that directory."""
     path = Path("/etc/default/tftpd-hpa")
     if not path.exists():
-        raise LavaError(f"{path} is missing: LAVA reads its TFTP directory from it (package tftpd-hpa)")
+        raise LavaFault(f"{path} is missing: LAVA reads its TFTP directory from it (package tftpd-hpa)")
     m = re.search(r'^TFTP_DIRECTORY="?([^"\n]+)"?', path.read_text(), re.M)
     lava_dir = os.path.realpath(m.group(1)) if m else None
     if lava_dir != os.path.realpath(lab.tftp_root):
-        raise LavaError(f"LAVA stages TFTP files in {lava_dir} ({path}), but lab host "
+        raise LavaFault(f"LAVA stages TFTP files in {lava_dir} ({path}), but lab host "
                         f"{lab.name} serves {lab.tftp_root} (tftp_root in "
                         f"{lab.path}): make them the same directory")
 
@@ -45,7 +45,7 @@ def check_nfs_export(lab: LabHost, job: dict):
     """A job with an NFS root boots from LAVA's own directory: the lab host must export it."""
     nfs = any("nfsrootfs" in a.get("deploy", {}) for a in job.get("actions", []))
     if nfs and not lab.lava_worker:
-        raise LavaError(f"the job deploys an NFS root, which LAVA extracts under "
+        raise LavaFault(f"the job deploys an NFS root, which LAVA extracts under "
                         f"{hostconfigs.LAVA_NFS_DIR}, but lab host {lab.name} does not export it "
                         f"(lava_worker: false in {lab.path})")
 
@@ -59,7 +59,7 @@ def check_board_reachable(board: Board, timeout: float = 2.0):
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         hint = " (the virtual lab: boardlab vlab up)" if board.virtual else ""
-        raise LavaError(f"board {board.name}: its console {host}:{port} (console.ser2net_port "
+        raise LavaFault(f"board {board.name}: its console {host}:{port} (console.ser2net_port "
                         f"in {board.path}) does not answer: {e}{hint}") from None
 
 
@@ -134,7 +134,7 @@ def board_of_job(job: dict) -> tuple[dict, str]:
         dtype = str(job.get("device_type", ""))
         name = dtype[len("boardlab-"):] if dtype.startswith("boardlab-") else None
     if not name:
-        raise LavaError("the job names no boardlab board (metadata boardlab.board, device_type boardlab-*)")
+        raise LavaFault("the job names no boardlab board (metadata boardlab.board, device_type boardlab-*)")
     board = load_board(name)
     return board, meta.get("boardlab.kernel") or board.images.default_kernel
 

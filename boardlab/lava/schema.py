@@ -5,7 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from boardlab.lava.errors import LavaError
+from boardlab.lava.errors import LavaFault
 from boardlab.lava.files import SYSTEM_PYTHON
 
 # a job: the dispatcher's schema and the server's (lava_scheduler_app: what a submission and
@@ -37,11 +37,11 @@ def validate(files: list[tuple[str, Path]]) -> dict[str, str]:
     """Validate rendered device configs ('device') and jobs ('job') with LAVA's own
     schemas (lava_common, Debian's python3). Returns {path: error} of the invalid."""
     if not Path(SYSTEM_PYTHON).exists():
-        raise LavaError(f"{SYSTEM_PYTHON} not found (LAVA's schemas need Debian's python3)")
+        raise LavaFault(f"{SYSTEM_PYTHON} not found (LAVA's schemas need Debian's python3)")
     arg = json.dumps([(k, str(p)) for k, p in files])
     r = subprocess.run([SYSTEM_PYTHON, "-c", _VALIDATE, arg], capture_output=True, text=True)
     if r.returncode != 0:
-        raise LavaError("LAVA's schema validation could not run (is lava-dispatcher installed?):\n"
+        raise LavaFault("LAVA's schema validation could not run (is lava-dispatcher installed?):\n"
                         + r.stderr[-2000:])
     return json.loads(r.stdout)
 

@@ -15,7 +15,7 @@ import yaml
 from boardlab.errors import one_line
 from boardlab.facts.board import PROJECT_ROOT
 from boardlab.judge.health import failed_job, unknown_after
-from boardlab.lava.errors import LavaError, LavaInputError
+from boardlab.lava.errors import LavaFault, LavaInputError
 from boardlab.lava.files import SCHEDULE
 from boardlab.lava.identities import identity_entry, role_identity
 from boardlab import yamltext
@@ -24,7 +24,7 @@ def lavacli(identity: str | None, *args, check=True) -> str:
     cmd = ["lavacli"] + (["-i", identity] if identity else []) + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if check and r.returncode != 0:
-        raise LavaError(f"{' '.join(shlex.quote(c) for c in cmd)} failed ({r.returncode}): "
+        raise LavaFault(f"{' '.join(shlex.quote(c) for c in cmd)} failed ({r.returncode}): "
                         f"{(r.stderr or r.stdout).strip()[-1500:]}")
     return r.stdout
 
@@ -170,7 +170,7 @@ def wait_for_job(identity: str | None, job_id: str, timeout: float, echo=print, 
             check_after_failure(identity, info, job_id, echo)
             return health
         if time.monotonic() > deadline:
-            raise LavaError(f"job {job_id} still {state} after {timeout:.0f} s")
+            raise LavaFault(f"job {job_id} still {state} after {timeout:.0f} s")
         time.sleep(poll)
 
 

@@ -5,26 +5,29 @@ from __future__ import annotations
 
 import re
 
-from boardlab.errors import BoardlabError, KERNEL, LAB
+from boardlab.errors import BoardlabError, KernelFault, LabFault
 
 
-class MeasureError(BoardlabError, RuntimeError):
-    """A measurement command failed on the board, or its output lacks a figure."""
-    party = KERNEL   # the board is up: what fails on it runs on the kernel under test
+class BoardRunError(BoardlabError, RuntimeError):
+    """A board-side measurement command that gave no figure (catch it for either kind)."""
 
 
-class ProgramMissing(MeasureError):
+class MeasureError(BoardRunError, KernelFault):
+    """A measurement command failed on the board, or its output lacks a figure: the board
+    is up, so what fails on it runs on the kernel under test."""
+
+
+class ProgramMissing(BoardRunError, LabFault):
     """The board's root lacks a program a family runs (the shell's "not found", exit 127):
     the root is the lab's image, not the kernel's doing; a bisect stops on it instead of
     skipping the revision."""
-    party = LAB
     part = "image"
 
 
 NOT_FOUND = re.compile(r"(^|: )\S+: not found\b", re.M)
 
 
-def failed_run(what: str, rc: int, out: list) -> MeasureError:
+def failed_run(what: str, rc: int, out: list) -> BoardRunError:
     """The error of a board-side command that failed: a program the root lacks is the lab's
     image (ProgramMissing), anything else ran on the kernel under test."""
     text = " | ".join(out[-3:])

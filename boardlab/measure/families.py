@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from boardlab.errors import BUG, BoardlabError, InputError
-from boardlab.measure import catalogue, workloads
+from boardlab.errors import Bug, InputError
+from boardlab.measure import catalogue, ownoutput, readings, workloads
 
 HOST, GUEST, NONE = catalogue.HOST, catalogue.GUEST, catalogue.NONE
 CLOCKS = (HOST, GUEST, NONE)
@@ -22,7 +22,7 @@ TESTDEFS = "jobs/testdefs"
 # carries in OWN_BIN under the tools' own names, so the same board-side scripts run either
 # set by PATH alone. Figures of one set are never judged against figures of the other
 # (decide.why_not); a figure that does not say its set was measured with Debian's.
-DEBIAN, OWN = "debian", "own"
+DEBIAN, OWN = "debian", ownoutput.OWN
 TOOL_SETS = (DEBIAN, OWN)
 OWN_BIN = "/usr/lib/boardlab/bin"
 SET_WORDS = {DEBIAN: "Debian's programs", OWN: "the project's programs"}
@@ -31,9 +31,8 @@ SET_WORDS = {DEBIAN: "Debian's programs", OWN: "the project's programs"}
 STUDY_TOOLS = {"armhf": DEBIAN, "armel": DEBIAN, "e500mc": OWN, "603e": OWN, "mpc8xx": OWN}
 
 
-class FamilyError(BoardlabError, ValueError):
+class FamilyError(Bug, ValueError):
     """A family record that is incomplete (no clock, say): ours to fix."""
-    party = BUG
 
 
 class UnknownFamily(InputError, ValueError):
@@ -67,9 +66,11 @@ class Family:
     #                               where no sample.measure_<name> measures it
     figures: tuple = ()           # (name, pattern): each figure of run's output, the pattern's
     #                               group, its last match (parsers.parse_figures)
+    reads: Callable | None = None  # (lines, tools) -> its figures, of its board-side script's raw
+    #                               output (measure.tagged; None: by `figures`), the suites' parsers
     testdef: str | None = None    # LAVA's test definition under jobs/testdefs/ (None: none runs on the board)
     lava: bool = True             # a LAVA suite (boot_time: timed from the job's log)
-    params: Callable[[Options], dict] = _no_params   # the test definition's parameters (GATE aside)
+    params: Callable[[Options], dict] = _no_params   # the test definition's parameters
     minutes: Callable[[dict, bool], int] = lambda p, quick: 5   # (parameters, quick) -> its LAVA minutes
     workload: bool = False        # its runs leave the board disturbed (pytest's mark `workload`)
     default: bool = True          # in the commands' default selection (compare, LAVA render)
@@ -105,16 +106,17 @@ FAMILIES: tuple[Family, ...] = (
     Family("build", HOST, 40, "a clean kernel build: times and sizes", on_boot=False, lava=False,
            default=False),
     Family("memory", NONE, 20, "free, the kernel's Memory: line, mem_eat", one_boot=True,
-           script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb"),
+           script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb",
+           reads=readings.read_memory),
     Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
            script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
            params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
-           shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS),
+           shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS, reads=readings.read_lmbench),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
            script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
            testdef="jitter/jitter.yaml", params=_jitter_params,
            minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
-           shown="jitter.max_us", tools=STUDY_TOOLS),
+           shown="jitter.max_us", tools=STUDY_TOOLS, reads=readings.read_jitter),
     Family("hackbench", GUEST, 70, "hackbench: processes passing messages over sockets",
            packages=("rt-tests",), script="hackbench/hackbench.sh", board_files=("hackbench/runs.sh",),
            run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef="hackbench/hackbench.yaml",

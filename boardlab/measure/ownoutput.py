@@ -4,14 +4,15 @@ programs hold no floating point: the TQM860L's kernel has no FPU emulation). A l
 does not parse is the program's or the image's fault, never the kernel's."""
 from __future__ import annotations
 
-from boardlab.errors import BUG, BoardlabError
+from boardlab.errors import TestFault
 from boardlab.measure.parsers import ParseError
 
+OWN = "own"   # the project's programs, as a family's tool set names them (measure.families)
 
-class ProgramOutputError(BoardlabError, RuntimeError):
+
+class ProgramOutputError(TestFault, RuntimeError):
     """The project's own program printed nothing, or what is no figure: the test's fault
     (our program, or the image it came in), never the kernel's."""
-    party = BUG
 
 
 RAW_KEYS = {"lat": ("n", "ns"), "bw": ("bytes", "ns"), "rate": ("n", "ns"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 
-from boardlab.errors import BoardlabError, BUG
+from boardlab.errors import Bug
 
 
-class ParseError(BoardlabError, ValueError):
-    party = BUG      # the parsers are tested on the boards' output: a miss is ours
+class ParseError(Bug, ValueError):
+    """Output a parser cannot read: the parsers are tested on the boards' output, so a
+    miss is ours."""
 
 
 def _num(s: str) -> float:
@@ -227,7 +228,7 @@ def parse_cyclictest_json(text: str) -> dict:
 def parse_cycles_reduction(lines) -> dict:
     """The board's reduction of a cyclictest run's per-cycle lines (jobs/testdefs/lib/cycles.sh):
     {'histogram': {us: count}, 'slices': [(cycles so far, max us)], 'cycles': n,
-    'overflows': n}."""
+    'overflows': n, and from a full 'N' line 'min', 'max', 'sum' (us)}."""
     out = {"histogram": {}, "slices": [], "cycles": None, "overflows": 0}
     for ln in lines:
         f = ln.split()
@@ -238,6 +239,8 @@ def parse_cycles_reduction(lines) -> dict:
                 out["slices"].append((int(f[1]), int(f[2])))
         elif len(f) >= 3 and f[0] == "N" and f[1].isdigit() and f[2].isdigit():
             out["cycles"], out["overflows"] = int(f[1]), int(f[2])
+            if len(f) == 6 and all(x.lstrip("-").isdigit() for x in f[3:]):   # min max sum, over every cycle
+                out["min"], out["max"], out["sum"] = int(f[3]), int(f[4]), int(f[5])
     if out["cycles"] is None:
         raise ParseError("no 'N cycles overflows' line in the reduction of cyclictest's per-cycle output")
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from boardlab.errors import BoardlabError, KERNEL
+from boardlab.errors import KernelFault
 from boardlab.measure import console as con
 
 BOOT_ARGS = "initcall_debug printk.time=1 log_buf_len=1M"
@@ -42,9 +42,8 @@ RE_LOGIN = re.compile(r"boardlab: login prompt")
 RE_SYSV_SCRIPT = re.compile(r"^\s*([A-Z][^:\[]{2,60}?):?\s*\[\s*(?:OK|FAILED|done)\s*\]\s*$")
 
 
-class PhaseLogError(BoardlabError, ValueError):
+class PhaseLogError(KernelFault, ValueError):
     """The boot's log cannot be split into spans (no initcall_debug, a lost start)."""
-    party = KERNEL   # the kernel's own log
 
 
 @dataclass(frozen=True)

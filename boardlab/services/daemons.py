@@ -11,14 +11,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 from boardlab.log import progress
 from boardlab.procs import group_alive, running
 
 
-class ServiceError(BoardlabError):
+class ServiceError(LabFault):
     """A service this project runs (or a command it needs) failed: names which and why."""
-    party = LAB
     part = "service"
 
 

@@ -11,13 +11,12 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
-from boardlab.errors import BoardlabError, LAB
+from boardlab.errors import LabFault
 
 USERS = Path(os.environ.get("BOARDLAB_STATE_DIR", "/var/lib/boardlab")) / "postgres.users"
 
 
-class PostgresError(BoardlabError):
-    party = LAB
+class PostgresError(LabFault):
     part = "postgres"
 
 

@@ -10,7 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-from boardlab.errors import LAB, BoardlabError
+from boardlab.errors import LAB, LabFault
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import load_board
 from boardlab.facts.labhosts import LabHost
@@ -18,7 +18,7 @@ from boardlab.facts.labhosts import LabHost
 STATE = "lava-job-roots.json"
 
 
-class JobRootError(BoardlabError):
+class JobRootError(LabFault):
     """A job root could not be exported to its board, or unexported."""
     party, part = LAB, "nfs"
 

@@ -1,0 +1,61 @@
+"""A family's board-side script (jobs/testdefs, which LAVA runs on the board) prints what
+its programs printed, raw and tagged, and no figure or verdict of its own:
+
+    @boardlab-raw FAMILY begin
+    ... the programs' output (memory: '@free' then free's, '@mem_eat' then mem_eat's) ...
+    @boardlab-raw FAMILY end rc=N
+
+Off the board, `boardlab lava results` reads that text with the family's own parser (the
+one the pytest suites use, measure.sample and measure.parsers) and judges the figures with
+the one judge: one parser and one verdict of every figure on every path. How a family reads
+its output is its record's (measure.families: `reads`, else its `figures` patterns)."""
+from __future__ import annotations
+
+import re
+
+from boardlab.measure import families, parsers
+from boardlab.measure.boardrun import MeasureError
+
+TAG = "@boardlab-raw"
+_LINE = re.compile(rf"^{TAG} ([a-z_]+) (begin|end rc=(-?\d+))\s*$")
+
+
+class RawOutputError(MeasureError):
+    """A family's tagged output gave no figure (a run failed, a figure lacking, no end):
+    a failure to measure, named by family."""
+
+
+def sections(lines) -> dict[str, tuple[list[str], int | None]]:
+    """{family: (the lines between its tags, its script's exit code; None: no end tag)},
+    from a board's output lines in order (a later section of a family replaces one before)."""
+    out: dict = {}
+    current = None
+    for line in lines:
+        m = _LINE.match(line.strip())
+        if m and m.group(2) == "begin":
+            current = m.group(1)
+            out[current] = ([], None)
+        elif m and current == m.group(1):
+            out[current] = (out[current][0], int(m.group(3)))
+            current = None
+        elif current is not None:
+            out[current][0].append(line)
+    return out
+
+
+def figures(family: str, lines, rc: int | None, tools: str | None = None) -> dict:
+    """The family's figures of its tagged output (catalogue keys); RawOutputError when its
+    script failed or its output gives none."""
+    if rc is None:
+        raise RawOutputError(f"{family}: its output has no end tag (the run was cut off)")
+    if rc != 0:
+        raise RawOutputError(f"{family}: its run exited {rc}: " + " | ".join(list(lines)[-3:]))
+    fam = families.get(family)
+    if fam.reads is None and not fam.figures:
+        raise RawOutputError(f"{family}: its family record says no way to read its output")
+    try:
+        if fam.reads is not None:
+            return fam.reads(list(lines), tools)
+        return {f"{family}.{k}": v for k, v in parsers.parse_figures("\n".join(lines), fam.figures).items()}
+    except (parsers.ParseError, KeyError, ValueError, MeasureError) as e:
+        raise RawOutputError(f"{family}: {e}") from None
