@@ -823,3 +823,16 @@ def test_lavas_device_page_gives_its_health_transitions_newest_first():
     assert health_changed_by(rows, "boardlab-arbiter") == rows[0]     # theirs is the newest: it stands
     assert health_changed_by(rows[1:], "boardlab-arbiter") is None
     assert parse_transitions("<html>no table</html>") == []
+
+
+def test_a_section_the_board_never_ended_is_not_read():
+    """A job cut off mid-run (its test shell killed): the family's section has no end
+    tag, and what it printed so far gives no figure; a section printed again replaces the
+    first (a definition LAVA ran twice)."""
+    from boardlab.lava.logs import raw_figures
+    cut = _raw_section("jitter", ["H 90 4", "N 4 0 90 90 360"])[:-1]
+    got, failed = raw_figures(cut)
+    assert got == {} and failed == {"jitter": "jitter: its output has no end tag (the run was cut off)"}
+    twice = _raw_section("jitter", ["N 1 0 1 1 1"], rc=1) + _raw_section("jitter", ["H 90 4", "N 4 0 90 90 360"])
+    got, failed = raw_figures(twice)
+    assert not failed and got["jitter"]["jitter.max_us"] == 90
