@@ -89,6 +89,20 @@ def test_regressed_is_bad_same_is_good_unknown_is_skip(tmp_path):
     assert judge(n, wide) == SKIP and wide.verdict == "unknown"
 
 
+def test_a_step_is_judged_once_for_its_last_samples(tmp_path, monkeypatch):
+    """The boots stop when the judge decides; the step's verdict is that same answer, not
+    the figures judged a second time."""
+    from boardlab.bisect import step as step_module
+    b = _bisect(tmp_path)
+    later = _step(b, 21.0228)
+    calls = []
+    real = step_module.decide
+    monkeypatch.setattr(step_module, "decide", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    step_module._decided.cache_clear()
+    assert _enough(b, later, b.good_samples())
+    assert judge(b, later) == BAD and len(calls) == 1
+
+
 def test_the_state_survives_the_step_processes(tmp_path):
     b = _bisect(tmp_path)
     b.save()

@@ -5,6 +5,7 @@ calls `python -m boardlab.bisect.step RUN_DIR` for each revision it picks: exit 
 1 bad, 125 skip."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import statistics
 import sys
@@ -64,10 +65,10 @@ def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
     return {m: figures[m] for m in wanted}
 
 
-def _figures(b: Bisect, metric: str, samples: list) -> Figures:
+def _figures(board_name: str, metric: str, samples) -> Figures:
     """A revision's samples of a metric as the judge takes them: this host, the metric's
     clock on the bisect's board (one board, one session)."""
-    board = _board(b)
+    board = _facts(board_name)
     spec = catalogue.spec(metric)
     return Figures(samples, metric_clock(spec.suite, spec.name, spec.unit, board), this_host()["id"])
 
@@ -75,9 +76,10 @@ def _figures(b: Bisect, metric: str, samples: list) -> Figures:
 def metric_enough(b: Bisect, metric: str, samples: list, against: list | None, step: Step | None = None) -> bool:
     """Whether a metric's samples so far decide (decide.sampled_enough: the good revision
     with nothing against it, a step against the good revision's samples)."""
-    return sampled_enough(catalogue.spec(metric), _figures(b, metric, samples),
-                          None if against is None else _figures(b, metric, against), _board(b),
-                          b.repeats, b.max_repeats, interleaved=interleaved(b, step))
+    return sampled_enough(catalogue.spec(metric), _figures(b.board, metric, samples),
+                          None if against is None else _figures(b.board, metric, against), _board(b),
+                          b.repeats, b.max_repeats, interleaved=interleaved(b, step),
+                          verdict=None if against is None or not samples else _verdict(b, metric, against, samples, step))
 
 
 def _enough(b: Bisect, step: Step, against: dict | None) -> bool:
@@ -148,9 +150,15 @@ def interleaved(b: Bisect, step: Step | None) -> bool:
 
 def _verdict(b: Bisect, metric: str, good: list, samples: list, step: Step | None = None) -> vd.Verdict:
     """The judge's verdict on a revision's samples of a metric against the good revision's:
-    one board, this host; the drift rule where the step came hours after the good side."""
-    return decide(catalogue.spec(metric), _figures(b, metric, good), _figures(b, metric, samples),
-                  _board(b), interleaved=interleaved(b, step))
+    one board, this host; the drift rule where the step came hours after the good side.
+    Asked once per set of samples: the last boot's answer is the step's verdict too."""
+    return dataclasses.replace(_decided(b.board, metric, tuple(good), tuple(samples), interleaved(b, step)))
+
+
+@functools.lru_cache(maxsize=256)
+def _decided(board: str, metric: str, good: tuple, samples: tuple, in_turn: bool) -> vd.Verdict:
+    return decide(catalogue.spec(metric), _figures(board, metric, good), _figures(board, metric, samples),
+                  _facts(board), interleaved=in_turn)
 
 
 DECIDED = (vd.REGRESSED, vd.SAME, vd.IMPROVED)

@@ -191,14 +191,15 @@ def decide(spec: MetricSpec | str, a: Figures | None, b: Figures | None, board: 
 
 
 def sampled_enough(spec: MetricSpec, taken: Figures, against: Figures | None, board: Board | None,
-                   repeats: int, at_most: int, interleaved: bool = True) -> bool:
+                   repeats: int, at_most: int, interleaved: bool = True, verdict: Verdict | None = None) -> bool:
     """The one "enough boots of this revision?" rule of a bisect step and a night: whether
     the samples taken so far of a metric decide. A build's size: its one build. With nothing
     to judge against (a bisect's good revision, a first night): EXACT_SHOWN samples where
     they show the figure exact (`exactness`), else `repeats`. Against a side: as soon as
     the judge decides (one sample where that side's exactness is shown), else more while a
     verdict is within reach (verdict.out_of_reach), up to at_most. interleaved: both sides
-    in one session; if not, a host-bound figure is sampled as with nothing against it."""
+    in one session; if not, a host-bound figure is sampled as with nothing against it.
+    verdict: decide's on this pair, where the caller has it already."""
     samples = [float(x) for x in taken.samples]
     if not samples:
         return False
@@ -209,7 +210,7 @@ def sampled_enough(spec: MetricSpec, taken: Figures, against: Figures | None, bo
         shown = len(samples) >= EXACT_SHOWN and exactness(
             spec, taken, taken, board, spec.floor(statistics.median(samples))) is None
         return shown or len(samples) >= repeats
-    v = decide(spec, against, taken, board, interleaved=interleaved)
+    v = verdict or decide(spec, against, taken, board, interleaved=interleaved)
     if v.outcome != vd.UNKNOWN or len(samples) >= at_most:
         return True
     return len(samples) >= min(repeats, at_most) and bool(
