@@ -26,7 +26,7 @@ from boardlab.judge.decide import Figures, decide
 from boardlab.judge.results import RunResults, load_run, prepare_run_dir
 from boardlab.log import progress
 from boardlab.measure import catalogue, clocks, kernelid, phases, sample, workloads
-from boardlab.measure.families import figure_settings, of_family
+from boardlab.measure.families import Options, figure_settings, of_family, run_settings
 
 
 @dataclass
@@ -151,7 +151,7 @@ def run_boots(env_path: str, sides: list[Side], families, repeats: int, max_repe
                     side.clocks[key] = clocks.metric_clock(suite, name, catalogue.spec(key).unit,
                                                            board, side.clock)
                     side.settings[key] = figure_settings(
-                        suite, board.isa, {"run_s": jitter_s} if suite == "jitter" else None, tools)
+                        suite, board.isa, run_settings(suite, Options(jitter_s=jitter_s)) or None, tools)
                 progress(f"round {rounds}: {side.label} in {time.monotonic() - t0:.0f} s, login "
                          f"{extras['boot'].milestones.get('login', 0):.2f} s (host clock)")
 

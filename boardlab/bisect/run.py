@@ -19,7 +19,7 @@ from boardlab.facts.labfacts import default_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.results import prepare_run_dir
 from boardlab.log import progress
-from boardlab.measure import catalogue, clocks
+from boardlab.measure import catalogue, families, clocks
 
 def default_config(board: str, kernels: Path = KERNELS_DIR) -> Path:
     """The board's own kernel config: kernels/virt-nfs/<board>.config (the virtual board's),
@@ -75,7 +75,7 @@ def start(tree, good, bad, metric, board=None, env=None, config=None, root="",
         raise BisectInputError("--metric: no metric named")
     for m in metrics:
         spec = catalogue.spec(m)   # an unknown metric is an error before anything is built
-        if spec.suite == "build" and not spec.exact:
+        if families.get(spec.suite).host_work and not spec.exact:
             raise BisectInputError(f"{m}: an incremental build's time says nothing of the revision; "
                                    f"bisect a size (build.*_bytes) or a metric measured on the board")
     metric = ",".join(metrics)

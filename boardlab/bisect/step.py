@@ -23,6 +23,7 @@ from boardlab.history.submit import land
 from boardlab.judge.results import RunResults
 from boardlab.log import progress
 from boardlab.measure import catalogue, sample
+from boardlab.measure import families
 from boardlab.measure.families import tool_set
 from boardlab.measure.clocks import metric_clock, this_host
 
@@ -37,27 +38,29 @@ def _board(b: Bisect):
     return _facts(b.board)
 
 
-def _lmbench_metric(b: Bisect) -> str | None:
-    """The metric sample.family's lmbench run is narrowed to: one, when every lmbench
-    metric of the bisect is in one group (a cheaper run); None, every group."""
-    lm = [m for m, s in b.specs.items() if s.suite == "lmbench"]
-    return lm[0] if lm and len({sample.lmbench_group_of(m) for m in lm}) == 1 else None
+def _narrowed(b: Bisect, family: str) -> str | None:
+    """The metric a family's run is narrowed to (its record's group_of): one, when every
+    metric of the bisect of that family is given by one group (a cheaper run); None, the
+    whole run."""
+    group_of = families.get(family).group_of
+    mine = [m for m, s in b.specs.items() if s.suite == family]
+    return mine[0] if group_of and mine and len({group_of(m) for m in mine}) == 1 else None
 
 
-def _measure_boot(b: Bisect, strategy, shell, step: Step, families) -> dict:
+def _measure_boot(b: Bisect, strategy, shell, step: Step, measured) -> dict:
     """One boot of the selected kernel: each family wanted measured on it, once."""
     t0 = time.monotonic()
     rec = strategy.reboot()
     step.boot_s.append(round(time.monotonic() - t0, 2))
     t1 = time.monotonic()
     figures = {}
-    for family in families:
+    for family in measured:
         figures.update(sample.family(family, shell(), rec,
-                                     metric=_lmbench_metric(b) if family == "lmbench" else None,
+                                     metric=_narrowed(b, family),
                                      tools=tool_set(family, _board(b).isa)))
     step.measure_s.append(round(time.monotonic() - t1, 2))
     step.measured_at = time.time()
-    wanted = [m for m, s in b.specs.items() if s.suite in families]
+    wanted = [m for m, s in b.specs.items() if s.suite in measured]
     lacking = [m for m in wanted if m not in figures]
     if lacking:
         raise MetricMissing(f"the boot gave no {', '.join(lacking)} "
@@ -103,7 +106,7 @@ def measure_revision(b: Bisect, step: Step, against: dict | None):
     kernel = f"bisect-{step.rev[:12]}"
     sizes = {f"build.{k}": v for k, v in built.figures().items()}
     for m, spec in b.specs.items():
-        if spec.suite == "build":
+        if families.get(spec.suite).host_work:   # the build's sizes: no boot
             if m not in sizes:
                 raise MetricMissing(f"the build gave no {m} (it gave: {', '.join(sizes) or 'nothing'})")
             step.samples[m] = [float(sizes[m])]
@@ -128,7 +131,7 @@ def measure_revision(b: Bisect, step: Step, against: dict | None):
                 f"{m} = {float(v):g} {b.specs[m].unit}" for m, v in figures.items()))
         vd.sample_until_decided(one_boot, lambda: _enough(b, step, against), 1, b.max_repeats)
     for m, spec in b.specs.items():
-        if spec.suite != "build" and step.samples.get(m):
+        if not families.get(spec.suite).host_work and step.samples.get(m):
             results.record(b.board, kernel, spec.suite, spec.name, statistics.median(step.samples[m]),
                            samples=step.samples[m], qemu_clock=strategy.last_boot.qemu_clock)
 

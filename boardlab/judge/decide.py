@@ -56,7 +56,10 @@ class NotAFigure(InputError, ValueError):
     __str__ = Exception.__str__
 
 
-HOST_WORK_SUITES = ("build",)   # figures of work the lab host does itself
+def host_work(suite: str) -> bool:
+    """Figures of work the lab host does itself (its family's record says: the build)."""
+    fam = families.BY_NAME.get(suite)
+    return fam is not None and fam.host_work
 
 
 def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
@@ -67,7 +70,7 @@ def host_bound(clock: str | None, board: Board | None, key: str) -> bool:
     (board None: not known, taken as virtual)"""
     if clock in (NO_CLOCK, GUEST_DETERMINISTIC):
         return False
-    if key.split(".")[0] in HOST_WORK_SUITES:
+    if host_work(key.split(".")[0]):
         return True
     return (board is None or board.virtual) and clock in (HOST, GUEST_REALTIME, None)
 
@@ -140,7 +143,7 @@ def exactness(spec: MetricSpec, a: Figures, b: Figures, board: Board | None, flo
         if spec.timed_by != catalogue.NONE:   # a count or size: by what it is, below
             return "exactness not shown: neither side says its clock (an old or hand-made results.json)"
     clock = _clock(spec, a, b)
-    if clock == NO_CLOCK and spec.suite in HOST_WORK_SUITES:
+    if clock == NO_CLOCK and host_work(spec.suite):
         return None
     if not (clock == GUEST_DETERMINISTIC or (clock == NO_CLOCK and deterministic_board(board))):
         where = "a board without a deterministic clock" if clock == NO_CLOCK else f"the {clock} clock"
@@ -203,7 +206,7 @@ def sampled_enough(spec: MetricSpec, taken: Figures, against: Figures | None, bo
     samples = [float(x) for x in taken.samples]
     if not samples:
         return False
-    if spec.suite in HOST_WORK_SUITES:
+    if host_work(spec.suite):
         return True
     if against is None or (not interleaved and host_bound(taken.clock, board, spec.key)):
         # (against another session's samples, no number of boots decides a host-bound figure: rule 7)

@@ -58,7 +58,7 @@ def settings_of(job: dict) -> dict[str, dict]:
     for action in job.get("actions", []):
         for d in (action.get("test") or {}).get("definitions", []):
             params = d.get("parameters") or {}
-            said = {**({"run_s": int(params["DURATION"])} if d.get("name") == "jitter" and "DURATION" in params else {}),
+            said = {**(families.get(d["name"]).settings(params) if d.get("name") in families.BY_NAME else {}),
                     **families.tool_settings(params.get("TOOLS"))}   # the project's programs say so
             if said:
                 out[d["name"]] = said
@@ -146,9 +146,11 @@ def check_request(board: Board, kernel: str | None, suites, root: str | None) ->
     if root not in board.root.bootargs:
         raise LavaInputError(f"{board.path}: no root mode {root!r} in root.bootargs "
                              f"(has: {', '.join(board.root.bootargs)})")
-    if "memory" in suites and root != "ramdisk":
-        raise LavaInputError("suite memory is measured on the ramdisk root, as in the study "
-                             f"(board {board.name} was asked for root {root})")
+    for s in suites:   # a family measured on one root only (its record's)
+        only = families.get(s).root
+        if only and root != only:
+            raise LavaInputError(f"suite {s} is measured on the {only} root, as in the study "
+                                 f"(board {board.name} was asked for root {root})")
     return kernel, root, suites
 
 

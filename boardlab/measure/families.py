@@ -77,6 +77,13 @@ class Family:
     one_boot: bool = False        # exact on the deterministic clock: one boot decides (nightly)
     shown: str = ""               # the figure a sweep's table shows of it
     tools: dict | None = None     # {isa: DEBIAN or OWN}: whose programs its runs call (None: the shell's own)
+    host_work: bool = False       # work the lab host does itself (the build): its sizes are exact by what
+    #                               they are, its times the host's
+    group_of: Callable | None = None   # metric -> the run of the family that gives it alone (a bisect
+    #                               of one figure runs that group only)
+    settings: Callable[[dict], dict] = lambda params: {}   # how its figures were measured, from its
+    #                               parameters, where that changes a figure (jitter's run length)
+    root: str | None = None       # the one root it is measured on (memory: the ramdisk, as the study)
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -104,19 +111,21 @@ FAMILIES: tuple[Family, ...] = (
     Family("boot_time", HOST, 10, "the study's boot milestones", one_boot=True,
            shown="boot_time.guest_login"),
     Family("build", HOST, 40, "a clean kernel build: times and sizes", on_boot=False, lava=False,
-           default=False),
+           default=False, host_work=True),
     Family("memory", NONE, 20, "free, the kernel's Memory: line, mem_eat", one_boot=True,
            script="memory/memory.sh", testdef="memory/memory.yaml", shown="memory.mem_eat_kb",
-           reads=readings.read_memory),
+           reads=readings.read_memory, root="ramdisk"),
     Family("lmbench", GUEST, 60, "lmbench's latencies and bandwidths", packages=("lmbench",),
            script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
            params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
-           shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS, reads=readings.read_lmbench),
+           shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS, reads=readings.read_lmbench,
+           group_of=readings.lmbench_group_of),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
            script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
            testdef="jitter/jitter.yaml", params=_jitter_params,
            minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
-           shown="jitter.max_us", tools=STUDY_TOOLS, reads=readings.read_jitter),
+           shown="jitter.max_us", tools=STUDY_TOOLS, reads=readings.read_jitter,
+           settings=lambda p: {"run_s": int(p["DURATION"])} if "DURATION" in p else {}),
     Family("hackbench", GUEST, 70, "hackbench: processes passing messages over sockets",
            packages=("rt-tests",), script="hackbench/hackbench.sh", board_files=("hackbench/runs.sh",),
            run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef="hackbench/hackbench.yaml",
@@ -160,6 +169,13 @@ def tool_settings(tools: str | None) -> dict:
     """The figures' settings that say their set: only the project's says it (a figure
     that says none was measured with Debian's, as every figure before the project's)."""
     return {"tools": OWN} if tools == OWN else {}
+
+
+def run_settings(suite: str, options: Options) -> dict:
+    """How a family's figures are measured with these options, where that changes a
+    figure (its record's settings of its parameters: jitter's run length); {} for none."""
+    fam = BY_NAME.get(suite)
+    return fam.settings(fam.params(options)) if fam else {}
 
 
 def figure_settings(suite: str, isa: str, settings: dict | None = None,

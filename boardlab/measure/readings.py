@@ -86,6 +86,14 @@ def jitter_figures(thread: dict) -> dict:
 
 
 
+def lmbench_group_of(metric: str) -> str:
+    """The group whose run gives `metric` (a catalogue name)."""
+    for name, figures in LMBENCH_FIGURES.items():
+        if metric.split(".", 1)[-1] in figures:
+            return name
+    raise ValueError(f"no lmbench group gives {metric}")
+
+
 def read_memory(lines, tools=None) -> dict:
     """memory's raw output: free's after '@free', mem_eat's after '@mem_eat'."""
     parts = marked(lines, ("@free", "@mem_eat"))

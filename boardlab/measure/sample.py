@@ -5,7 +5,7 @@ TFTP, ser2net, the strategy)."""
 from __future__ import annotations
 
 from boardlab.measure import families, parsers, target_load, workloads
-from boardlab.measure.readings import LMBENCH_FIGURES, free_figures, jitter_figures, lmbench_figures
+from boardlab.measure.readings import free_figures, jitter_figures, lmbench_figures, lmbench_group_of
 from boardlab.measure.boardrun import MeasureError, failed_run
 
 FAMILIES = families.on_boot()   # the families a boot measures, memory before any workload
@@ -109,14 +109,6 @@ def lmbench(shell, small: bool = False, groups=None, tools: str | None = None) -
     """The lmbench suite's figures (quick timing), every group a board of its RAM runs
     (runs.sh leaves the large ones out on a small board)."""
     return lmbench_figures(lmbench_runner(shell, small=small, tools=tools)(*(groups or ())), tools)
-
-
-def lmbench_group_of(metric: str) -> str:
-    """The group whose run gives `metric` (a catalogue name)."""
-    for name, figures in LMBENCH_FIGURES.items():
-        if metric.split(".", 1)[-1] in figures:
-            return name
-    raise ValueError(f"no lmbench group gives {metric}")
 
 
 def cyclictest_under_load(shell, seconds: int, per_slice: int = 0, tools: str | None = None) -> tuple[dict, list]:
