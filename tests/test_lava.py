@@ -836,3 +836,5 @@ def test_a_section_the_board_never_ended_is_not_read():
     twice = _raw_section("jitter", ["N 1 0 1 1 1"], rc=1) + _raw_section("jitter", ["H 90 4", "N 4 0 90 90 360"])
     got, failed = raw_figures(twice)
     assert not failed and got["jitter"]["jitter.max_us"] == 90
+    got, failed = raw_figures(_raw_section("rootkit", ["1"]))   # a family the board made up
+    assert got == {} and failed["rootkit"].startswith("rootkit: no such family")

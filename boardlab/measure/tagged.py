@@ -50,7 +50,9 @@ def figures(family: str, lines, rc: int | None, tools: str | None = None) -> dic
         raise RawOutputError(f"{family}: its output has no end tag (the run was cut off)")
     if rc != 0:
         raise RawOutputError(f"{family}: its run exited {rc}: " + " | ".join(list(lines)[-3:]))
-    fam = families.get(family)
+    fam = families.BY_NAME.get(family)
+    if fam is None:   # the board is untrusted: what it names is checked
+        raise RawOutputError(f"{family}: no such family (its output names one of {', '.join(families.NAMES)})")
     if fam.reads is None and not fam.figures:
         raise RawOutputError(f"{family}: its family record says no way to read its output")
     try:
