@@ -128,35 +128,35 @@ def references(board, rev: str, families) -> dict:
     return out
 
 
+def _tonight(board, spec, values, clock) -> Figures:
+    """Tonight's samples of a metric as the judge takes them: its clock on the board, this host."""
+    return Figures(values, metric_clock(spec.suite, spec.name, spec.unit, board, clock), this_host()["id"])
+
+
 def _enough(board, samples: dict, against: dict, clock, budget: int) -> bool:
     """Every figure of the night sampled enough against its series (decide.sampled_enough)."""
-    host = this_host()["id"]
     for key, values in samples.items():
         spec = catalogue.spec(key)
         if spec.not_judged:
             continue
-        taken = Figures(values, metric_clock(spec.suite, spec.name, spec.unit, board, clock), host)
-        if not sampled_enough(spec, taken, against.get(key), board, min(EXACT_SHOWN, budget), budget,
-                              interleaved=False):
+        if not sampled_enough(spec, _tonight(board, spec, values, clock), against.get(key), board,
+                              min(EXACT_SHOWN, budget), budget, interleaved=False):
             return False
     return True
 
 
-def _verdicts(board, samples: dict, against: dict, clock, budget: int) -> dict:
+def _verdicts(board, samples: dict, against: dict, clock, budget: int, seen: dict) -> dict:
     """{metric: {outcome, why, boots}} of tonight against the night before (said in
     results.json meta.nightly.against_last_night; the watch judges the series); an
     unknown one says the smallest change this board decides in the budget (judge.mdc)."""
-    host = this_host()["id"]
     out = {}
     for key, values in samples.items():
         spec = catalogue.spec(key)
         if spec.not_judged or key not in against:
             continue
-        v = decide(spec, against[key], Figures(values, metric_clock(spec.suite, spec.name, spec.unit, board,
-                                                                    clock), host), board)
+        v = decide(spec, against[key], _tonight(board, spec, values, clock), board)
         if v.outcome == vd.UNKNOWN:
-            seen = {d.metric: d for d in mdc.of_suites(board, [spec.suite], budget)[1]}
-            if key in seen:
+            if key in seen:   # {metric: mdc.Detectable}, as said before the first boot
                 v.why += f"; the smallest change this board decides in {budget} boots: {seen[key].words()}"
         out[key] = {"outcome": v.outcome, "why": v.why, "boots": len(values)}
     return out
@@ -172,9 +172,10 @@ def _measure(results, board, kernel: str, uimage: Path, families, budget: int, r
     host = virtual_host_of(board)
     env = env_path(board.name)
     samples: dict = {}
-    said = mdc.before_sampling(board, families, budget)
-    if said:
-        progress(f"nightly {kernel}: {said}")
+    stored, rows = mdc.of_suites(board, families, budget)   # what this board and budget can see
+    line = mdc.said(board, stored, rows, budget)
+    if line:
+        progress(f"nightly {kernel}: {line}")
     with kept_up(host, boards=(board.name,)) if host else contextlib.nullcontext(), \
             board_session(env, results.run_dir / "console", command="nightly") as (strategy, shell):
         strategy.select(kernel=str(uimage), root=root, ramdisk="")
@@ -201,7 +202,8 @@ def _measure(results, board, kernel: str, uimage: Path, families, budget: int, r
             return
         qemu_clock = clock()
     outcome(results, board.name, kernel, "kernel/boot", PASS)
-    results.meta["nightly"]["against_last_night"] = _verdicts(board, samples, against, qemu_clock, budget)
+    results.meta["nightly"]["against_last_night"] = _verdicts(board, samples, against, qemu_clock, budget,
+                                                           {d.metric: d for d in rows})
     for key, values in samples.items():
         suite, name = key.split(".", 1)
         results.record(board, kernel, suite, name, statistics.median(values), samples=values,

@@ -119,7 +119,11 @@ def before_sampling(board, suites, budget: int, both: bool = False) -> str | Non
     """The line said before the first boot: the smallest change of each figure of these
     suites that `budget` boots decide on this board (both: as many a side, booted in
     turn, as compare boots them); None without a stored spread."""
-    kernel, rows = of_suites(board, suites, budget, both)
+    return said(board, *of_suites(board, suites, budget, both), budget, both)
+
+
+def said(board, kernel: str | None, rows: list[Detectable], budget: int, both: bool = False) -> str | None:
+    """before_sampling's line of rows of_suites gave (None for none)."""
     if not rows:
         return None
     return (f"on {board.name}, {budget} boots{' a side' if both else ''} decide (the stored "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from boardlab.errors import Bug, InputError
-from boardlab.measure import catalogue, ownoutput, readings, workloads
+from boardlab.measure import catalogue, ownoutput, parsers, readings, workloads
 
 HOST, GUEST, NONE = catalogue.HOST, catalogue.GUEST, catalogue.NONE
 CLOCKS = (HOST, GUEST, NONE)
@@ -93,6 +93,15 @@ class Family:
     @property
     def metrics(self) -> list[catalogue.MetricSpec]:
         return catalogue.of_suite(self.name)
+
+    def read(self, lines, tools: str | None = None) -> dict:
+        """Its figures (catalogue keys) of what its programs printed: its reader, else its
+        figures' patterns (parsers.ParseError when one is lacking); the one reading of its
+        output, for the suites and LAVA alike."""
+        if self.reads is not None:
+            return self.reads(list(lines), tools)
+        found = parsers.parse_figures("\n".join(lines), self.figures)
+        return {f"{self.name}.{k}": v for k, v in found.items()}
 
 
 def _lmbench_params(o: Options) -> dict:

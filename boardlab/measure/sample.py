@@ -177,7 +177,7 @@ def by_script(name: str, shell, timeout: float = 1800, tools: str | None = None)
     if rc != 0:
         raise failed_run(f"{name}: {fam.run}", rc, out)
     try:
-        return {f"{name}.{k}": v for k, v in parsers.parse_figures("\n".join(out), fam.figures).items()}
+        return fam.read(out)
     except parsers.ParseError as e:
         raise MeasureError(f"{name}: {e}: " + " | ".join(out[-3:])) from None
 

@@ -56,8 +56,6 @@ def figures(family: str, lines, rc: int | None, tools: str | None = None) -> dic
     if fam.reads is None and not fam.figures:
         raise RawOutputError(f"{family}: its family record says no way to read its output")
     try:
-        if fam.reads is not None:
-            return fam.reads(list(lines), tools)
-        return {f"{family}.{k}": v for k, v in parsers.parse_figures("\n".join(lines), fam.figures).items()}
+        return fam.read(lines, tools)
     except (parsers.ParseError, KeyError, ValueError, MeasureError) as e:
         raise RawOutputError(f"{family}: {e}") from None
