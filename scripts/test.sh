@@ -5,10 +5,13 @@
 # Extra arguments go to pytest; a later -m replaces this one (e.g. -m "not vlab" for the
 # unit tests alone: no daemon, no kernel build).
 #
-# Two pytest sessions side by side (tests/conftest.py, --on-default-board): the tests on the
+# Pytest sessions side by side (tests/conftest.py, --on-default-board): the tests on the
 # lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
 # the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
-# their output in a log printed when they end. The exit code is the worse of the two.
+# their output in a log printed when they end. The whole run (no arguments) splits the rest
+# in two: the end-to-end ones (which mostly wait on a board, a replayed console or a server)
+# and the unit tests (which use the CPU those waits leave); with arguments the rest is one
+# session, so a -m of the caller's selects each test once. The exit code is the worst.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -29,29 +32,48 @@ fi
 stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
 trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
-beside_log=$(mktemp --tmpdir boardlab-tests-beside-XXXXXX.log)
+if [ $# = 0 ]; then
+  besides=("end-to-end:not slow and vlab" "unit:not slow and not vlab")
+else
+  besides=("beside:not slow")
+fi
+pids=() logs=() names=()
 # In a session of its own, SIGINT as a foreground pytest has it (a background job's is
 # ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
 # its daemons torn down
-setsid env --default-signal=INT .venv/bin/pytest -m "not slow" --on-default-board none "$@" > "$beside_log" 2>&1 &
-beside=$!
-stop_beside() { kill -INT "$beside" 2>/dev/null && wait "$beside" || true; stop_early; }
-trap stop_beside INT TERM EXIT
-echo "the tests off the default board run beside these (pid $beside, log $beside_log)"
-lab_rc=0
-.venv/bin/pytest -m "not slow" --on-default-board only "$@" || lab_rc=$?
-beside_rc=0
-wait "$beside" || beside_rc=$?
+stop_besides() { for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null && wait "$pid" || true; done; stop_early; }
+trap stop_besides INT TERM EXIT
+for share in "${besides[@]}"; do
+  name=${share%%:*} marks=${share#*:}
+  log=$(mktemp --tmpdir "boardlab-tests-$name-XXXXXX.log")
+  setsid env --default-signal=INT .venv/bin/pytest -m "$marks" --on-default-board none --beside-name "$name" "$@" \
+    > "$log" 2>&1 &
+  pids+=($!) logs+=("$log") names+=("$name")
+  echo "the tests off the default board ($name: -m \"$marks\") run beside these (pid $!, log $log)"
+done
+rcs=()
+rc=0
+.venv/bin/pytest -m "not slow" --on-default-board only "$@" || rc=$?
+rcs+=("$rc")
+for i in "${!pids[@]}"; do
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  rcs+=("$rc")
+done
 trap - INT TERM EXIT
 if [ -n "$early" ]; then   # long done: the sessions waited on it
   if wait "$early"; then rm -f "$early_log"; else echo "the PowerPC board's images beside the set-up failed (log $early_log): the tests built them"; fi
 fi
-echo
-echo "==================== the tests beside (log $beside_log) ===================="
-cat "$beside_log"
-# 5 is pytest's "no tests collected": one share may be empty (-m "not vlab", a file path)
-if [ "$lab_rc" = 5 ] && [ "$beside_rc" = 5 ]; then exit 5; fi
-for rc in "$lab_rc" "$beside_rc"; do
-  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+for i in "${!logs[@]}"; do
+  echo
+  echo "==================== the tests beside: ${names[$i]} (log ${logs[$i]}) ===================="
+  cat "${logs[$i]}"
 done
-rm -f "$beside_log"
+# 5 is pytest's "no tests collected": a share may be empty (-m "not vlab", a file path)
+worst=5
+for rc in "${rcs[@]}"; do
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+  [ "$rc" = 0 ] && worst=0
+done
+[ "$worst" = 0 ] || exit 5
+rm -f "${logs[@]}"

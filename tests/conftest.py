@@ -46,6 +46,9 @@ def pytest_addoption(parser):
                      help=f"the tests on the lab's default board, {DEFAULT_BOARD} (fixture vlab, but for "
                           "the PowerPC board's own): all tests (default), only those, or none of "
                           "them (scripts/test.sh runs 'only' and 'none' side by side)")
+    parser.addoption("--beside-name", default="beside", metavar="NAME",
+                     help="a session beside's name (scripts/test.sh runs two: end-to-end and unit): "
+                          "its --junitxml file is FILE-NAME.xml")
     parser.addoption("--order", default="file", metavar="file|reversed|shuffled[:SEED]",
                      help="the tests' order: as in their files (default), reversed, or shuffled "
                           "(SEED: a number, printed; a test that passes only in file order leans on "
@@ -73,7 +76,7 @@ def pytest_configure(config):
     xml = config.option.xmlpath
     if xml and config.option.on_default_board == "none":   # the session beside: a file of its own
         xml = Path(xml)
-        config.option.xmlpath = str(xml.with_name(f"{xml.stem}-beside{xml.suffix}"))
+        config.option.xmlpath = str(xml.with_name(f"{xml.stem}-{config.option.beside_name}{xml.suffix}"))
 
 
 def on_the_ppc_board(item) -> bool:
