@@ -61,6 +61,16 @@ def test_each_build_runs_under_its_cpu_and_its_output_parses(built, isa):
         r = _run(isa, b, *args)
         assert r.returncode == 0, (isa, args, r.stderr)
         figures = ownoutput.figures(label, r.stdout)
+        if label == "lat_ctx_0k":
+            # a ring's figure is its switch less its overhead, dropped (as lmbench drops it)
+            # when no longer: under QEMU's user mode on a loaded host a 2 ms run may give
+            # that (procs=4 hops=4 once, beside the other sessions), so the records are
+            # what this test asks for; the figures' level is the side-by-side bench's
+            recs = [x for x in ownoutput.parse_raw(r.stdout) if x["kind"] == "ctx"]
+            assert [x["procs"] for x in recs] == [2, 4] and all(x["hops"] > 0 for x in recs), r.stdout
+            assert set(figures) <= {"lat_ctx_0k_2p_us", "lat_ctx_0k_4p_us"}
+            assert all(v > 0 for v in figures.values()), (isa, label, r.stdout)
+            continue
         assert figures and all(v >= 0 for v in figures.values()), (isa, label, r.stdout)
     r = _run(isa, b, "hackbench", "-g", "1", "-l", "5")
     assert r.returncode == 0 and parsers.parse_figures(r.stdout, families.get("hackbench").figures)["time_s"] > 0
