@@ -257,3 +257,33 @@ def test_a_bandwidth_is_in_lmbenchs_megabytes_of_a_million_bytes():
     (LAVA's path reads @raw with the same parser)."""
     rec = ownoutput.parse_raw("@raw bw pipe bytes=64000000 ns=1000000000\n")[-1]
     assert ownoutput.raw_value(rec) == 64.0
+
+
+class _Shell:
+    """A board's shell as labgrid's ShellDriver answers: a file system of one stamp."""
+    def __init__(self, stamp=None):
+        self.stamp, self.ran = stamp, []
+
+    def run(self, cmd):
+        self.ran.append(cmd)
+        if cmd.startswith("test -x"):
+            return ([self.stamp] if self.stamp else []), [], 0 if self.stamp else 1
+        return [], [], 0
+
+    def run_check(self, cmd):
+        self.ran.append(cmd)
+        if "> /" + ownprograms.ON_BOARD_DIR + "/." in cmd:
+            self.stamp = cmd.rsplit("echo ", 1)[1].split(" >", 1)[0]
+        return []
+
+
+def test_programs_go_onto_a_board_unless_that_very_build_is_there(built, monkeypatch):
+    """An NFS root keeps an earlier build's programs across boots: they are written again
+    unless their stamp names this build (<isa>-<source digest>)."""
+    monkeypatch.setattr(ownprograms, "build", lambda isa: built[isa])
+    this = built["armhf"].parent.name
+    for before, writes in ((None, True), ("armhf-0000000000000000", True), (this, False)):
+        sh = _Shell(before)
+        ownprograms.onto_running_board(sh, "armhf")
+        assert any("base64 -d" in c for c in sh.ran) == writes, (before, sh.ran[-1])
+        assert sh.stamp == this

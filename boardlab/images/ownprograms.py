@@ -173,18 +173,23 @@ def onto_running_board(sh, isa: str) -> None:
     """The programs into a running board's ON_BOARD_DIR over its console (base64, which
     busybox decodes), for a board whose image carries Debian's set: the side-by-side
     bench, compare --tools own. Its image stays as its baselines know it; nothing is
-    written when the programs are there already (this boot)."""
+    written when these programs are there already: their source digest, written beside
+    them, is this build's (an NFS root keeps an earlier build's across boots)."""
     import base64
-    if sh.run(f"test -x /{ON_BOARD_DIR}/{BINARY}")[2] == 0:
+    binary = build(isa)
+    stamp = f"/{ON_BOARD_DIR}/.{BINARY}.digest"
+    made_of = binary.parent.name   # <isa>-<digest>: what it was built from
+    if sh.run(f"test -x /{ON_BOARD_DIR}/{BINARY} && cat {stamp}")[0] == [made_of]:
         return
-    data = base64.b64encode(build(isa).read_bytes()).decode()
+    data = base64.b64encode(binary.read_bytes()).decode()
     progress(f"the project's programs for {isa} onto the board over its console ({len(data) // 1024} KiB base64)")
     sh.run_check("rm -f /tmp/blmeasure.b64")
     for i in range(0, len(data), CONSOLE_CHUNK):
         sh.run_check(f"printf '%s' '{data[i:i + CONSOLE_CHUNK]}' >> /tmp/blmeasure.b64")
     sh.run_check(f"mkdir -p /{ON_BOARD_DIR} && base64 -d /tmp/blmeasure.b64 > /{ON_BOARD_DIR}/{BINARY} "
                  f"&& chmod 755 /{ON_BOARD_DIR}/{BINARY} && rm /tmp/blmeasure.b64 && cd /{ON_BOARD_DIR} "
-                 f"&& for p in {' '.join(PROGRAMS)}; do ln -sf {BINARY} $p; done; cd /")
+                 f"&& for p in {' '.join(PROGRAMS)}; do ln -sf {BINARY} $p; done; cd / "
+                 f"&& echo {made_of} > {stamp}")
 
 
 def tarball(isa: str, out_dir: Path) -> Path:
