@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from boardlab.bisect import git  # noqa: E402
 from boardlab.bisect.nightly import failed, nightly  # noqa: E402
 from boardlab.bisect.watch import watch  # noqa: E402
+from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.history import kcidb  # noqa: E402
 from boardlab.history import server as history_server  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
@@ -109,7 +110,10 @@ def week(args, data: Path) -> int:
     revs = git(tree.path, "rev-list", "--reverse", f"{tree.base}..{tree.head}").split()
     after = demo_branch(tree)
     nights = [tree.base, revs[0], revs[1], tree.head] + after   # regression: 16 commits; revert: after[3]
-    server = HistoryServer("vlab", port=free_port(), data=data / "vlab")
+    # the board's lab host's history: where `boardlab nightly` lands the board's runs
+    # (qemu-ppc: vlab2) and where the watch reads them
+    lab_host = load_board(args.board).lab_host
+    server = HistoryServer(lab_host, port=free_port(), data=data / lab_host)
     culprit = tree.culprits[culprit_of(args.metric)]
     more = {"families": tuple(args.families.split(","))} if args.families else {}
     print(f"host {clocks.this_host()['id']}, board {args.board}, metric {args.metric}, {len(nights)} nights: "
@@ -117,7 +121,7 @@ def week(args, data: Path) -> int:
     took, crashed = [], []
     try:
         server.up()
-        with kept_up("vlab", boards=(args.board,)):
+        with kept_up(lab_host, boards=(args.board,)):
             for n, rev in enumerate(nights):   # the branch head as it stood that night
                 t0 = time.monotonic()
                 run = nightly(tree.path, rev, args.board, out=data / f"night-{n:02d}", **more)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from boardlab.errors import BoardlabError, InputError
-from boardlab.facts.board import env_path
+from boardlab.facts.board import QEMU_CLOCKS, env_path
 from boardlab.facts.labfacts import default_board
 from boardlab.bisect import cli as bisect_cli
 from boardlab.history import cli as history_cli
@@ -38,8 +38,14 @@ def cmd_vlab(args):
             for b in (b for b in lab.boards if not args.board or b.name in args.board):
                 build_locked(b, force=args.force)
         elif args.action == "clock":
-            for name, clock in lab.clock(args.clock).items():
-                print(f"{name}: {clock}" + ("" if not args.clock else " from its next power-on"))
+            if args.setting not in (None, *QEMU_CLOCKS):
+                raise InputError(f"boardlab vlab clock {args.setting}: {' or '.join(QEMU_CLOCKS)}")
+            for name, clock in lab.clock(args.setting).items():
+                print(f"{name}: {clock}" + ("" if not args.setting else " from its next power-on"))
+        elif args.action == "load":
+            from boardlab.vlab.boardload import at_switch
+            for b in (b for b in lab.boards if not args.board or b.name in args.board):
+                print(f"{b.name}: {at_switch(b, args.setting)}" + ("" if not args.setting else " from its next power-on"))
         else:
             st = lab.status()
             print(status_json(st) if args.json else show(st))
@@ -222,17 +228,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _vlab_parser(sub):
     v = sub.add_parser("vlab", help="the virtual lab (its hosts, management network and coordinator): "
-                                    "up, down, status, build, clock")
-    v.add_argument("action", choices=["up", "down", "status", "build", "clock"])
-    v.add_argument("clock", nargs="?", choices=["deterministic", "realtime"],
+                                    "up, down, status, build, clock, load")
+    v.add_argument("action", choices=["up", "down", "status", "build", "clock", "load"])
+    v.add_argument("setting", nargs="?",
                    help="clock: the QEMU clock of the lab's boards from their next power-on "
-                        "(deterministic: icount, for measurements; realtime: as fast as the host)")
+                        "(deterministic: icount, for measurements; realtime: as fast as the host); "
+                        "load: work on the board no test asked for (none, steady:PERCENT: the sick "
+                        "board, bursts:PERCENT[@SEED]: known noise; boardlab/facts/loads.py)")
     v.add_argument("--lab", help="one lab host only (places/<lab>/lab-host.yaml; default: the whole lab)")
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: even if up to date; down: even in use")
     v.add_argument("--board", action="append", default=[],
                    help="up, build: this board's images (repeatable); up builds none otherwise: "
-                        "a board's images are built when it is first used")
+                        "a board's images are built when it is first used. load: this board only "
+                        "(boardlab vlab load SETTING --board BOARD)")
     v.set_defaults(func=cmd_vlab)
 
 

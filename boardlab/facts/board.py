@@ -181,6 +181,7 @@ class Qemu:
     smp: int = 1
     clock: str = one_of(QEMU_CLOCKS, "deterministic")
     icount_shift: int = 4       # one instruction = 2**shift ns of guest time
+    load: str = "none"          # work on the board no test asked for (boardlab.vlab.boardload)
 
 
 @dataclass(frozen=True)

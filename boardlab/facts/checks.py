@@ -6,6 +6,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+from boardlab.facts import loads
 from boardlab.facts.typedyaml import FactsError
 
 
@@ -116,6 +117,11 @@ def _check_agreement(board, path, root_modes, project_root):
     if board.qemu is not None and not 0 <= board.qemu.icount_shift <= 10:
         raise FactsError(f"{path}: field 'qemu.icount_shift' must be 0..10, "
                          f"got {board.qemu.icount_shift}")
+    if board.qemu is not None and board.qemu.load != "none":
+        try:   # the switch's reading of it, not a second one
+            loads.check_board(board, loads.parse(board.qemu.load))
+        except loads.LoadError as e:
+            raise FactsError(f"{path}: field 'qemu.load': {e}") from None
     for k in board.images.kernels.values():
         if project_root and k.config and (k.debian_package or not (project_root / k.config).exists()):
             why = "debian_package is given too" if k.debian_package else f"not in {project_root}"

@@ -7,9 +7,11 @@ so labgrid drives it with NetworkPowerDriver and LAVA with curl, as they would a
 real switch. Switching an outlet on starts the board's QEMU (U-Boot runs at once)
 inside the lab network namespace; off stops it. GET / lists the outlets as JSON.
 
-A virtual board has one more setting a real one lacks: the clock QEMU runs it on
-(boardlab.measure.clocks). GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
-either: the board's facts give the default, the next power-on uses the setting."""
+A virtual board has two more settings a real one lacks: the clock QEMU runs it on
+(boardlab.measure.clocks): GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
+either; and its load (boardlab.facts.loads): GET /outlet/<n>/load -> "none",
+"steady:P" or "bursts:L@SEED", PUT with one. The board's facts give the defaults, the next
+power-on uses the setting."""
 from __future__ import annotations
 
 import argparse
@@ -26,7 +28,8 @@ from pathlib import Path
 
 from boardlab.facts.board import QEMU_CLOCKS, Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
-from boardlab.vlab import flash
+from boardlab.facts import loads
+from boardlab.vlab import boardload, flash
 
 
 # The UART's socket may hold this much unread (SO_SNDBUFFORCE; memory is charged only
@@ -78,7 +81,8 @@ def uart_args(run_dir: Path, board: Board, uart_fd: int | None = None) -> list[s
 
 
 def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
-                 uart_fd: int | None = None) -> list[str]:
+                 uart_fd: int | None = None, load: loads.Load | None = None,
+                 power_on: int = 0) -> list[str]:
     q = board.qemu
     run_dir = Path(lab.run_dir)
     mac = board.network.mac
@@ -92,7 +96,8 @@ def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
         *uart_args(run_dir, board, uart_fd),
         "-display", "none", "-monitor", "none", "-nodefaults",
         "-name", f"boardlab-{board.name}",
-    ] + clock_args(board, clock)
+    ] + clock_args(board, clock) + boardload.qemu_args(board, run_dir, load or loads.Load(loads.NONE),
+                                                       power_on)
 
 
 def switch_off(board: Board, timeout: float = 10.0):
@@ -110,6 +115,9 @@ class Outlet:
         self.proc = None
         self.clock = board.qemu.clock     # for the next power-on
         self.running_clock = None         # of the QEMU running now
+        self.load = loads.seeded(loads.parse(board.qemu.load, board.name), board.name)   # next power-on
+        self.running_load = None
+        self.power_ons = 0                # a bursts load's seed moves on by one each
         self.lock = threading.Lock()
         self.pidfile = Path(lab.run_dir) / "pids" / f"qemu-{board.name}.pid"
         self.logfile = Path(lab.run_dir) / "logs" / f"qemu-{board.name}.log"
@@ -123,8 +131,10 @@ class Outlet:
                 return
             uart = uart_socket(Path(self.lab.run_dir) / f"{self.board.name}.uart.sock")
             cmd = ["ip", "netns", "exec", self.lab.netns] + qemu_command(
-                self.board, self.lab, self.clock, uart_fd=uart.fileno())
-            self.running_clock = self.clock
+                self.board, self.lab, self.clock, uart_fd=uart.fileno(), load=self.load,
+                power_on=self.power_ons)
+            self.running_clock, self.running_load = self.clock, self.load
+            self.power_ons += 1
             log = open(self.logfile, "ab")
             log.write(f"--- power on {time.strftime('%F %T')}: {' '.join(cmd)}\n".encode())
             log.flush()
@@ -177,9 +187,9 @@ class SwitchHandler(BaseHTTPRequestHandler):
 
     def _outlet(self):
         """-> (outlet, 'value' or 'clock'), or None after replying 404."""
-        m = re.fullmatch(r"/outlet/(\d+)/(value|clock)/?", self.path)
+        m = re.fullmatch(r"/outlet/(\d+)/(value|clock|load)/?", self.path)
         if not m:
-            self._reply(404, "use /outlet/<n>/value or /outlet/<n>/clock\n")
+            self._reply(404, "use /outlet/<n>/value, /outlet/<n>/clock or /outlet/<n>/load\n")
             return None
         n = int(m.group(1))
         if n not in self.outlets:
@@ -190,7 +200,8 @@ class SwitchHandler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - http.server's naming
         if self.path == "/":
             state = {n: {"board": o.board.name, "on": o.is_on(), "clock": o.clock,
-                         "running_clock": o.running_clock if o.is_on() else None}
+                         "running_clock": o.running_clock if o.is_on() else None, "load": str(o.load),
+                         "running_load": str(o.running_load) if o.is_on() else None}
                      for n, o in self.outlets.items()}
             self._reply(200, json.dumps(state) + "\n", "application/json")
             return
@@ -199,6 +210,8 @@ class SwitchHandler(BaseHTTPRequestHandler):
             outlet, what = found
             if what == "clock":   # what the running board uses, else the next power-on
                 self._reply(200, (outlet.is_on() and outlet.running_clock) or outlet.clock)
+            elif what == "load":
+                self._reply(200, str((outlet.is_on() and outlet.running_load) or outlet.load))
             else:
                 self._reply(200, "1" if outlet.is_on() else "0")
 
@@ -214,6 +227,16 @@ class SwitchHandler(BaseHTTPRequestHandler):
                 return
             outlet.clock = body.decode()
             self._reply(200, outlet.clock)
+            return
+        if what == "load":
+            try:
+                load = loads.parse(body.decode(errors="replace"), outlet.board.name)
+                loads.check_board(outlet.board, load)
+            except loads.LoadError as e:
+                self._reply(400, f"{e}\n")
+                return
+            outlet.load, outlet.power_ons = loads.seeded(load, outlet.board.name), 0
+            self._reply(200, str(outlet.load))
             return
         if body not in (b"0", b"1"):
             self._reply(400, "body must be 0 or 1\n")

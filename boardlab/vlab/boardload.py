@@ -1,0 +1,69 @@
+"""A virtual board's load: work running on the board itself that no kernel asked for, as
+on an ageing real board (a throttled SoC, a chatty peripheral), set at its power switch
+for its next power-on and kept there like its clock.
+
+- `steady:P`: a process busy P % of every 100 ms of the board's time (the sick board on
+  demand: about P % slower wherever a figure is a run of work timed whole);
+- `bursts:L`: random bursts of CPU work and memory traffic, L % of the board's time on
+  average, drawn from a seed the power switch hands each power-on (the known-noise
+  stand-in: the noise has a cause on the board, and its seed repeats it);
+- `none`: nothing (the facts' default).
+
+How it reaches the board: QEMU's guest-loader device adds a node to the device tree the
+board's U-Boot hands its kernel (/chosen/module@.../bootargs); the root's start-up
+(target/rootfs/etc/init.d/rcS) finds it and runs /sbin/boardlab-load. A real board has
+no such node, and neither has a virtual one without a load, whose boot stays as its
+baselines know it. Only boards whose QEMU machine has a device tree at start (ARM virt)
+take one: ppce500 builds its own later, and QEMU refuses the node there."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from boardlab.errors import LabFault
+from boardlab.facts.loads import NONE, Load, LoadError, check_board, parse
+
+class LoadSwitchError(LabFault):
+    """The board's power switch did not answer about its load."""
+    part = "power"
+
+
+# where the guest-loader puts its (one byte) blob: 1 MB under the top of the board's RAM
+# (ARM virt's starts at 1 GB), under U-Boot's relocation; U-Boot may overwrite it, and
+# nothing reads it: the node is the message
+RAM_BASE = 0x40000000
+
+
+def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
+    """QEMU's arguments for the load (none for none): a guest-loader whose node carries it."""
+    if load.kind == NONE:
+        return []
+    check_board(board, load)
+    blob = Path(run_dir) / "load.blob"
+    if not blob.exists():
+        blob.write_bytes(b"\0")
+    addr = RAM_BASE + (board.ram_mb << 20) - (1 << 20)
+    return ["-device", f"guest-loader,addr={addr:#x},kernel={blob},bootargs={load.bootargs(power_on)}"]
+
+
+def load_url(board) -> str:
+    url = board.power.url
+    if not url.endswith("/value"):
+        raise LoadError(f"board {board.name}: its power switch ({url}) is no virtual lab's: a real board's load is its own")
+    return url[:-len("value")] + "load"
+
+
+def at_switch(board, load: str | None = None, timeout: float = 5.0) -> str:
+    """The board's load at its power switch (what the running board has, else the next
+    power-on's); with load, set it first (from the next power-on)."""
+    import urllib.error
+    import urllib.request
+    if load is not None:
+        check_board(board, parse(load, board.name))   # said here, before the switch is asked
+    req = urllib.request.Request(load_url(board), data=None if load is None else load.encode(),
+                                 method="GET" if load is None else "PUT")
+    try:
+        return urllib.request.urlopen(req, timeout=timeout).read().decode().strip()
+    except urllib.error.HTTPError as e:
+        raise LoadError(f"board {board.name}: {e.read().decode(errors='replace').strip()}") from None
+    except OSError as e:
+        raise LoadSwitchError(f"board {board.name}: its power switch does not answer ({e}): boardlab vlab up") from None

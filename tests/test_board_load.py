@@ -1,0 +1,119 @@
+"""A virtual board's load (boardlab/facts/loads.py, boardlab/vlab/boardload.py): written
+one way, refused in one line, carried to the board as a device-tree node QEMU adds at the
+power switch, its seed moving on each power-on; none leaves the board's QEMU as it was."""
+import dataclasses
+import json
+import threading
+import urllib.error
+import urllib.request
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from boardlab.facts import loads
+from boardlab.facts.board import load_board
+from boardlab.facts.labhosts import load_lab_host
+from boardlab.vlab import power
+from paths import ROOT
+
+BOARD_SCRIPT = ROOT / "target/rootfs/sbin/boardlab-load"
+
+
+@pytest.mark.parametrize("text,load", [
+    ("none", loads.Load("none")),
+    ("steady:10", loads.Load("steady", 10.0)),
+    ("bursts:0.5", loads.Load("bursts", 0.5)),
+    ("bursts:2@41", loads.Load("bursts", 2.0, 41)),
+])
+def test_a_load_is_read_and_written_back_the_same(text, load):
+    assert loads.parse(text) == load and str(load) == text
+
+
+@pytest.mark.parametrize("text,why", [
+    ("steady", "none, steady:PERCENT or bursts:PERCENT"),
+    ("heavy:10", "none, steady:PERCENT or bursts:PERCENT"),
+    ("steady:0", "more than 0 and at most 90 %"),
+    ("bursts:25", "at most 20 %"),
+    ("steady:10@3", "a steady load has no seed"),
+])
+def test_a_load_written_wrong_is_one_line_naming_the_board(text, why):
+    with pytest.raises(loads.LoadError, match=why) as e:
+        loads.parse(text, "qemu-arm")
+    assert str(e.value).startswith(f"board qemu-arm: load '{text}': ") and "\n" not in str(e.value)
+
+
+def test_a_board_whose_machine_builds_its_device_tree_late_takes_no_load():
+    with pytest.raises(loads.LoadError, match="ppce500 builds its device tree after its devices"):
+        loads.check_board(load_board("qemu-ppc"), loads.parse("steady:10"))
+    loads.check_board(load_board("qemu-ppc"), loads.parse("none"))
+
+
+def test_the_seed_is_the_boards_and_moves_on_each_power_on():
+    a = loads.seeded(loads.parse("bursts:1"), "qemu-arm")
+    assert a == loads.seeded(loads.parse("bursts:1"), "qemu-arm") and a.seed is not None
+    assert loads.seeded(loads.parse("bursts:1@7"), "qemu-arm").seed == 7
+    assert [a.bootargs(n).split()[1] for n in (0, 1)] == [f"boardlab.seed={a.seed}", f"boardlab.seed={a.seed + 1}"]
+    assert loads.parse("steady:10").bootargs(5) == "boardlab.load=steady:10 boardlab.seed=5"
+
+
+def test_the_load_rides_a_guest_loader_node_and_none_adds_nothing(tmp_path):
+    board = load_board("qemu-arm")
+    lab = dataclasses.replace(load_lab_host(board.lab_host), run_dir=str(tmp_path))
+    plain = power.qemu_command(board, lab, uart_fd=3)
+    assert not any("guest-loader" in a for a in plain)
+    assert power.qemu_command(board, lab, uart_fd=3, load=loads.parse("none")) == plain
+    cmd = power.qemu_command(board, lab, uart_fd=3, load=loads.parse("steady:10"), power_on=2)
+    assert cmd[:len(plain)] == plain
+    device = cmd[len(plain) + 1]
+    assert device.startswith("guest-loader,addr=0x47f00000,kernel=") and "," not in device.split("bootargs=")[1]
+    assert device.endswith("bootargs=boardlab.load=steady:10 boardlab.seed=2")   # 128 MB: 1 MB under its top
+    assert (tmp_path / "load.blob").read_bytes() == b"\0"
+
+
+def test_a_facts_file_with_a_load_its_board_cannot_take_is_refused(tmp_path):
+    from boardlab.facts.checks import check_board
+    from boardlab.facts.typedyaml import FactsError
+    board = load_board("qemu-ppc")
+    bad = dataclasses.replace(board, qemu=dataclasses.replace(board.qemu, load="steady:10"))
+    with pytest.raises(FactsError, match=r"qemu-ppc.yaml: field 'qemu.load': board qemu-ppc: QEMU machine ppce500"):
+        check_board(bad, board.path)
+
+
+def test_the_switch_keeps_a_load_for_the_next_power_on_and_refuses_a_bad_one():
+    board = load_board("qemu-arm")
+    outlet = power.Outlet(board, load_lab_host(board.lab_host))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), power.make_handler({1: outlet}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/outlet/1/load"
+
+    def ask(body=None):
+        req = urllib.request.Request(url, data=body, method="PUT" if body else "GET")
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status, r.read().decode().strip()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode().strip()
+    try:
+        assert ask() == (200, "none")
+        status, said = ask(b"bursts:1")
+        assert status == 200 and said.startswith("bursts:1@") and ask() == (200, said)
+        assert ask(b"steady:10") == (200, "steady:10") and outlet.power_ons == 0
+        assert ask(b"steady:95") == (400, "board qemu-arm: load 'steady:95': steady takes more than 0 "
+                                          "and at most 90 % of the board's time")
+        assert ask() == (200, "steady:10")   # the refused one changed nothing
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/", timeout=5) as r:
+            assert json.loads(r.read())["1"]["load"] == "steady:10"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_boards_start_up_reads_the_node_and_a_real_board_has_none():
+    """rcS starts the load only where the node is (no fork otherwise: a real board's boot,
+    and a virtual one's without a load, stay as their baselines know them)."""
+    rcs = (ROOT / "target/rootfs/etc/init.d/rcS").read_text()
+    assert "for f in /sys/firmware/devicetree/base/chosen/module@*/bootargs; do" in rcs
+    assert 'if [ -r "$f" ]; then /sbin/boardlab-load "$f" > /dev/null 2>&1 & fi' in rcs
+    assert BOARD_SCRIPT.stat().st_mode & 0o111
+    script = BOARD_SCRIPT.read_text()
+    assert "boardlab.load=*" in script and "RANDOM=${seed:-1}" in script
