@@ -16,7 +16,7 @@ from boardlab.facts.labhosts import load_lab_host
 from boardlab.vlab import power
 from paths import ROOT
 
-BOARD_SCRIPT = ROOT / "target/rootfs/sbin/boardlab-load"
+RCS = ROOT / "target/rootfs/etc/init.d/rcS"
 
 
 @pytest.mark.parametrize("text,load", [
@@ -52,8 +52,18 @@ def test_the_seed_is_the_boards_and_moves_on_each_power_on():
     a = loads.seeded(loads.parse("bursts:1"), "qemu-arm")
     assert a == loads.seeded(loads.parse("bursts:1"), "qemu-arm") and a.seed is not None
     assert loads.seeded(loads.parse("bursts:1@7"), "qemu-arm").seed == 7
-    assert [a.bootargs(n).split()[1] for n in (0, 1)] == [f"boardlab.seed={a.seed}", f"boardlab.seed={a.seed + 1}"]
-    assert loads.parse("steady:10").bootargs(5) == "boardlab.load=steady:10 boardlab.seed=5"
+    assert [a.seed_of(n) for n in (0, 1)] == [a.seed, a.seed + 1]
+    assert f"RANDOM={a.seed + 1}\n" in a.program(1)
+    steady = loads.parse("steady:10").program(5)
+    assert steady.startswith("# boardlab.load=steady:10 power-on 5\n")
+    assert "while :; do x=100; spin $((c * x / 10)); usleep $((100000 - x * 100)); done" in steady
+
+
+@pytest.mark.parametrize("setting", ["steady:10", "bursts:0.5@9", "bursts:2"])
+def test_the_load_program_is_a_shell_program(setting):
+    import subprocess
+    program = loads.seeded(loads.parse(setting), "qemu-arm").program(0)
+    assert subprocess.run(["sh", "-n", "-c", program]).returncode == 0
 
 
 def test_the_load_rides_a_guest_loader_node_and_none_adds_nothing(tmp_path):
@@ -65,8 +75,10 @@ def test_the_load_rides_a_guest_loader_node_and_none_adds_nothing(tmp_path):
     cmd = power.qemu_command(board, lab, uart_fd=3, load=loads.parse("steady:10"), power_on=2)
     assert cmd[:len(plain)] == plain
     device = cmd[len(plain) + 1]
-    assert device.startswith("guest-loader,addr=0x47f00000,kernel=") and "," not in device.split("bootargs=")[1]
-    assert device.endswith("bootargs=boardlab.load=steady:10 boardlab.seed=2")   # 128 MB: 1 MB under its top
+    assert device.startswith("guest-loader,addr=0x47f00000,kernel=")   # 128 MB: 1 MB under its top
+    program = device.split(",bootargs=", 1)[1]
+    assert program.replace(",,", ",") == loads.parse("steady:10").program(2)
+    assert "," not in program.replace(",,", "")   # QEMU's option syntax: every comma doubled
     assert (tmp_path / "load.blob").read_bytes() == b"\0"
 
 
@@ -108,12 +120,17 @@ def test_the_switch_keeps_a_load_for_the_next_power_on_and_refuses_a_bad_one():
         server.server_close()
 
 
-def test_the_boards_start_up_reads_the_node_and_a_real_board_has_none():
-    """rcS starts the load only where the node is (no fork otherwise: a real board's boot,
-    and a virtual one's without a load, stay as their baselines know them)."""
-    rcs = (ROOT / "target/rootfs/etc/init.d/rcS").read_text()
-    assert "for f in /sys/firmware/devicetree/base/chosen/module@*/bootargs; do" in rcs
-    assert 'if [ -r "$f" ]; then /sbin/boardlab-load "$f" > /dev/null 2>&1 & fi' in rcs
-    assert BOARD_SCRIPT.stat().st_mode & 0o111
-    script = BOARD_SCRIPT.read_text()
-    assert "boardlab.load=*" in script and "RANDOM=${seed:-1}" in script
+def test_the_boards_start_up_runs_the_node_and_a_real_board_has_none(tmp_path):
+    """rcS runs the node's program only where the node is (no fork otherwise): its root is
+    the same for every board (a file of the load's own in the root cost qemu-ppc's buffers
+    8 kB, beyond their floor)."""
+    import subprocess
+    rcs = RCS.read_text()
+    hook = rcs[rcs.index("for f in /sys/firmware/devicetree/base/chosen/module@*/bootargs; do"):rcs.index("stamp done")]
+    assert """if [ -r "$f" ]; then sh -c "$(tr '\\0' ' ' < "$f")" > /dev/null 2>&1 & fi""" in hook
+    node = tmp_path / "chosen" / "module@0x47f00000"
+    node.mkdir(parents=True)
+    (node / "bootargs").write_bytes(b"echo ran > " + str(tmp_path / "out").encode() + b"\0")
+    script = hook.replace("/sys/firmware/devicetree/base", str(tmp_path)) + "wait\n"
+    subprocess.run(["sh", "-c", script], check=True, timeout=10)
+    assert (tmp_path / "out").read_text() == "ran\n"

@@ -34,10 +34,33 @@ class Load:
         size = f"{self.size:g}"
         return f"{self.kind}:{size}" + (f"@{self.seed}" if self.seed is not None else "")
 
-    def bootargs(self, power_on: int) -> str:
-        """What the board's start-up reads: the load, and this power-on's seed."""
-        seed = ((self.seed or 0) + power_on) & 0x7fff   # busybox ash's RANDOM takes 15 bits
-        return f"boardlab.load={self.kind}:{self.size:g} boardlab.seed={seed}"
+    def seed_of(self, power_on: int) -> int:
+        """This power-on's seed: the first one's, one more each power-on (busybox ash's
+        RANDOM takes 15 bits)."""
+        return ((self.seed or 0) + power_on) & 0x7fff
+
+    def program(self, power_on: int) -> str:
+        """The board's load as the shell program its start-up runs (busybox ash): time is
+        the board's own, from /proc/uptime; a millisecond's worth of each kind of work
+        counted first (300 ms of it), then, in every 100 ms, the burst and a sleep."""
+        tenths = round(self.size * 10)   # of a percent: of a ms in every 100 ms
+        if self.kind == "steady":
+            step = f"x={tenths}; spin $((c * x / 10))"
+        else:   # 0..2L ms, L on average: CPU work or memory traffic, one or the other
+            step = (f"x=$((RANDOM % {2 * tenths + 1})); if [ $((RANDOM % 2)) = 0 ]; then spin $((c * x / 10)); "
+                    "else zero $((b * x / 10 + 1)); fi")
+        seed = self.seed_of(power_on)
+        return "\n".join((
+            f"# boardlab.load={self} power-on {power_on}",
+            f"RANDOM={seed}",
+            "ms() { read -r u _ < /proc/uptime; u=${u%.*}${u#*.}; echo $((${u#0} * 10)); }",
+            "spin() { i=0; while [ $i -lt $1 ]; do i=$((i + 1)); done; }",
+            "zero() { dd if=/dev/zero of=/dev/null bs=64k count=$1 2>/dev/null; }",
+            "per_ms() { t=$(ms) n=0; while [ $(($(ms) - t)) -lt 300 ]; do \"$@\"; n=$((n + 16)); done; "
+            "echo $((n / ($(ms) - t) + 1)); }",
+            "c=$(per_ms spin 16) b=$(per_ms zero 16)",
+            f'echo "boardlab: load {self.kind}:{self.size:g} seed {seed}: $c loops, $b blocks of 64 kB a ms" > /dev/kmsg',
+            f"while :; do {step}; usleep $((100000 - x * 100)); done", ""))
 
 
 def parse(text: str, board_name: str = "") -> Load:

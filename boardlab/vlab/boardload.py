@@ -9,11 +9,13 @@ for its next power-on and kept there like its clock.
   stand-in: the noise has a cause on the board, and its seed repeats it);
 - `none`: nothing (the facts' default).
 
-How it reaches the board: QEMU's guest-loader device adds a node to the device tree the
-board's U-Boot hands its kernel (/chosen/module@.../bootargs); the root's start-up
-(target/rootfs/etc/init.d/rcS) finds it and runs /sbin/boardlab-load. A real board has
-no such node, and neither has a virtual one without a load, whose boot stays as its
-baselines know it. Only boards whose QEMU machine has a device tree at start (ARM virt)
+How it reaches the board: as part of the board, not of its root. QEMU's guest-loader
+device adds a node to the device tree the board's U-Boot hands its kernel
+(/chosen/module@.../bootargs), holding the load as a short shell program
+(facts.loads.Load.program); the root's start-up (target/rootfs/etc/init.d/rcS) runs what
+it finds there in the background. A real board has no such node, and neither has a
+virtual one without a load: its root is the same either way (a file of the load's own in
+the root cost qemu-ppc's buffers 8 kB, beyond their floor; functions in rcS 9 ms of boot). Only boards whose QEMU machine has a device tree at start (ARM virt)
 take one: ppce500 builds its own later, and QEMU refuses the node there."""
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
     if not blob.exists():
         blob.write_bytes(b"\0")
     addr = RAM_BASE + (board.ram_mb << 20) - (1 << 20)
-    return ["-device", f"guest-loader,addr={addr:#x},kernel={blob},bootargs={load.bootargs(power_on)}"]
+    program = load.program(power_on).replace(",", ",,")   # QEMU's option syntax: ",," is a comma
+    return ["-device", f"guest-loader,addr={addr:#x},kernel={blob},bootargs={program}"]
 
 
 def load_url(board) -> str:

@@ -1,0 +1,46 @@
+"""A board's load on the virtual board (boardlab vlab load): set at the power switch, met
+by the strategy's boot as a real board's ageing is met, slower by its stated size where a
+figure times a run of work whole, and gone at the next power-on after `none`."""
+import pytest
+
+from boardlab.facts.board import load_board
+from boardlab.vlab.boardload import at_switch
+
+pytestmark = pytest.mark.vlab
+
+BOARD = load_board("qemu-arm")
+# a run of work timed whole on the board's own clock (guest-deterministic): 20000 rounds
+# of a shell loop, its start and end read from /proc/uptime (10 ms steps)
+TIMED = ("read -r a _ < /proc/uptime; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+         "read -r b _ < /proc/uptime; echo ${a%.*}${a#*.} ${b%.*}${b#*.}")
+
+
+def _timed_cs(sh) -> int:
+    a, b = map(int, sh.run_check(TIMED, timeout=120)[0].split())
+    return b - a
+
+
+def _boot(qemu):
+    qemu.transition("off")
+    qemu.transition("shell")
+    return qemu.target.get_driver("ShellDriver")
+
+
+def test_a_steady_load_slows_the_board_by_its_size_and_none_ends_it(vlab, qemu):
+    try:
+        sh = _boot(qemu)
+        well = _timed_cs(sh)
+        assert sh.run("ls /sys/firmware/devicetree/base/chosen/ | grep -c module")[0] == ["0"]
+        assert at_switch(BOARD, "steady:10") == "steady:10"
+        sh = _boot(qemu)
+        assert any("boardlab: load steady:10" in ln for ln in sh.run_check("dmesg")), "the load did not start"
+        assert sh.run("ps | grep -c '[b]oardlab-load'")[0] != ["0"]
+        sick = _timed_cs(sh)
+        # 10 ms of every 100 the load's: the loop takes 100/90 as long, and CFS shares the
+        # CPU while both run (so a little less): between 5 and 20 % slower
+        assert 1.05 * well <= sick <= 1.20 * well, (well, sick)
+    finally:
+        at_switch(BOARD, "none")
+    sh = _boot(qemu)
+    assert sh.run("ps | grep -c '[b]oardlab-load'")[0] == ["0"]
+    assert abs(_timed_cs(sh) - well) <= max(2, well // 50), "the board is well again"
