@@ -57,13 +57,13 @@ class Family:
     clock: str                    # its timed figures' clock: host, guest (the board's) or none (sizes)
     order: int                    # where its suite runs in a session (pytestplugin.SUITE_ORDER)
     what: str = ""
-    on_boot: bool = True          # measured on a boot (sample.measure_<name>); the build is not
+    on_boot: bool = True          # measured on a boot (sample.MEASURED_HERE, else its run); the build is not
     packages: tuple = ()          # what the board's image must have for it
     script: str | None = None     # the board-side script under jobs/testdefs/ that LAVA runs
     board_files: tuple = ()       # what the pytest side writes to the board from jobs/testdefs/
     #                               (boardlab.measure.target_load): the same runs as LAVA's
     run: str = ""                 # with those sourced, the board's command of one sample (pytest),
-    #                               where no sample.measure_<name> measures it
+    #                               where sample.MEASURED_HERE does not measure it
     figures: tuple = ()           # (name, pattern): each figure of run's output, the pattern's
     #                               group, its last match (parsers.parse_figures)
     reads: Callable | None = None  # (lines, tools) -> its figures, of its board-side script's raw

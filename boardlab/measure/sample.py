@@ -146,11 +146,24 @@ def jitter(shell, seconds: int, tools: str | None = None) -> tuple[dict, dict]:
     return jitter_figures(t), t["histogram"]
 
 
-# a family's measurement on a boot: measure_<family>(shell, rec, metric, jitter_s, small)
+# a family's measurement on a boot: (shell, rec, metric, jitter_s, small, tools) -> figures,
+# for the families measured here rather than by their record's run (by_script)
+MEASURED_HERE: dict = {}
+
+
+def measures(family_name: str):
+    def put(fn):
+        MEASURED_HERE[family_name] = fn
+        return fn
+    return put
+
+
+@measures("boot_time")
 def measure_boot_time(shell, rec, **_) -> dict:
     return boot(rec)
 
 
+@measures("memory")
 def measure_memory(shell, rec, **_) -> dict:
     """The memory suite's figures of one boot, in its order: free and the Memory: line
     right after boot, then mem_eat (which leaves the board without caches: the workloads
@@ -158,10 +171,12 @@ def measure_memory(shell, rec, **_) -> dict:
     return {**memory(shell, rec), **mem_eat(shell)}
 
 
+@measures("lmbench")
 def measure_lmbench(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
     return lmbench(shell, small, groups=[lmbench_group_of(metric)] if metric else None, tools=tools)
 
 
+@measures("jitter")
 def measure_jitter(shell, rec, jitter_s=workloads.JITTER_RUN_S, tools=None, **_) -> dict:
     return jitter(shell, jitter_s, tools)[0]
 
@@ -186,13 +201,14 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = wor
            small: bool = False, tools: str | None = None) -> dict:
     """One family's figures on the running boot (rec: its BootRecord); metric: the one
     figure wanted, when a cheaper run gives it (its lmbench group). A family without a
-    measure_<name> here is measured by its record's run (by_script)."""
+    measurement in MEASURED_HERE is measured by its record's run (by_script)."""
     fam = families.get(name)
-    if not fam.on_boot or not (f"measure_{name}" in globals() or fam.run):
+    here = MEASURED_HERE.get(name)
+    if not fam.on_boot or not (here or fam.run):
         raise ValueError(f"no measurement of family {name!r} on a boot (known: {', '.join(FAMILIES)})")
-    if fam.run and f"measure_{name}" not in globals():
+    if here is None:
         return by_script(name, shell, tools=tools)
-    return globals()[f"measure_{name}"](shell, rec, metric=metric, jitter_s=jitter_s, small=small, tools=tools)
+    return here(shell, rec, metric=metric, jitter_s=jitter_s, small=small, tools=tools)
 
 
 def one_sample(strategy, shell_driver, wanted=FAMILIES, jitter_s: int = workloads.JITTER_RUN_S,
