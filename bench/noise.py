@@ -11,6 +11,9 @@ memory (free, mem_eat), lmbench (the quick suite's latencies and bandwidths), ji
 CV of each condition and the ratio realtime / deterministic.
 
     .venv/bin/python bench/noise.py [--board qemu-arm] [--boots 5] [--no-hog] [--jitter-s 5]
+    .venv/bin/python bench/noise.py --loads none,bursts:0.5,bursts:1,bursts:2 [--boots 5]
+        # the known-noise stand-in: the deterministic clock with a board load per condition
+        # (boardlab vlab load; a seed per power-on), no hog: the spread each level gives
 
 A family whose programs the board's image lacks (qemu-ppc: lmbench, rt-tests; see
 /etc/boardlab-userland) is left out, and the bench says so.
@@ -29,9 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from boardlab.boot.session import board_session
+from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.measure import parsers, sample
 from boardlab.vlab.host import VirtualLabHost
+from boardlab.vlab.boardload import at_switch
 from boardlab.vlab.lab import kept_up
 
 def _keyed(figures: dict) -> dict:
@@ -82,13 +87,19 @@ def main():
     ap.add_argument("--no-hog", action="store_true", help="skip the conditions with a CPU hog")
     ap.add_argument("--jitter-s", type=int, default=5, help="cyclictest seconds per boot")
     ap.add_argument("--board", default=default_board(), help="the virtual board (lab/<board>.yaml; default: the lab's default board)")
+    ap.add_argument("--loads", default=None, help="comma-separated board loads (none, bursts:L, steady:P): "
+                    "one condition each, on the deterministic clock without a hog")
     args = ap.parse_args()
 
-    conditions = [(c, h) for h in ((False,) if args.no_hog else (False, True))
-                  for c in ("deterministic", "realtime")]
+    if args.loads:
+        conditions = [("deterministic", False, load) for load in args.loads.split(",")]
+    else:
+        conditions = [(c, h, "none") for h in ((False,) if args.no_hog else (False, True))
+                      for c in ("deterministic", "realtime")]
     samples = {cond: {} for cond in conditions}
     host_s = {cond: [] for cond in conditions}
     lab = VirtualLabHost("vlab")
+    board = load_board(args.board)
     with kept_up("vlab"), board_session(
                 ROOT / f"lab/{args.board}.yaml",
                 ROOT / f"results/bench-noise-{args.board}") as (strategy, shell):
@@ -99,26 +110,30 @@ def main():
             print(f"{args.board}: no {fam} figures: {why}", flush=True)
         try:
             for i in range(args.boots):
-                for clock, with_hog in conditions:
+                for cond in conditions:
+                    clock, with_hog, load = cond
                     lab.clock(clock)
+                    at_switch(board, load)
                     t0 = time.monotonic()
                     figures = _boot_with(with_hog, lambda: one_boot(strategy, shell, args.jitter_s,
                                                                      families))
-                    host_s[(clock, with_hog)].append(time.monotonic() - t0)
+                    host_s[cond].append(time.monotonic() - t0)
                     for key, v in figures.items():
-                        samples[(clock, with_hog)].setdefault(key, []).append(float(v))
-                    print(f"boot {i + 1}/{args.boots} {clock}{' +hog' if with_hog else ''}: "
+                        samples[cond].setdefault(key, []).append(float(v))
+                    print(f"boot {i + 1}/{args.boots} {_label(cond)}: "
                           f"{time.monotonic() - t0:.0f} s, login {figures.get(('boot', 'login'), 0):.2f} s, "
                           f"guest login {figures.get(('boot', 'guest_login'), 0):.4f} s, "
                           f"mem_eat {figures[('memory', 'mem_eat_kb')]:.0f} kB", flush=True)
         finally:
             lab.clock("deterministic")
+            at_switch(board, "none")
 
     print_tables(conditions, samples, host_s, args.boots)
 
 
 def _label(c) -> str:
-    return ("det" if c[0] == "deterministic" else "real") + ("+hog" if c[1] else "")
+    return ("det" if c[0] == "deterministic" else "real") + ("+hog" if c[1] else "") + \
+        (f"+{c[2]}" if c[2] != "none" else "")
 
 
 def print_tables(conditions, samples, host_s, boots):
@@ -134,6 +149,24 @@ def print_tables(conditions, samples, host_s, boots):
             v = samples[c].get((fam, name), [])
             cells.append(f"{statistics.mean(v):.5g}, {cv_pct(v):.3f} %" if v else "-")
         print(f"| {fam} | {name} | " + " | ".join(cells) + " |")
+    if any(c[2] != "none" for c in conditions):   # the loads: each condition's median CV per family
+        print("\nper family: median CV of its metrics per condition (boot: the guest-time milestones)\n")
+        for fam in sorted({f for s in samples.values() for f, _ in s}, key=("boot", "memory",
+                                                                           "lmbench", "jitter").index):
+            cells = []
+            for c in conditions:
+                cvs = [cv_pct(v) for (f, n), v in samples[c].items()
+                       if f == fam and not (fam == "boot" and not n.startswith("guest_"))]
+                cells.append(f"{_label(c)} {statistics.median(cvs) if cvs else float('nan'):.3f} %")
+            print(f"  {fam:8s} " + "; ".join(cells))
+    else:
+        _clock_ratios(conditions, samples)
+    print("  (boot on det: the guest-time milestones; host-arrival times are another clock)")
+    print("\nhost seconds per boot (all families): " + ", ".join(
+        f"{_label(c)} {statistics.median(v):.0f} s" for c, v in host_s.items()))
+
+
+def _clock_ratios(conditions, samples):
     print("\nper family: median CV of its metrics; ratio realtime / deterministic\n")
     for fam in sorted({f for s in samples.values() for f, _ in s}, key=("boot", "memory",
                                                                        "lmbench", "jitter").index):
@@ -141,7 +174,7 @@ def print_tables(conditions, samples, host_s, boots):
         for hog_on in sorted({c[1] for c in conditions}):
             med = {}
             for clock in ("deterministic", "realtime"):
-                cvs = [cv_pct(v) for (f, n), v in samples[(clock, hog_on)].items()
+                cvs = [cv_pct(v) for (f, n), v in samples[(clock, hog_on, "none")].items()
                        if f == fam and not (fam == "boot" and clock == "deterministic"
                                             and not n.startswith("guest_"))]
                 med[clock] = statistics.median(cvs) if cvs else float("nan")
@@ -149,9 +182,6 @@ def print_tables(conditions, samples, host_s, boots):
             row.append(f"{'hog' if hog_on else 'quiet'}: det {med['deterministic']:.3f} %, "
                        f"real {med['realtime']:.3f} %, ratio {ratio:.3g}")
         print(f"  {fam:8s} " + "; ".join(row))
-    print("  (boot on det: the guest-time milestones; host-arrival times are another clock)")
-    print("\nhost seconds per boot (all families): " + ", ".join(
-        f"{_label(c)} {statistics.median(v):.0f} s" for c, v in host_s.items()))
 
 
 if __name__ == "__main__":

@@ -113,7 +113,8 @@ def table(kept: list[dict], load: str) -> list[str]:
             vals = [c["figures"][key] for c in checks if c["figures"].get(key) is not None]
             clock = checks[0]["clocks"].get(key)
             lines.append(f"  {setting:12} {key:30} median {statistics.median(vals):12g}  "
-                         f"range {min(vals):g}..{max(vals):g}  n={len(vals)}  ({clock} clock)")
+                         f"range {min(vals):g}..{max(vals):g}  n={len(vals)}  "
+                         + (f"({clock} clock)" if clock else "(a size: no clock)"))
     return lines
 
 

@@ -160,13 +160,19 @@ def test_noise_tables(capsys):
     assert noise.cv_pct([1.0, 1.0]) == 0.0 and noise.cv_pct([9.0, 11.0]) == pytest.approx(14.142, abs=1e-3)
     assert noise._keyed({"boot_time.login": 1.0, "memory.mem_eat_kb": 2}) == {
         ("boot", "login"): 1.0, ("memory", "mem_eat_kb"): 2}
-    conditions = [("deterministic", False), ("realtime", False)]
+    conditions = [("deterministic", False, "none"), ("realtime", False, "none")]
     samples = {c: {("boot", "guest_login"): [2.0, 2.0 + k], ("memory", "mem_eat_kb"): [90.0, 90.0]}
                for k, c in enumerate((c for c in conditions), 1)}
     noise.print_tables(conditions, samples, {c: [30.0, 32.0] for c in conditions}, 2)
     out = capsys.readouterr().out
     assert "| boot | guest_login |" in out and "| memory | mem_eat_kb | 90, 0.000 %" in out
     assert "host seconds per boot (all families): det 31 s, real 31 s" in out
+    loads = [("deterministic", False, "none"), ("deterministic", False, "bursts:1")]
+    samples = {c: {("boot", "guest_login"): [2.0, 2.0 + k], ("memory", "mem_eat_kb"): [90.0, 90.0]}
+               for k, c in enumerate(loads)}
+    noise.print_tables(loads, samples, {c: [30.0] for c in loads}, 2)
+    out = capsys.readouterr().out
+    assert "boot     det 0.000 %; det+bursts:1 28.284 %" in out and "det+bursts:1 30 s" in out
 
 
 def _boots(rng, n, free, eat):
