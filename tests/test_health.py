@@ -308,14 +308,24 @@ def lab_check(monkeypatch, tmp_path, name, total_kb=None, login_s=None, guest_lo
     def board_session(env, log_dir, **_):
         yield strategy, lambda: shell
     monkeypatch.setattr(session, "board_session", board_session)
+    from boardlab.measure import sample
+
+    def family(name, sh, rec, metric=None, tools=None, **_):   # its run once the board is up
+        strategy.families_run = getattr(strategy, "families_run", []) + [(name, metric, tools)]
+        return {k: 1.0 for k in check.performance}
+    monkeypatch.setattr(sample, "family", family)
     return strategy, lambda: judge_health.check_board(tmp_path / f"{name}.yaml", tmp_path / "logs", echo=lambda *_: None)
 
 
 def test_lab_check_judges_the_same_figures_and_boots_the_nfs_root_too(monkeypatch, tmp_path):
     from boardlab.judge.health import CheckFailed
     strategy, run = lab_check(monkeypatch, tmp_path, "qemu-arm")
-    run()
+    check = run()
     assert strategy.booted == [("armmp", "ramdisk"), ("armmp", "nfs")]
+    # and for the board's own history, lmbench's health figures: one run of their group
+    assert check.performance == ("lmbench.lat_syscall_null_us", "lmbench.lat_pipe_us")
+    assert strategy.families_run == [("lmbench", "lmbench.lat_syscall_null_us", "debian")]
+    assert {k: check.measured[k] for k in check.performance} == {k: 1.0 for k in check.performance}
     _, run = lab_check(monkeypatch, tmp_path, "qemu-arm", total_kb=112196 + 8)
     with pytest.raises(CheckFailed, match="memory.free_total_kb = 112204"):
         run()

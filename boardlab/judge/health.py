@@ -14,6 +14,10 @@ root: the real boards' are the study's, on their NFS root):
   the load command to the login prompt (boot_time.login) no later than the band's upper
   edge: its slowest stored figure and HOST_BOOT_MARGIN (host-arrival times vary by ~8 %
   from boot to boot; a check can only bound it from above: LAVA's timeout).
+- for the board's own history, in no band (`lab check`; LAVA's job not yet): the families'
+  `health` figures (lmbench's null system call and pipe latency), run once the board is up:
+  a board that got slower once it runs (a load its boot ends before) shows there, and the
+  board-health rule (judge.boardhealth) judges them against the board's own level.
 A board that cannot be powered, reach U-Boot, load its kernel over TFTP or boot it fails
 the check before a figure is read. One attempt: a board that boots one time in three is
 not healthy."""
@@ -29,7 +33,7 @@ from boardlab.facts.board import Board
 from boardlab.measure import baselines as bl
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide, deterministic_board
-from boardlab.measure import catalogue
+from boardlab.measure import catalogue, families
 
 METRIC = "memory.free_total_kb"
 GUEST_BOOT = "boot_time.guest_login"   # the board's own clock, from the kernel's start
@@ -95,6 +99,9 @@ class HealthCheck:
     figures: tuple                  # HealthFigure, ...: none when there is no baseline yet
     nfs_boot: bool                  # a second boot, to the board's NFS root
     measured: dict = field(default_factory=dict, compare=False)   # the figures a passed check read
+    performance: tuple = ()         # keys measured for the board's own history, in no band
+    #                                 (the families' `health` figures its baselines hold); the
+    #                                 labgrid path's (`lab check`): LAVA's job does not run them yet
 
     def figure(self, key: str) -> HealthFigure | None:
         return next((f for f in self.figures if f.key == key), None)
@@ -129,7 +136,10 @@ def health_check(board: Board, root_dir: Path = bl.KERNELS_DIR) -> HealthCheck:
     kernel, root = board.images.default_kernel, board.root.default
     base = bl.load(kernel, board.name, root_dir)
     figures = [f for f in (boot_figure(board, base), _exact(METRIC, base[METRIC]) if METRIC in base else None) if f]
-    return HealthCheck(board.name, kernel, root, tuple(figures), root != "nfs" and "nfs" in board.root.bootargs)
+    performance = tuple(f"{fam.name}.{name}" for fam in families.FAMILIES for name in fam.health
+                        if f"{fam.name}.{name}" in base)   # what its image measured for its baselines
+    return HealthCheck(board.name, kernel, root, tuple(figures), root != "nfs" and "nfs" in board.root.bootargs,
+                       performance=performance)
 
 
 def boot_timeout_s(check: HealthCheck, board: Board) -> int:
@@ -151,7 +161,13 @@ def _figures_of_boot(check: HealthCheck, strategy, shell) -> dict:
     values = {GUEST_BOOT: rec.guest_milestones.get("login"), HOST_BOOT: rec.milestones.get("login")}
     if check.figure(METRIC):
         values[METRIC] = sample.free(shell())[METRIC]
-    return {f.key: values.get(f.key) for f in check.figures}
+    out = {f.key: values.get(f.key) for f in check.figures}
+    for name in dict.fromkeys(k.split(".")[0] for k in check.performance):   # one run a family
+        keys = [k for k in check.performance if k.startswith(f"{name}.")]
+        got = sample.family(name, shell(), rec, metric=keys[0],
+                            tools=families.tool_set(name, strategy.board.isa))
+        out.update({k: got.get(k) for k in keys})
+    return out
 
 
 def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
@@ -164,7 +180,8 @@ def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
     try:
         with board_session(env_path, log_dir, command="lab-check") as (strategy, shell):
             check = health_check(strategy.board)
-            echo(f"{check.board}: health check: {check.describe()}")
+            echo(f"{check.board}: health check: {check.describe()}"
+                 + (f"; for its own history: {', '.join(check.performance)}" if check.performance else ""))
             strategy.select(kernel=check.kernel, root=check.root)
             strategy.transition("shell")
             values = _figures_of_boot(check, strategy, shell)

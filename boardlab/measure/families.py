@@ -84,6 +84,9 @@ class Family:
     settings: Callable[[dict], dict] = lambda params: {}   # how its figures were measured, from its
     #                               parameters, where that changes a figure (jitter's run length)
     root: str | None = None       # the one root it is measured on (memory: the ramdisk, as the study)
+    health: tuple = ()            # its figures a board's health check measures besides the boot's, for
+    #                               the board's own history (judge.health, judge.boardhealth): a board
+    #                               that got slower once it runs, which its boot alone does not show
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -128,7 +131,7 @@ FAMILIES: tuple[Family, ...] = (
            script="lmbench/lmbench.sh", board_files=("lmbench/runs.sh",), testdef="lmbench/lmbench.yaml",
            params=_lmbench_params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
            shown="lmbench.lat_syscall_null_us", tools=STUDY_TOOLS, reads=readings.read_lmbench,
-           group_of=readings.lmbench_group_of),
+           group_of=readings.lmbench_group_of, health=("lat_syscall_null_us", "lat_pipe_us")),
     Family("jitter", GUEST, 50, "cyclictest under load", packages=("rt-tests",),
            script="jitter/jitter.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
            testdef="jitter/jitter.yaml", params=_jitter_params,
