@@ -114,7 +114,7 @@ def table(kept: list[dict], load: str) -> list[str]:
             clock = checks[0]["clocks"].get(key)
             lines.append(f"  {setting:12} {key:30} median {statistics.median(vals):12g}  "
                          f"range {min(vals):g}..{max(vals):g}  n={len(vals)}  "
-                         + (f"({clock} clock)" if clock else "(a size: no clock)"))
+                         + (f"({clock} clock)" if clock and clock != "none" else "(a size: no clock)"))
     return lines
 
 

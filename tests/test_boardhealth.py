@@ -61,6 +61,21 @@ def test_an_accepted_level_starts_the_reference_again():
     assert bh.judge(history, BOARD).state == bh.STEADY
 
 
+def test_a_drift_stays_however_many_sick_checks_follow_until_a_level_is_accepted(tmp_path):
+    """Kept checks found drifting are no part of the level: the sick board does not become
+    its own new normal (a live run did: steady again from the third sick check)."""
+    for c in steady(10):
+        bh.record(BOARD, "armmp", c["figures"], directory=tmp_path, at=c["at"])
+    states = [bh.record(BOARD, "armmp", check(10 + i, 1.10)["figures"], directory=tmp_path, at=f"t{i}").state
+              for i in range(25)]
+    assert set(states) == {bh.DRIFTING}
+    assert [e.get("drifting") for e in bh.load("qemu-arm", tmp_path)[-3:]] == [True] * 3
+    bh.accept("qemu-arm", "fan replaced", tmp_path)
+    for i in range(bh.REFERENCE_MIN + bh.RECENT):
+        h = bh.record(BOARD, "armmp", check(50 + i, 1.10)["figures"], directory=tmp_path, at=f"u{i}")
+    assert h.state == bh.STEADY
+
+
 # ---- the board's history, its quarantine, its accepted level (boardlab.lab.healthlog) ----
 
 def test_checks_are_kept_per_board_and_a_drift_quarantines_it_until_accepted(tmp_path, monkeypatch):

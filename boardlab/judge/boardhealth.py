@@ -8,7 +8,8 @@ the bands LAVA's check asserts.
 The history is a list of entries, oldest first: a check ({"at", "kernel", "figures":
 {key: value}, "clocks": {key: clock}}) or an accepted level ({"at", "accepted": reason}:
 a repaired or re-baselined board starts a new level; only checks since it are its
-reference). One rule (`judge`): the latest check (an exact figure decides in one), else
+reference; a check found drifting when kept says so, "drifting": true, and is no part of
+the reference, so a drift stays until a new level is accepted). One rule (`judge`): the latest check (an exact figure decides in one), else
 the latest RECENT together, against the REFERENCE_MAX checks of the level before those,
 once there are REFERENCE_MIN of them; a figure the
 judge finds changed, either way, is a drift (a board that got faster changed too: its
@@ -72,7 +73,9 @@ def judge(history: list[dict], board=None) -> Health:
     checks = level(history)
     if len(checks) < REFERENCE_MIN + RECENT:
         return Health(LEARNING, checks=len(checks))
-    reference = checks[:-RECENT][-REFERENCE_MAX:]
+    # a check found drifting when kept is no part of the level: the drift stays until a
+    # new level is accepted, however many sick checks follow it
+    reference = [c for c in checks[:-RECENT] if not c.get("drifting")][-REFERENCE_MAX:]
     drifts, unknown = [], []
     for key in sorted(checks[-1]["figures"]):
         a = [c["figures"][key] for c in reference if c["figures"].get(key) is not None]
@@ -127,8 +130,11 @@ def record(board: Board, kernel: str, figures: dict, directory: Path | None = No
              "clocks": {k: clocks.metric_clock(k.split(".")[0], k.split(".", 1)[1], catalogue.spec(k).unit,
                                                board, qemu_clock) for k in values},
              "host": clocks.this_host()["id"]}
+    health = judge(load(board.name, directory) + [entry], board)
+    if health.state == DRIFTING:
+        entry["drifting"] = True
     _append(board.name, entry, directory)
-    return judge(load(board.name, directory), board)
+    return health
 
 
 def health_of(board: str, directory: Path | None = None) -> Health | None:
