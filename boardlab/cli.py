@@ -44,6 +44,8 @@ def cmd_vlab(args):
                 print(f"{name}: {clock}" + ("" if not args.setting else " from its next power-on"))
         elif args.action == "load":
             from boardlab.vlab.boardload import at_switch
+            for name in args.board:   # a board of no virtual lab host: one line, exit 2
+                lab.board(name)
             for b in (b for b in lab.boards if not args.board or b.name in args.board):
                 print(f"{b.name}: {at_switch(b, args.setting)}" + ("" if not args.setting else " from its next power-on"))
         else:

@@ -134,3 +134,17 @@ def test_the_boards_start_up_runs_the_node_and_a_real_board_has_none(tmp_path):
     script = hook.replace("/sys/firmware/devicetree/base", str(tmp_path)) + "wait\n"
     subprocess.run(["sh", "-c", script], check=True, timeout=10)
     assert (tmp_path / "out").read_text() == "ran\n"
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["vlab", "load", "steady:10", "--board", "tqm860l"], "board tqm860l: its lab host labhost1 is not a virtual one here"),
+    (["vlab", "load", "steady:10", "--board", "qemu-ppc"], "board qemu-ppc: QEMU machine ppce500"),
+    (["vlab", "load", "heavy:1", "--board", "qemu-arm"], "board qemu-arm: load 'heavy:1': none, steady:PERCENT"),
+    (["vlab", "clock", "fast"], "boardlab vlab clock fast: deterministic or realtime"),
+])
+def test_a_load_or_clock_the_lab_cannot_set_is_one_line_exit_2(argv, why):
+    """Said before the power switch is asked (no switch need run)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "boardlab.cli", *argv], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

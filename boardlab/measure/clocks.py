@@ -49,11 +49,16 @@ def guest_clock(board: Board, qemu_clock: str | None = None) -> str:
     return GUEST_DETERMINISTIC if clock == "deterministic" else GUEST_REALTIME
 
 
-def clock_url(board: Board) -> str | None:
-    """The virtual board's clock setting at its power switch (boardlab.vlab.power):
-    the outlet's .../value URL with /clock for /value."""
+def setting_url(board: Board, setting: str) -> str | None:
+    """A virtual board's setting at its power switch (boardlab.vlab.power: clock, load):
+    the outlet's .../value URL with /SETTING for /value; None for a real board."""
     url = board.power.url
-    return url[:-len("value")] + "clock" if is_virtual(board) and url.endswith("/value") else None
+    return url[:-len("value")] + setting if is_virtual(board) and url.endswith("/value") else None
+
+
+def clock_url(board: Board) -> str | None:
+    """The virtual board's clock setting at its power switch."""
+    return setting_url(board, "clock")
 
 
 def switch_clock(board: Board, timeout: float = 2.0) -> str | None:

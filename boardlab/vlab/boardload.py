@@ -23,6 +23,7 @@ from pathlib import Path
 
 from boardlab.errors import LabFault
 from boardlab.facts.loads import NONE, Load, LoadError, check_board, parse
+from boardlab.measure.clocks import setting_url
 
 class LoadSwitchError(LabFault):
     """The board's power switch did not answer about its load."""
@@ -38,8 +39,7 @@ RAM_BASE = 0x40000000
 def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
     """QEMU's arguments for the load (none for none): a guest-loader whose node carries it."""
     if load.kind == NONE:
-        return []
-    check_board(board, load)
+        return []   # (checked for the board where it was set: its facts, or the switch's PUT)
     blob = Path(run_dir) / "load.blob"
     if not blob.exists():
         blob.write_bytes(b"\0")
@@ -49,10 +49,11 @@ def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
 
 
 def load_url(board) -> str:
-    url = board.power.url
-    if not url.endswith("/value"):
-        raise LoadError(f"board {board.name}: its power switch ({url}) is no virtual lab's: a real board's load is its own")
-    return url[:-len("value")] + "load"
+    url = setting_url(board, "load")
+    if url is None:
+        raise LoadError(f"board {board.name}: its power switch ({board.power.url}) is no virtual lab's: "
+                        f"a real board's load is its own")
+    return url
 
 
 def at_switch(board, load: str | None = None, timeout: float = 5.0) -> str:
