@@ -8,6 +8,8 @@ import urllib.error
 import urllib.request
 from http.server import ThreadingHTTPServer
 
+import re
+
 import pytest
 
 from boardlab.facts import loads
@@ -56,7 +58,26 @@ def test_the_seed_is_the_boards_and_moves_on_each_power_on():
     assert f"RANDOM={a.seed + 1}\n" in a.program(1)
     steady = loads.parse("steady:10").program(5)
     assert steady.startswith("# boardlab.load=steady:10 power-on 5\n")
-    assert "while :; do x=100; spin $((c * x / 10)); usleep $((100000 - x * 100)); done" in steady
+    assert "while :; do x=100; spin $((c * x / 1000)); w=$((1100 - x / 10)); read -t 0.${w#1} _ <&3; done" in steady
+
+
+@pytest.mark.parametrize("setting", ["steady:10", "bursts:2@9"])
+def test_the_load_loop_runs_builtins_only(setting):
+    """A fork costs the board milliseconds, load of its own: the loop, and the functions
+    it calls, name no program (the live count is tests/test_vlab_load.py's)."""
+    lines = loads.parse(setting).program(0).splitlines()
+    loop = [ln for ln in lines if ln.startswith("while :; do")]
+    functions = [ln for ln in lines if ln.startswith(("spin()", "zero()"))]
+    assert len(loop) == 1 and len(functions) == 2
+    words = set()
+    for line in loop + functions:
+        body = re.sub(r"^\w+\(\) \{|\}$", "", line)
+        assert "$(" not in body.replace("$((", "")   # no command substitution: a subshell
+        for command in re.split(r";|\bdo\b|\bthen\b|\belse\b", body):
+            command = command.strip()
+            if command and not re.match(r"\w+=", command):   # an assignment
+                words.add(command.split()[0])
+    assert words <= {"while", "if", "[", "spin", "zero", "read", "printf", "fi", "done"}, words
 
 
 @pytest.mark.parametrize("setting", ["steady:10", "bursts:0.5@9", "bursts:2"])

@@ -10,14 +10,17 @@ pytestmark = pytest.mark.vlab
 
 BOARD = load_board("qemu-arm")
 # a run of work timed whole on the board's own clock (guest-deterministic): 20000 rounds
-# of a shell loop, its start and end read from /proc/uptime (10 ms steps)
-TIMED = ("read -r a _ < /proc/uptime; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
-         "read -r b _ < /proc/uptime; echo ${a%.*}${a#*.} ${b%.*}${b#*.}")
+# of a shell loop, its start and end read from /proc/uptime (10 ms steps), and the board's
+# forks meanwhile (/proc/stat's processes): builtins only, so every fork is the load's
+FORKS = "while read -r k v _; do [ $k = processes ] && echo $v; done < /proc/stat"
+TIMED = (f"f=$({FORKS}); read -r a _ < /proc/uptime; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+         f"read -r b _ < /proc/uptime; echo ${{a%.*}}${{a#*.}} ${{b%.*}}${{b#*.}} $f $({FORKS})")
 
 
-def _timed_cs(sh) -> int:
-    a, b = map(int, sh.run_check(TIMED, timeout=120)[0].split())
-    return b - a
+def _timed_cs(sh) -> tuple[int, int]:
+    """The loop's centiseconds, and the forks the board made meanwhile."""
+    a, b, f0, f1 = map(int, sh.run_check(TIMED, timeout=120)[0].split())
+    return b - a, f1 - f0 - 1   # less the second count's own subshell
 
 
 def _boot(qemu):
@@ -33,13 +36,15 @@ def test_a_steady_load_slows_the_board_by_its_size(vlab, qemu):
     qemu.transition("shell")
     sh = qemu.target.get_driver("ShellDriver")
     assert sh.run("ls /sys/firmware/devicetree/base/chosen/ | grep -c module")[0] == ["0"]
-    well = _timed_cs(sh)
+    well, _ = _timed_cs(sh)
     try:
         assert at_switch(BOARD, "steady:10") == "steady:10"
         sh = _boot(qemu)
         assert at_switch(BOARD) == "steady:10"   # what the running board has
         assert any("boardlab: load steady:10 seed" in ln for ln in sh.run_check("dmesg")), "the load did not start"
-        sick = _timed_cs(sh)
+        sick, forks = _timed_cs(sh)
+        # a fork costs the board milliseconds: the load makes none once it runs
+        assert forks == 0, f"{forks} forks in {sick / 100:.1f} s of the load"
         # 10 ms of every 100 the load's: the loop takes 100/90 as long, and CFS shares the
         # CPU while both run (so a little less): between 5 and 20 % slower
         assert 1.05 * well <= sick <= 1.20 * well, (well, sick)

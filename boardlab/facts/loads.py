@@ -40,27 +40,35 @@ class Load:
         return ((self.seed or 0) + power_on) & 0x7fff
 
     def program(self, power_on: int) -> str:
-        """The board's load as the shell program its start-up runs (busybox ash): time is
-        the board's own, from /proc/uptime; a millisecond's worth of each kind of work
-        counted first (300 ms of it), then, in every 100 ms, the burst and a sleep."""
+        """The board's load as the shell program its start-up runs (busybox ash). No fork
+        once it runs: a fork costs the board milliseconds, which would be load of its own.
+        Time is the board's own (/proc/uptime); a millisecond's worth of each kind of work
+        is counted first (over 300 ms), then, in every 100 ms, the burst and the rest of
+        the 100 ms waited out by a read with a timeout on a FIFO nobody writes."""
         tenths = round(self.size * 10)   # of a percent: of a ms in every 100 ms
         if self.kind == "steady":
-            step = f"x={tenths}; spin $((c * x / 10))"
+            step = f"x={tenths}; spin $((c * x / 1000))"
         else:   # 0..2L ms, L on average: CPU work or memory traffic, one or the other
-            step = (f"x=$((RANDOM % {2 * tenths + 1})); if [ $((RANDOM % 2)) = 0 ]; then spin $((c * x / 10)); "
-                    "else zero $((b * x / 10 + 1)); fi")
+            step = (f"x=$((RANDOM % {2 * tenths + 1})); if [ $((RANDOM % 2)) = 0 ]; then spin $((c * x / 1000)); "
+                    "else zero $((b * x / 1000)); fi")
         seed = self.seed_of(power_on)
         return "\n".join((
             f"# boardlab.load={self} power-on {power_on}",
             f"RANDOM={seed}",
-            "ms() { read -r u _ < /proc/uptime; u=${u%.*}${u#*.}; echo $((${u#0} * 10)); }",
+            "ms() { read -r u _ < /proc/uptime; u=${u%.*}${u#*.}; now=$((${u#0} * 10)); }",
             "spin() { i=0; while [ $i -lt $1 ]; do i=$((i + 1)); done; }",
-            "zero() { dd if=/dev/zero of=/dev/null bs=64k count=$1 2>/dev/null; }",
-            "per_ms() { t=$(ms) n=0; while [ $(($(ms) - t)) -lt 300 ]; do \"$@\"; n=$((n + 16)); done; "
-            "echo $((n / ($(ms) - t) + 1)); }",
-            "c=$(per_ms spin 16) b=$(per_ms zero 16)",
-            f'echo "boardlab: load {self.kind}:{self.size:g} seed {seed}: $c loops, $b blocks of 64 kB a ms" > /dev/kmsg',
-            f"while :; do {step}; usleep $((100000 - x * 100)); done", ""))
+            # memory traffic: 4 kB blocks through a pipe to a reader started once
+            "z=z; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do z=$z$z; done",
+            "f=/tmp/boardlab-load; mkfifo $f.idle $f.mem; exec 3<>$f.idle",
+            "dd if=$f.mem of=/dev/null bs=64k 2>/dev/null & exec 4>$f.mem",
+            "zero() { i=0; while [ $i -lt $1 ]; do printf %s \"$z\" >&4; i=$((i + 1)); done; }",
+            # how much of each the board does in 100 ms, counted over 300 ms
+            "per_100ms() { ms; t=$now n=0; while ms; [ $((now - t)) -lt 300 ]; do $2 $1; n=$((n + $1)); done; "
+            "echo $((n * 100 / (now - t))); }",
+            "c=$(per_100ms 16 spin) b=$(per_100ms 1 zero)",
+            f'echo "boardlab: load {self.kind}:{self.size:g} seed {seed}: $c loops, $b blocks of 4 kB in 100 ms" > /dev/kmsg',
+            # the rest of the 100 ms in ms, written 0.MMM for read -t
+            f"while :; do {step}; w=$((1100 - x / 10)); read -t 0.${{w#1}} _ <&3; done", ""))
 
 
 def parse(text: str, board_name: str = "") -> Load:
