@@ -35,6 +35,7 @@ from boardlab.boot.session import board_session
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import default_board
 from boardlab.measure import parsers, sample
+from boardlab.measure.families import boot_time, jitter, lmbench, memory
 from boardlab.vlab.host import VirtualLabHost
 from boardlab.vlab.boardload import at_switch
 from boardlab.vlab.lab import kept_up
@@ -51,7 +52,7 @@ def _keyed(figures: dict) -> dict:
 def one_boot(strategy, shell_driver, jitter_s, families) -> dict:
     rec = strategy.reboot()
     sh = shell_driver()
-    figures = {**sample.boot(rec), **sample.memory(sh, rec)}
+    figures = {**boot_time.milestones(rec), **memory.after_boot(sh, rec)}
     out, _, _ = sh.run("dmesg -n 1; mem_eat > /tmp/m.log 2>&1; tail -n 3 /tmp/m.log", timeout=300)
     figures["memory.mem_eat_kb"] = parsers.parse_mem_eat("\n".join(out))["kb"]
     if "lmbench" in families or "jitter" in families:
@@ -59,9 +60,9 @@ def one_boot(strategy, shell_driver, jitter_s, families) -> dict:
         strategy.transition("shell")
         sh = shell_driver()
     if "lmbench" in families:
-        figures.update(sample.lmbench(sh))
+        figures.update(lmbench.measure_groups(sh))
     if "jitter" in families:
-        figures.update(sample.jitter(sh, jitter_s)[0])
+        figures.update(jitter.run(sh, jitter_s)[0])
     return _keyed(figures)
 
 

@@ -28,6 +28,7 @@ from boardlab.boot.session import board_session  # noqa: E402
 from boardlab.facts.board import load_board  # noqa: E402
 from boardlab.images import ownprograms  # noqa: E402
 from boardlab.measure import clocks, families, sample, workloads  # noqa: E402
+from boardlab.measure.families import jitter, lmbench  # noqa: E402
 from boardlab.pages import ownprograms_page  # noqa: E402
 from boardlab.vlab.lab import kept_up  # noqa: E402
 
@@ -37,8 +38,8 @@ MEASURED = ("lmbench", "jitter", "hackbench")   # the families with a set of pro
 
 def one_set(sh, tools: str, jitter_s: int, small: bool) -> dict:
     """One set's figures on the running boot: {metric: value}."""
-    figures = sample.lmbench(sh, small, tools=tools)
-    figures.update(sample.jitter(sh, jitter_s, tools)[0])
+    figures = lmbench.measure_groups(sh, small, tools=tools)
+    figures.update(jitter.run(sh, jitter_s, tools)[0])
     figures.update(sample.family("hackbench", sh, None, tools=tools))
     return figures
 

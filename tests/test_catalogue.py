@@ -10,6 +10,7 @@ from boardlab import lava
 from boardlab.facts.board import load_board
 from boardlab.judge import reference
 from boardlab.measure import catalogue, families
+from boardlab.measure.families import lmbench_output
 from paths import DATA, ROOT
 from testdefs import captured_programs, lava_figures, run_testdef
 
@@ -74,14 +75,14 @@ def test_a_suite_is_a_family_by_one_name_everywhere():
 
 
 def test_the_lmbench_groups_give_every_lmbench_figure_once():
-    """The one lmbench definition (measure.sample) covers the catalogue: each figure in
+    """The one lmbench definition (measure.families.lmbench_output) covers the catalogue: each figure in
     exactly one group, so the suite, compare and a bisect step run the same commands."""
-    from boardlab.measure import readings, sample
-    given = [f"lmbench.{n}" for names in readings.LMBENCH_FIGURES.values() for n in names]
+
+    given = [f"lmbench.{n}" for names in lmbench_output.GROUPS.values() for n in names]
     assert len(given) == len(set(given))
     assert set(given) == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
     runs = (ROOT / "jobs/testdefs/lmbench/runs.sh").read_text()   # the board-side runs of each group
     groups = " ".join(re.findall(r'^LM_(?:GROUPS|LARGE)="([^"]*)"', runs, re.M)).split()
-    assert groups == list(readings.LMBENCH_FIGURES)
+    assert groups == list(lmbench_output.GROUPS)
     assert all(re.search(rf"^lm_{g}\(\) {{", runs, re.M) for g in groups)
-    assert sample.lmbench_group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"
+    assert lmbench_output.group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"

@@ -1,6 +1,7 @@
-"""A measurement family is one record (boardlab/measure/families.py): its metrics, clock,
-packages, board-side script, LAVA test definition and order are read from there, and no
-code lists the families apart from it."""
+"""A measurement family is one module (boardlab/measure/families/<name>.py): its metrics,
+clock, packages, measurement, reader, board-side script, LAVA test definition and order
+are read from there; the package lists them once, and no code lists the families apart
+from it or tests a family's name outside its own module."""
 import ast
 import re
 
@@ -15,8 +16,15 @@ from paths import ROOT
 
 NAMES = set(families.NAMES)
 # where code lists families; bench/ is left out: its benches pick families of their own
+FAMILIES_DIR = ROOT / "boardlab" / "measure" / "families"
 CODE = [p for d in ("boardlab", "testsuites", "scripts") for p in (ROOT / d).rglob("*.py")
-        if p != ROOT / "boardlab" / "measure" / "families.py"]
+        if p.parent != FAMILIES_DIR]
+MODULES = sorted(FAMILIES_DIR.glob("*.py"))
+
+
+def _owner(path) -> str:
+    """The family a module of the package is (lmbench_output is lmbench's reader)."""
+    return path.stem.removesuffix("_output")
 
 
 def _family(node) -> str | None:
@@ -51,14 +59,13 @@ def _listings(tree) -> list[tuple[int, set]]:
 def test_no_family_is_listed_apart_from_its_record():
     found = [f"{p.relative_to(ROOT)}:{line}: {', '.join(sorted(named))}"
              for p in CODE for line, named in _listings(ast.parse(p.read_text()))]
-    assert found == [], "families listed apart from boardlab/measure/families.py:\n" + "\n".join(found)
+    assert found == [], "families listed apart from boardlab/measure/families/:\n" + "\n".join(found)
 
 
 # single-family checks still outside the record (issue "The house", item 1: a family as
 # one module); each new one fails the test below
 LEFT = {("boardlab/bisect/run.py", "boot_time"),      # a boot-time bisect's hint: where the boot slowed
         ("boardlab/kernel/sweep.py", "boot_time"),    # a sweep's boot table
-        ("boardlab/measure/sample.py", "jitter"),     # its histogram kept beside its figures
         ("boardlab/pytestplugin.py", "build"), ("boardlab/pages/timing.py", "build"),   # the build suite beside
         ("boardlab/cli.py", "build"), ("boardlab/kernel/cli.py", "build")}   # a command's action, no family
 
@@ -72,9 +79,25 @@ def _single_checks(tree) -> set:
 def test_no_family_is_tested_by_its_name_outside_its_record():
     """A family's own behaviour (host work, its one root, its run's settings, how a
     bisect narrows its run) is its record's field, not a check of its name elsewhere."""
-    found = {(str(p.relative_to(ROOT)), f) for p in CODE if p.parts[-3:-1] != ("boardlab", "measure")
-             or p.name != "families.py" for f in _single_checks(ast.parse(p.read_text()))}
+    found = {(str(p.relative_to(ROOT)), f) for p in CODE for f in _single_checks(ast.parse(p.read_text()))}
     assert found <= LEFT, sorted(found - LEFT)
+    assert LEFT <= found, f"gone, so off the list: {sorted(LEFT - found)}"
+
+
+def test_a_family_module_names_no_other_family():
+    """Each family's module knows itself only: a literal naming another family there (a
+    check, a list, a metric key) would be that family's behaviour living in the wrong
+    module. The package's __init__ and record name none."""
+    found = []
+    for p in MODULES:
+        own = _owner(p)
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words = set(re.findall(r"\b(\w+)\.\w+", node.value)) | {node.value.removeprefix("test_")}
+                others = {w for w in words & NAMES if w != own}
+                if others:
+                    found.append(f"{p.name}:{node.lineno}: {', '.join(sorted(others))}")
+    assert found == [], found
 
 
 def test_the_listing_check_finds_each_kind_of_list():
@@ -101,7 +124,7 @@ def test_every_metric_is_of_a_family_and_every_family_has_metrics():
 
 def test_a_family_without_a_clock_is_refused_by_name():
     with pytest.raises(families.FamilyError, match="family 'toaster' has no clock"):
-        families.Family("toaster", "", 99)
+        families.Family("toaster", clock="", order=99)
 
 
 def test_an_unknown_family_has_no_clock_rather_than_the_hosts():
@@ -125,17 +148,17 @@ def test_what_each_record_names_exists():
         if f.tools is not None:
             assert set(f.tools) == set(ISAS) and set(f.tools.values()) <= set(families.TOOL_SETS), f.name
         if f.on_boot:
-            assert callable(getattr(sample, f"measure_{f.name}", None)) or (f.run and f.figures), f.name
+            assert callable(f.measure) or (f.run and f.figures), f.name
     assert list(lava.SUITES) == [f.name for f in families.FAMILIES if f.lava]
 
 
 def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_path, monkeypatch):
-    """A family with no measurement of its own in sample: its board-side files written to
+    """A family with no measurement of its own (its record's `measure`): its board-side files written to
     the board, its run, its figures read by their patterns; a figure lacking is the
     board's MeasureError."""
     from boardlab.measure import target_load
     from testdefs import LocalShell, stub_commands
-    toy = families.Family("toy", families.GUEST, 99, board_files=("lib/cycles.sh",),
+    toy = families.Family("toy", clock=families.GUEST, order=99, board_files=("lib/cycles.sh",),
                           run="type cycles_reduce >/dev/null && echo 'Time: 1.5'",
                           figures=(("time_s", r"^Time:\s*([\d.]+)"),))
     monkeypatch.setitem(families.BY_NAME, "toy", toy)
@@ -143,6 +166,6 @@ def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_pa
     shell = LocalShell(stub_commands(tmp_path))
     assert sample.family("toy", shell, None) == {"toy.time_s": 1.5}
     monkeypatch.setitem(families.BY_NAME, "toy", families.Family(
-        "toy", families.GUEST, 99, board_files=toy.board_files, run="echo nothing", figures=toy.figures))
+        "toy", clock=families.GUEST, order=99, board_files=toy.board_files, run="echo nothing", figures=toy.figures))
     with pytest.raises(sample.MeasureError, match="toy: no time_s"):
         sample.family("toy", shell, None)

@@ -10,7 +10,8 @@ import pytest
 
 from boardlab.cli import main as boardlab_main
 from boardlab.images import ownprograms
-from boardlab.measure import families, ownoutput, parsers, readings, sample
+from boardlab.measure import families, ownoutput, parsers, sample
+from boardlab.measure.families import lmbench_output
 from paths import ROOT
 
 CAPTURED = ROOT / "tests/data/own-programs-runs-mpc8xx-qemu-user.txt"
@@ -94,9 +95,9 @@ def test_every_lmbench_figure_of_the_catalogue_from_a_captured_run():
     catalogued lmbench metric, computed here from integers."""
     from boardlab.measure import catalogue
     got = {}
-    for label, outputs in parsers.parse_lmbench_runs(CAPTURED.read_text())["runs"].items():
+    for label, outputs in lmbench_output.parse_runs(CAPTURED.read_text())["runs"].items():
         for text in outputs:
-            got.update({f"lmbench.{k}": v for k, v in readings._run_figures(label, text).items()})
+            got.update({f"lmbench.{k}": v for k, v in lmbench_output._run_figures(label, text).items()})
     wanted = {m.key for m in catalogue.of_suite("lmbench")}
     missing = wanted - set(got)
     # lat_ctx_16k at 4 and 8 processes: under QEMU's user mode on this host the ring was
@@ -122,9 +123,9 @@ def test_garbage_from_a_program_is_the_test_s_fault_in_one_line(text, says):
 def test_a_program_that_prints_nothing_is_the_test_s_fault():
     text = "@lm-group latencies\n@lm lat_syscall_null_us\n"
     with pytest.raises(ownoutput.ProgramOutputError, match="lat_syscall_null_us: the project's program printed no figure"):
-        readings.lmbench_figures(text, families.OWN)
+        lmbench_output.figures(text, families.OWN)
     with pytest.raises(sample.MeasureError):    # Debian's lmbench: as before
-        readings.lmbench_figures(text)
+        lmbench_output.figures(text)
 
 
 def test_a_cpu_the_cross_build_does_not_know_is_one_line(capsys, tmp_path):
@@ -182,15 +183,15 @@ def test_lava_s_lmbench_definition_reports_every_figure_from_the_project_s_progr
     under QEMU's user mode: its raw output read off the board by the lmbench parser gives
     every figure (computed there from the programs' integers)."""
     from testdefs import run_testdef
-    from boardlab.measure import catalogue, parsers, tagged
+    from boardlab.measure import catalogue, tagged
     b = built["mpc8xx"]
     scripts = {p: f'exec qemu-ppc -cpu mpc860 {b} {p} "$@"' for p in ownprograms.PROGRAMS if p.startswith(("lat_", "bw_"))}
     scripts["dd"] = 'exec /bin/dd "$@"'
     reported, lines = run_testdef(tmp_path, "lmbench", scripts, TOOLS="own", **QUICK)
     assert reported == [("measured", "pass")]
     (section, rc), = tagged.sections(lines).values()
-    runs = parsers.parse_lmbench_runs("\n".join(section))["runs"]
-    got = {k for label, outs in runs.items() for out in outs for k in readings._run_figures(label, out)}
+    runs = lmbench_output.parse_runs("\n".join(section))["runs"]
+    got = {k for label, outs in runs.items() for out in outs for k in lmbench_output._run_figures(label, out)}
     # a 16 KB ring no slower than its overhead under QEMU's user mode: no figure, as lmbench's
     lacking = {m.name for m in catalogue.of_suite("lmbench")} - got
     assert rc == 0 and lacking <= {f"lat_ctx_16k_{p}p_us" for p in (2, 4, 8, 16)}, lacking

@@ -3,6 +3,7 @@ tests/data/capture.py) and on the 2005 study's own lines."""
 import pytest
 
 from boardlab.measure import parsers as p
+from boardlab.measure.families import lmbench_output as lo
 from paths import DATA
 
 CAP = DATA / "captured"
@@ -50,7 +51,7 @@ def test_lmbench_lines():
     text = "\n".join(cap(n) for n in ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix",
                                       "lat_udp", "lat_tcp", "lat_connect", "lat_select",
                                       "lat_pagefault", "bw_pipe", "bw_unix"))
-    r = p.parse_lmbench(text)
+    r = lo.parse_lines(text)
     assert r["lat_syscall_null_us"] == 13.2252
     assert r["lat_proc_fork_us"] == 3882.4444
     assert r["lat_udp_us"] == 576.3255
@@ -67,10 +68,10 @@ def test_lmbench_runs_by_label():
     text = "\n".join(["@lm-group connect", *(f"@lm lat_connect_us\n{cap('lat_connect')}" for _ in range(2)),
                       "@lm-group file_create_delete", "@lm lat_fs_0k", cap("lat_fs"),
                       "@lm-failed 1: lat_fs -s 0 /tmp"])
-    r = p.parse_lmbench_runs(text)
+    r = lo.parse_runs(text)
     assert r["groups"] == ["connect", "file_create_delete"] and r["failed"] == ["1: lat_fs -s 0 /tmp"]
-    assert [p.parse_lmbench(t)["lat_connect_us"] for t in r["runs"]["lat_connect_us"]] == [2497.3171] * 2
-    assert p.parse_lat_fs(r["runs"]["lat_fs_0k"][0])[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
+    assert [lo.parse_lines(t)["lat_connect_us"] for t in r["runs"]["lat_connect_us"]] == [2497.3171] * 2
+    assert lo.parse_lat_fs(r["runs"]["lat_fs_0k"][0])[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
 
 
 def test_a_familys_figures_by_their_patterns():
@@ -92,21 +93,21 @@ def test_hackbench_time_by_its_familys_pattern():
 
 
 def test_lat_ctx_blocks():
-    r = p.parse_lat_ctx(cap("lat_ctx"))
+    r = lo.parse_lat_ctx(cap("lat_ctx"))
     assert r[0] == {"ovr": 65.54, 2: 64.50, 4: 65.89, 8: 85.78, 16: 112.57}
     assert r[16][2] == 94.31
 
 
 def test_lat_fs_creates_and_deletes_per_second():
-    r = p.parse_lat_fs(cap("lat_fs"))
+    r = lo.parse_lat_fs(cap("lat_fs"))
     assert r[0] == {"create_per_s": 4959.0, "delete_per_s": 8601.0}
     assert set(r) == {0, 1, 4, 10}
 
 
 def test_size_value_programs():
-    assert p.parse_size_value(cap("lat_mmap")) == (1.048576, 612.0)
-    assert p.parse_size_value(cap("bw_tcp")) == (0.065536, 110.27)
-    assert p.parse_size_value(cap("bw_file_rd")) == (1.05, 266.57)
+    assert lo.parse_size_value(cap("lat_mmap")) == (1.048576, 612.0)
+    assert lo.parse_size_value(cap("bw_tcp")) == (0.065536, 110.27)
+    assert lo.parse_size_value(cap("bw_file_rd")) == (1.05, 266.57)
 
 
 def test_cyclictest_json_keys_lose_their_trailing_colon():

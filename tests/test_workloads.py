@@ -8,7 +8,8 @@ import yaml
 
 from boardlab import lava
 from boardlab.facts.board import load_board
-from boardlab.measure import catalogue, readings, sample, workloads
+from boardlab.measure import catalogue, workloads
+from boardlab.measure.families import jitter, lmbench, lmbench_output
 from paths import ROOT
 from testdefs import LocalShell, captured_programs, lava_figures, stub_commands
 
@@ -36,9 +37,9 @@ def test_lmbench_quick_mode_is_the_same_in_the_suite_and_in_lava():
     m = re.search(r'\[ "\$QUICK" = true \] && export (.+)', runs)
     assert m, "runs.sh sets no quick-mode environment"
     exported = dict(kv.split("=", 1) for kv in m.group(1).split())
-    assert exported == workloads.LMBENCH_QUICK
-    assert workloads.lmbench_env(True) == "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
-    assert workloads.lmbench_env(False) == ""
+    assert exported == lmbench.QUICK
+    assert lmbench.quick_env(True) == "ENOUGH=100000 TIMING_O=0 LOOP_O=0 "
+    assert lmbench.quick_env(False) == ""
     for sh in (runs, (TESTDEFS / "lmbench" / "lmbench.sh").read_text()):
         assert f"under {workloads.SMALL_BOARD_MB} MB" in sh
 
@@ -73,7 +74,7 @@ def test_the_suite_and_lava_reduce_a_runs_cycles_to_the_same_figures(tmp_path):
     r = reduce_cycles(captured.read_text())
     thread = {"min": min(values), "max": max(values), "avg": round(sum(values) / len(values), 2),
               "histogram": r["histogram"], "overflows": r["overflows"]}   # as cyclictest's JSON has them
-    suite = {k.split(".", 1)[1]: v for k, v in readings.jitter_figures(thread).items()}
+    suite = {k.split(".", 1)[1]: v for k, v in jitter.figures(thread).items()}
     lava = lava_figures(tmp_path, "jitter", {"cyclictest": f"cat {captured}"}, DURATION="1",
                         INTERVAL="1001", HISTOGRAM=str(workloads.CYCLICTEST_HISTOGRAM_US))
     assert lava == suite
@@ -88,8 +89,8 @@ def test_a_small_board_skips_the_same_runs_everywhere():
 
 
 def test_no_copy_of_a_workload_setting_is_left():
-    """The settings live in boardlab/measure/workloads.py; a second literal copy in Python is
-    drift waiting to happen."""
+    """The settings live in boardlab/measure/workloads.py (lmbench's quick mode in its
+    family's module); a second literal copy in Python is drift waiting to happen."""
     for path in [*(ROOT / "boardlab").rglob("*.py"), *(ROOT / "testsuites").rglob("*.py"),
                  ROOT / "tests" / "data" / "capture.py"]:
         if path.name == "workloads.py":
@@ -119,20 +120,20 @@ def test_the_suite_and_lava_run_lmbench_by_one_script_to_the_same_figures(tmp_pa
     both give the same figures, every one of the catalogue's."""
     (tmp_path / "pytest-side").mkdir()
     shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
-    suite = {k.split(".", 1)[1]: v for k, v in sample.lmbench(shell).items()}
+    suite = {k.split(".", 1)[1]: v for k, v in lmbench.measure_groups(shell).items()}
     assert suite["lat_syscall_null_us"] == 13.2252 and suite["lat_connect_us"] == 2497.3171
     assert suite["lat_ctx_16k_2p_us"] == 64.5 and suite["bw_tcp_mb_s"] == 110.27
     assert suite["lat_fs_create_0k_per_s"] == 4959 and suite["lat_mmap_1m_us"] == 612
     assert {f"lmbench.{n}" for n in suite} == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
     assert lava_figures(tmp_path, "lmbench", _captured_programs()) == suite
-    assert set(sample.lmbench_group("connect", sample.lmbench_runner(shell))) == {"lmbench.lat_connect_us"}
+    assert set(lmbench.group("connect", lmbench.runner(shell))) == {"lmbench.lat_connect_us"}
 
 
 def test_a_small_board_leaves_the_large_groups_out_in_the_suite_and_in_lava(tmp_path, monkeypatch):
     (tmp_path / "pytest-side").mkdir()
     shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
-    got = sample.lmbench(shell, small=True)
-    assert {sample.lmbench_group_of(k) for k in got} == {"latencies", "connect", "file_create_delete"}
+    got = lmbench.measure_groups(shell, small=True)
+    assert {lmbench_output.group_of(k) for k in got} == {"latencies", "connect", "file_create_delete"}
     assert set(lava_figures(tmp_path, "lmbench", _captured_programs(), SMALL="true")) == \
         {k.split(".", 1)[1] for k in got}
 
@@ -145,10 +146,10 @@ def test_every_lmbench_command_of_a_group_runs_in_the_mode_asked_for(tmp_path, m
     shell = _pytest_side(tmp_path, monkeypatch, {p: f'[ "$1" = -S ] || echo "{p} ENOUGH=$ENOUGH '
                                                    'TIMING_O=$TIMING_O LOOP_O=$LOOP_O"'
                                                 for p in ("bw_tcp", "lat_pagefault", "bw_file_rd")})
-    out = sample.lmbench_runner(shell, quick=True)("tcp_bandwidth", "bandwidth").splitlines()
+    out = lmbench.runner(shell, quick=True)("tcp_bandwidth", "bandwidth").splitlines()
     assert [ln for ln in out if ln.startswith("bw_")] == [f"bw_tcp {quick}"] * 10 + [f"bw_file_rd {quick}"]
     assert shell.run('echo "after ENOUGH=$ENOUGH"')[0] == ["after ENOUGH="]
-    slow = sample.lmbench_runner(shell, quick=False)("latencies").splitlines()
+    slow = lmbench.runner(shell, quick=False)("latencies").splitlines()
     assert [ln for ln in slow if ln.startswith("lat_")] == ["lat_pagefault ENOUGH= TIMING_O= LOOP_O="]
 
 
@@ -170,6 +171,6 @@ def test_the_16k_ring_is_the_median_of_3_invocations_in_the_suite_and_in_lava(tm
     (tmp_path / "n").unlink()
     (tmp_path / "pytest-side").mkdir()
     shell = _pytest_side(tmp_path, monkeypatch, {"lat_ctx": counted})
-    got = sample.lmbench_group("context_switch", sample.lmbench_runner(shell))
+    got = lmbench.group("context_switch", lmbench.runner(shell))
     assert (tmp_path / "n").read_text().strip() == "3"
     assert got["lmbench.lat_ctx_16k_2p_us"] == 68.35 and got["lmbench.lat_ctx_16k_4p_us"] == 72.08

@@ -12,14 +12,15 @@ count instructions and do not depend on the host (boardlab.measure.clocks).
 results (boot-phases.md, boot-phases.json): where the boot time went."""
 import pytest
 
-from boardlab.measure import sample
+from boardlab.measure.boardrun import MeasureError
+from boardlab.measure.families import boot_time
 
 
 def test_boot_milestones(board_strategy, gate, request, run_dir):
     def one_boot():
         try:
-            return sample.boot(board_strategy.reboot())
-        except sample.MeasureError as e:
+            return boot_time.milestones(board_strategy.reboot())
+        except MeasureError as e:
             pytest.fail(str(e))
     gate.sample("boot_time", one_boot, at_least=request.config.getoption("--boot-repeats"))
     if request.config.getoption("--phases"):   # after the milestone boots, which stay without it

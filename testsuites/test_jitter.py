@@ -2,7 +2,8 @@
 a shell loop of ls/find over / plus hackbench. Metrics min/avg/max/p99 in us; plots of
 latency over time and of the histogram (log counts) go to the run directory."""
 from boardlab.pages import plots
-from boardlab.measure import readings, sample, workloads
+from boardlab.measure import workloads
+from boardlab.measure.families import jitter
 
 # a workload (hackbench and the ls/find loop change caches and slab): its record says so
 INTERVAL_US = workloads.CYCLICTEST_INTERVAL_US
@@ -17,9 +18,9 @@ def test_cyclictest_under_load(board_strategy, board_facts, shell, gate, run_dir
     last = {}
 
     def one_run():
-        t, last["series"] = sample.cyclictest_under_load(shell, duration, per_slice, tools)
+        t, last["series"] = jitter.under_load(shell, duration, per_slice, tools)
         last["counts"] = t["histogram"]
-        return {k.split(".", 1)[1]: v for k, v in readings.jitter_figures(t).items()}
+        return {k.split(".", 1)[1]: v for k, v in jitter.figures(t).items()}
     gate.sample("jitter", one_run, settings={"run_s": duration})   # a longer run's max is another figure
     kernel = board_strategy.kernel_under_test.name
     title = f"{board_facts.name} {kernel}: cyclictest -p 80 -i {INTERVAL_US} under load, {duration} s"

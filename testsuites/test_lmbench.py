@@ -1,19 +1,20 @@
 """lmbench, the results the study reports, group by group: run on the board by
 jobs/testdefs/lmbench/runs.sh, the one sequence, which LAVA, compare, bisect and the benches
 run too, and parsed by boardlab.measure.sample. Quick mode (--quick)
-shortens lmbench's timing loops (boardlab.measure.workloads.LMBENCH_QUICK: 1-5 s a
+shortens lmbench's timing loops (boardlab.measure.families.lmbench.QUICK: 1-5 s a
 program instead of 30 s under emulation). Each group is sampled: its exact figures are
 decided by one run, the noisy ones (context switches, loopback TCP) take more."""
 import pytest
 
-from boardlab.measure import sample, workloads
+from boardlab.measure import workloads
+from boardlab.measure.families import lmbench
 
 # a workload (its runs leave sockets, files and slab behind): its record says so
 
 
 @pytest.fixture
 def lm(shell, quick, tool_set):
-    return sample.lmbench_runner(shell, quick, tools=tool_set("lmbench"))
+    return lmbench.runner(shell, quick, tools=tool_set("lmbench"))
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def not_small(board_facts):
 
 def measure(gate, lm, *groups):
     for group in groups:
-        gate.sample("lmbench", lambda: sample.lmbench_group(group, lm))
+        gate.sample("lmbench", lambda: lmbench.group(group, lm))
     gate.check()
 
 

@@ -3,7 +3,7 @@
 application can allocate (mem_eat, until malloc fails or the OOM killer stops it)."""
 import pytest
 
-from boardlab.measure import sample
+from boardlab.measure.families import memory
 
 
 @pytest.fixture
@@ -14,12 +14,12 @@ def ramdisk_shell(board_strategy, fresh_shell):
 
 
 def test_free(ramdisk_shell, gate):
-    gate.sample("memory", lambda: sample.free(ramdisk_shell))
+    gate.sample("memory", lambda: memory.free(ramdisk_shell))
     gate.check()
 
 
 def test_kernel_memory_line(board_strategy, ramdisk_shell, gate):
-    gate.sample("memory", lambda: sample.kernel_memory(board_strategy.last_boot))
+    gate.sample("memory", lambda: memory.kernel_memory(board_strategy.last_boot))
     gate.check()
 
 
@@ -34,6 +34,6 @@ def test_mem_eat(board_strategy, ramdisk_shell, gate):
             board_strategy.transition("off")
             board_strategy.transition("shell")
         runs.append(board_strategy.boot_count)
-        return sample.mem_eat(ramdisk_shell)
+        return memory.mem_eat(ramdisk_shell)
     gate.sample("memory", eat)
     gate.check()

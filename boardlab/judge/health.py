@@ -157,10 +157,11 @@ class CheckFailed(LabFault):
 def _figures_of_boot(check: HealthCheck, strategy, shell) -> dict:
     """The check's figures of the boot just done: its milestones and free's total."""
     from boardlab.measure import sample
+    from boardlab.measure.families import memory
     rec = strategy.last_boot
     values = {GUEST_BOOT: rec.guest_milestones.get("login"), HOST_BOOT: rec.milestones.get("login")}
     if check.figure(METRIC):
-        values[METRIC] = sample.free(shell())[METRIC]
+        values[METRIC] = memory.free(shell())[METRIC]
     out = {f.key: values.get(f.key) for f in check.figures}
     for name in dict.fromkeys(k.split(".")[0] for k in check.performance):   # one run a family
         keys = [k for k in check.performance if k.startswith(f"{name}.")]

@@ -98,101 +98,6 @@ def parse_mem_eat(text: str) -> dict:
             "ended_by": "malloc failed" if "malloc failed" in text else "killed"}
 
 
-# ---- lmbench (its results are on stderr) ----------------------------------------------
-
-LMBENCH_LINES = (
-    ("lat_syscall_null_us", r"Simple syscall:\s*([\d.]+) microseconds"),
-    ("lat_syscall_read_us", r"Simple read:\s*([\d.]+) microseconds"),
-    ("lat_proc_fork_us", r"Process fork\+exit:\s*([\d.]+) microseconds"),
-    ("lat_proc_exec_us", r"Process fork\+execve:\s*([\d.]+) microseconds"),
-    ("lat_pipe_us", r"Pipe latency:\s*([\d.]+) microseconds"),
-    ("lat_unix_us", r"AF_UNIX sock stream latency:\s*([\d.]+) microseconds"),
-    ("lat_udp_us", r"UDP latency using \S+:\s*([\d.]+) microseconds"),
-    ("lat_tcp_us", r"TCP latency using \S+:\s*([\d.]+) microseconds"),
-    ("lat_rpc_udp_us", r"RPC/udp latency using \S+:\s*([\d.]+) microseconds"),
-    ("lat_rpc_tcp_us", r"RPC/tcp latency using \S+:\s*([\d.]+) microseconds"),
-    ("lat_connect_us", r"TCP/IP connection cost to \S+:\s*([\d.]+) microseconds"),
-    ("lat_select_100fd_us", r"Select on 100 fd's:\s*([\d.]+) microseconds"),
-    ("lat_select_100tcp_us", r"Select on 100 tcp fd's:\s*([\d.]+) microseconds"),
-    ("lat_pagefault_us", r"Pagefaults on \S+:\s*([\d.]+) microseconds"),
-    ("bw_pipe_mb_s", r"Pipe bandwidth:\s*([\d.]+) MB/sec"),
-    ("bw_unix_mb_s", r"AF_UNIX sock stream bandwidth:\s*([\d.]+) MB/sec"),
-)
-
-
-def parse_lmbench(text: str) -> dict:
-    """The 'Name: value unit' lines of lmbench's lat_*/bw_* programs."""
-    out = {}
-    for name, pattern in LMBENCH_LINES:
-        m = re.search(pattern, text)
-        if m:
-            out[name] = _num(m.group(1))
-    return out
-
-
-def parse_lat_ctx(text: str) -> dict:
-    """lat_ctx: '"size=0k ovr=1.23' then 'N value' lines; -> {size_kb: {nproc: us},
-    with the overhead under 'ovr'}."""
-    out, size = {}, None
-    for line in text.splitlines():
-        m = re.match(r'^"size=(\d+)k ovr=([\d.]+)', line.strip())
-        if m:
-            size = int(m.group(1))
-            out[size] = {"ovr": float(m.group(2))}
-            continue
-        m = re.match(r"^(\d+)\s+([\d.]+)$", line.strip())
-        if m and size is not None:
-            out[size][int(m.group(1))] = float(m.group(2))
-    if not out:
-        raise ParseError('no "size=Nk ovr=X block in lat_ctx output')
-    return out
-
-
-def parse_lat_fs(text: str) -> dict:
-    """lat_fs: 'SIZEk\tN\tcreated/s\tremoved/s' per file size -> {size_kb: (create, delete)}."""
-    out = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 4 and re.fullmatch(r"\d+k", parts[0]):
-            out[int(parts[0][:-1])] = {"create_per_s": float(parts[2]), "delete_per_s": float(parts[3])}
-    if not out:
-        raise ParseError("no 'SIZEk N creates/s deletes/s' line in lat_fs output")
-    return out
-
-
-def parse_size_value(text: str) -> tuple[float, float]:
-    """Programs printing 'size value' (lat_mmap: MB us; bw_file_rd/bw_tcp: MB MB/s)."""
-    for line in reversed(text.splitlines()):
-        m = re.match(r"^\s*([\d.]+)\s+([\d.]+)(?:\s+MB/sec)?\s*$", line)
-        if m:
-            return float(m.group(1)), float(m.group(2))
-    raise ParseError("no 'size value' line")
-
-
-def parse_lmbench_runs(text: str) -> dict:
-    """The output of jobs/testdefs/lmbench/runs.sh: '@lm-group NAME' where a group starts,
-    '@lm LABEL' before each run's own output (lmbench's lines, as above), '@lm-failed RC:
-    CMD' after a run that failed -> {'groups': [name], 'runs': {label: [output of each
-    run]}, 'failed': [what failed]}."""
-    out: dict = {"groups": [], "runs": {}, "failed": []}
-    current = None
-    for line in text.splitlines():
-        word, _, rest = line.partition(" ")
-        if word == "@lm-group":
-            out["groups"].append(rest.strip())
-            current = None
-        elif word == "@lm":
-            current = []
-            out["runs"].setdefault(rest.strip(), []).append(current)
-        elif word == "@lm-failed":
-            out["failed"].append(rest.strip())
-            current = None
-        elif current is not None:
-            current.append(line)
-    out["runs"] = {label: ["\n".join(r) for r in runs] for label, runs in out["runs"].items()}
-    return out
-
-
 def parse_figures(text: str, patterns) -> dict:
     """{name: the number pattern's group matched last} for each (name, pattern) (a family's
     figures, boardlab.measure.families); ParseError naming the first one text lacks."""
@@ -270,3 +175,15 @@ def parse_userland_manifest(text: str) -> dict:
         pkg, what = (s.strip() for s in line.split(":", 1))
         out[pkg] = what[len("missing:"):].strip() if what.startswith("missing:") else None
     return out
+
+
+def marked(lines, marks) -> dict:
+    """{mark: its text} of lines divided by marker lines (memory's '@free', '@mem_eat')."""
+    out, at = {}, None
+    for line in lines:
+        if line.strip() in marks:
+            at = line.strip()
+            out[at] = []
+        elif at is not None:
+            out[at].append(line)
+    return {k: "\n".join(v) for k, v in out.items()}

@@ -1,18 +1,19 @@
 """The board-side shell files the pytest side shares with LAVA's test definitions, written
-to the board over the console: the jitter suite's jobs/testdefs/lib/load.sh (the load) and
-cycles.sh (the reduction of cyclictest's per-cycle lines), and lmbench's runs
-(jobs/testdefs/lmbench/runs.sh). One definition each, for both harnesses."""
+to the board over the console: jobs/testdefs/lib/load.sh (the load under which jitter is
+measured), cycles.sh (the reduction of cyclictest's per-cycle lines), and a family's own
+(its record's board_files: the runs of its groups). One definition each, for both
+harnesses."""
 import shlex
 
 from boardlab.facts.board import PROJECT_ROOT
-from boardlab.measure import families, workloads
+from boardlab.measure import workloads
+from boardlab.measure.families.record import OWN, OWN_BIN
 
 TESTDEFS = PROJECT_ROOT / "jobs" / "testdefs"
 LIB = TESTDEFS / "lib"
 # each shared file (under jobs/testdefs/lib, or jobs/testdefs/<path>) and where it is written
 # on the board (another family's file: /tmp/boardlab-<its path>, on_board)
-ON_BOARD = {"load.sh": "/tmp/boardlab-load.sh", "cycles.sh": "/tmp/boardlab-cycles.sh",
-            "lmbench/runs.sh": "/tmp/boardlab-lmbench.sh"}
+ON_BOARD = {"load.sh": "/tmp/boardlab-load.sh", "cycles.sh": "/tmp/boardlab-cycles.sh"}
 
 
 def on_board(name: str) -> str:
@@ -69,25 +70,17 @@ def cycles_reduction(path: str, slice_cycles: int = 0, lib: str | None = None) -
             f"{workloads.CYCLICTEST_HISTOGRAM_US} {slice_cycles}")
 
 
-def _set(tools: str | None) -> str:
+def set_statement(tools: str | None) -> str:
     """The statement that makes a subshell call the set's programs (families.run_prefix)."""
-    return f"PATH={families.OWN_BIN}:$PATH; " if tools == families.OWN else ""
-
-
-def lmbench_groups(groups=(), quick: bool = True, small: bool = False, tools: str | None = None) -> str:
-    """The board's command that runs lmbench's groups (none: every one) with runs.sh
-    (installed: install_commands("lmbench/runs.sh")), in a subshell of its own, with the
-    programs of `tools` (families.DEBIAN, the default, or OWN)."""
-    return (f"({_set(tools)}QUICK={str(quick).lower()} SMALL={str(small).lower()}; . {ON_BOARD['lmbench/runs.sh']} "
-            f"&& lm_groups {' '.join(groups)}) 2>&1")
+    return f"PATH={OWN_BIN}:$PATH; " if tools == OWN else ""
 
 
 def sourced(files, command: str, tools: str | None = None) -> str:
     """command with the shared files (installed: install_commands) sourced first, in a
     subshell of its own, its errors with its output, with the programs of `tools`."""
-    return f"({_set(tools)}" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"
+    return f"({set_statement(tools)}" + "".join(f". {on_board(f)} && " for f in files) + f"{command}) 2>&1"
 
 
 def with_tools(command: str, tools: str | None) -> str:
     """command run with the programs of `tools`, in a subshell where it needs one."""
-    return f"({_set(tools)}{command})" if _set(tools) else command
+    return f"({set_statement(tools)}{command})" if set_statement(tools) else command

@@ -5,12 +5,8 @@ LAVA test definitions' shell (jobs/testdefs) is checked against it by
 tests/test_workloads.py, which fails on drift."""
 from __future__ import annotations
 
-# lmbench's quick mode: shorter timing loops, 1-5 s a program instead of 30 s under
-# emulation (lmbench's own defaults otherwise)
-LMBENCH_QUICK = {"ENOUGH": "100000", "TIMING_O": "0", "LOOP_O": "0"}
-
-# a board with less RAM skips lmbench's context switch and bandwidth runs: the TQM860L's
-# 16 MB ran out there in the study
+# a board with less RAM skips the context-switch and bandwidth runs (and sizes the
+# programs' working sets down): the TQM860L's 16 MB ran out there in the study
 SMALL_BOARD_MB = 32
 
 # cyclictest (the successor of realfeel) as the 2005 article ran it: locked memory, one
@@ -41,21 +37,6 @@ CYCLICTEST_HISTOGRAM_US = 20000
 # over 10 runs (CV 3.8 %), decided in 3 runs. Its cost: about 78 s of host time a run
 # against 30 s (docs/measurement.md, "The run length").
 JITTER_RUN_S = 60
-
-
-def lmbench_env(quick: bool = True) -> str:
-    """The environment prefix of an lmbench command: 'ENOUGH=100000 ... ' or ''."""
-    return "".join(f"{k}={v} " for k, v in LMBENCH_QUICK.items()) if quick else ""
-
-
-def lmbench_line(cmd: str, quick: bool = True) -> str:
-    """A shell line of lmbench commands, every one of them in the mode asked for: the
-    variables exported in a subshell (a prefix would reach only the line's first command:
-    a served program's client, `bw_tcp 127.0.0.1` after `bw_tcp -s;`, then ran with
-    lmbench's own timing, and read 36-43 MB/s where the quick client reads 41.6-42.6),
-    and left behind in no later command. As jobs/testdefs/lmbench/runs.sh exports them for
-    the suite and LAVA; tests/data/capture.py's lines take them from here."""
-    return f"(export {lmbench_env(quick).strip()}; {cmd})" if quick else cmd
 
 
 def cyclictest_loops(seconds: float) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from labgrid import Environment
 
 from boardlab.measure import target_load, workloads
+from boardlab.measure.families import lmbench
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "captured"
@@ -16,7 +17,7 @@ OUT = Path(__file__).resolve().parent / "captured"
 
 def lm(cmd: str) -> str:
     """An lmbench line in the suite's quick mode, every command of it (as the suite runs it)."""
-    return workloads.lmbench_line(cmd)
+    return lmbench.quick_line(cmd)
 
 
 COMMANDS = {
