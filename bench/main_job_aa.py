@@ -45,14 +45,21 @@ def one_round(board: str, kernel: str, run_dir: Path, extra: list[str], tests: l
                         "--run-dir", str(run_dir), *(str(ROOT / "testsuites" / t) for t in tests), *extra],
                        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.monotonic() - t0
+    verdicts = verdicts_of(run_dir, family, metrics)
+    if not verdicts:
+        print(r.stdout[-2000:])
+    return verdicts, seconds, r.returncode
+
+
+def verdicts_of(run_dir: Path, family: set[str], metrics: set[str]) -> dict:
+    """{family.metric: (verdict, samples, why)} of a round's results.json ({}: none)."""
     try:
         got = json.loads((run_dir / "results.json").read_text())["metrics"]
     except (OSError, ValueError, KeyError):
-        print(r.stdout[-2000:])
-        return {}, seconds, r.returncode
-    return ({f'{m["suite"]}.{m["name"]}': (m["verdict"], len(m.get("samples") or [m["value"]]),
-                                            m.get("comparison", {}).get("why", ""))
-             for m in got if m["suite"] in family and (not metrics or m["name"] in metrics)}, seconds, r.returncode)
+        return {}
+    return {f'{m["suite"]}.{m["name"]}': (m["verdict"], len(m.get("samples") or [m["value"]]),
+                                          m.get("comparison", {}).get("why", ""))
+            for m in got if m["suite"] in family and (not metrics or m["name"] in metrics)}
 
 
 def windows(out: Path, trials: int = 200) -> None:
@@ -96,9 +103,45 @@ def rounds_with(rounds_of: dict, family: str, verdicts: tuple) -> int:
     return len(hit)
 
 
+class Tally:
+    """The rounds' verdicts per metric and per family."""
+
+    def __init__(self):
+        self.counts = collections.defaultdict(collections.Counter)
+        self.samples = collections.defaultdict(list)
+        self.whys = collections.defaultdict(list)
+        self.rounds_of: dict = {}
+        self.rounds = 0
+
+    def add(self, verdicts: dict) -> None:
+        for name, (verdict, n, why) in verdicts.items():
+            self.rounds_of.setdefault(name, {})[self.rounds] = verdict
+            self.counts[name][verdict] += 1
+            self.samples[name].append(n)
+            if verdict not in ("same", "info"):
+                self.whys[name].append(why)
+        self.rounds += 1
+
+    def print(self, families: list[str]) -> None:
+        print("| metric | same | unknown | regressed | improved | info | runs a round (mean) |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name in sorted(self.counts):
+            c = self.counts[name]
+            print(f"| {name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
+                  f"{c['info']} | {sum(self.samples[name]) / len(self.samples[name]):.1f} |")
+        for name, w in sorted(self.whys.items()):
+            print(f"\n{name}, first reason not `same`: {w[0]}")
+        print("\n| family | rounds | rounds with a false verdict (regressed or improved) | with an unknown |")
+        print("|---|---:|---:|---:|")
+        for fam in families:
+            print(f"| {fam} | {self.rounds} | {rounds_with(self.rounds_of, fam, ('regressed', 'improved'))} | "
+                  f"{rounds_with(self.rounds_of, fam, ('unknown',))} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=20, help="rounds with results (a round that gave none, "
+                    "a session that failed, is run again, at most --rounds times more)")
     ap.add_argument("--board", default="qemu-arm")
     ap.add_argument("--kernel", default="armmp")
     ap.add_argument("--tests", nargs="+", default=["test_jitter.py"], help="under testsuites/ (pytest node ids)")
@@ -106,53 +149,48 @@ def main():
                     "(--tests in the suites' order: what ran before a figure is part of its baseline)")
     ap.add_argument("--metrics", default="", help="comma separated names within the family (default: all)")
     ap.add_argument("--windows", type=Path, help="only the run-length estimate, from this bench's saved rounds")
+    ap.add_argument("--tally", type=Path, nargs="+", help="only the tables, of the rounds saved under these "
+                    "directories (this bench's run directories), the first --rounds with results")
     ap.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
     args = ap.parse_args()
+    families = args.family.split(",")
+    wanted = (set(families), set(filter(None, args.metrics.split(","))))
     if args.windows:
         windows(args.windows)
         return 0
+    tally = Tally()
+    if args.tally:
+        rounds = sorted(d for top in args.tally for d in top.glob("round-*"))
+        for d in rounds:
+            verdicts = verdicts_of(d, *wanted)
+            if verdicts and tally.rounds < args.rounds:
+                tally.add(verdicts)
+        print(f"{tally.rounds} rounds with results of {len(rounds)} saved under "
+              f"{', '.join(map(str, args.tally))}\n")
+        tally.print(families)
+        return 0 if tally.rounds == args.rounds else 1
     out = Path(tempfile.mkdtemp(prefix="main-job-aa-", dir="/var/tmp"))
-    tally = collections.defaultdict(collections.Counter)
-    samples = collections.defaultdict(list)
-    whys = collections.defaultdict(list)
-    failed, took, rounds_of = 0, [], {}
+    failed, took = 0, []
     print(f"host {this_host()['id']}; {args.rounds} rounds of the main job's {' '.join(args.tests)} "
           f"({args.board}, {args.kernel}, quick); run directories under {out}", flush=True)
     with kept_up("vlab", boards=[args.board]):
-        for i in range(args.rounds):
+        while tally.rounds < args.rounds and failed < args.rounds:
+            i = tally.rounds + failed
             verdicts, seconds, status = one_round(args.board, args.kernel, out / f"round-{i + 1:02d}",
-                                                  args.pytest_args, args.tests, set(args.family.split(",")),
-                                                  set(filter(None, args.metrics.split(","))))
+                                                  args.pytest_args, args.tests, *wanted)
             took.append(seconds)
-            for name, (verdict, _, _) in verdicts.items():
-                rounds_of.setdefault(name, {})[i] = verdict
-            if not verdicts:
+            if verdicts:
+                tally.add(verdicts)
+            else:
                 failed += 1
-            for name, (verdict, n, why) in verdicts.items():
-                tally[name][verdict] += 1
-                samples[name].append(n)
-                if verdict not in ("same", "info"):
-                    whys[name].append(why)
             words = ", ".join(f"{k} {v[0]} ({v[1]})" for k, v in sorted(verdicts.items()))
-            print(f"round {i + 1}: {seconds:.0f} s, exit {status}: {words or 'no results'}", flush=True)
-    print(f"\n{args.rounds} rounds, {failed} without results; host seconds a round "
-          f"{min(took):.0f}-{max(took):.0f} (median {sorted(took)[len(took) // 2]:.0f})\n")
-    print("| metric | same | unknown | regressed | improved | info | runs a round (mean) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in sorted(tally):
-        c = tally[name]
-        print(f"| {name} | {c['same']} | {c['unknown']} | {c['regressed']} | {c['improved']} | "
-              f"{c['info']} | {sum(samples[name]) / len(samples[name]):.1f} |")
-    for name, w in sorted(whys.items()):
-        print(f"\n{name}, first reason not `same`: {w[0]}")
-    print("\n| family | rounds | rounds with a false verdict (regressed or improved) | with an unknown |")
-    print("|---|---:|---:|---:|")
-    for fam in args.family.split(","):
-        print(f"| {fam} | {len(took)} | {rounds_with(rounds_of, fam, ('regressed', 'improved'))} | "
-              f"{rounds_with(rounds_of, fam, ('unknown',))} |")
+            print(f"round {i + 1}: {seconds:.0f} s, exit {status}: {words or 'no results (run again)'}", flush=True)
+    print(f"\n{tally.rounds} rounds with results, {failed} without (each run again); host seconds a "
+          f"session {min(took):.0f}-{max(took):.0f} (median {sorted(took)[len(took) // 2]:.0f})\n")
+    tally.print(families)
     if args.family == "jitter":
         windows(out)
-    return 0 if not failed else 1
+    return 0 if tally.rounds == args.rounds else 1
 
 
 if __name__ == "__main__":

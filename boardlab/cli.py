@@ -267,7 +267,7 @@ def _compare_parser(sub):
     c.add_argument("--root", default="ramdisk", choices=["ramdisk", "nfs"],
                    help="the root both kernels boot on (default ramdisk)")
     c.add_argument("--tools", default=None, choices=families.TOOL_SETS,
-                   help="whose programs measure lmbench, jitter, hackbench (default: each family's "
+                   help=f"whose programs measure {', '.join(f.name for f in families.FAMILIES if f.tools)} (default: each family's "
                         "record for the board's CPU; the figures say the set)")
     c.add_argument("--out", default=None, help="directory (default results/compare-<time>)")
     c.set_defaults(func=cmd_compare)

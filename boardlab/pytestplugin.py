@@ -29,11 +29,11 @@ def pytest_addoption(parser):
                 help="directory for this run's results and console logs "
                      "(default: results/<date>-<time>)")
     g.addoption("--quick", action="store_true", default=bool(os.environ.get("BOARDLAB_QUICK")),
-                help="quick mode: lmbench's short timing loops")
+                help="quick mode: the latency programs' short timing loops")
     g.addoption("--boot-repeats", type=int, default=3,
                 help="boots per boot-time measurement (at least; default 3)")
     g.addoption("--repeats", type=int, default=1,
-                help="samples of every repeated measurement (jitter, noisy lmbench figures, "
+                help="samples of every repeated measurement (noisy figures: jitter's, a ring's, "
                      "boots: at least --boot-repeats) before the verdict; 5 to record baselines")
     g.addoption("--max-repeats", type=int, default=5,
                 help="while a noisy metric's verdict is unknown, more samples up to this many")
@@ -192,7 +192,7 @@ def shell(board_strategy, target, request, disturbed_boots, results):
 
 @pytest.fixture
 def tool_set(board_facts, shell):
-    """tool_set('lmbench') -> whose programs the family runs here (its record, by the board's
+    """tool_set(FAMILY) -> whose programs the family runs here (its record, by the board's
     isa); Debian's missing package skips, the project's missing binary fails (rebuild the image)."""
     from boardlab.measure import families, sample
 

@@ -1,6 +1,6 @@
 """Progress lines of a suite's long steps shown while pytest runs, as a command shows them
 (a plugin that boardlab.pytestplugin loads): pytest captures a test's output until it
-ends, and a jitter run under load or lmbench's groups take minutes. Only in a session on
+ends, and a jitter run under load or a family's groups of runs take minutes. Only in a session on
 a board (--lg-env); the project's own tests read their progress lines themselves."""
 import sys
 

@@ -169,3 +169,4 @@ def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_pa
         "toy", clock=families.GUEST, order=99, board_files=toy.board_files, run="echo nothing", figures=toy.figures))
     with pytest.raises(sample.MeasureError, match="toy: no time_s"):
         sample.family("toy", shell, None)
+

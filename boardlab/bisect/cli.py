@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from boardlab.judge.decide import EXACT_SHOWN
 from boardlab.judge.mdc import DEFAULT_BUDGET
+from boardlab.measure import families
 
 
 def cmd_bisect(args):
@@ -36,7 +37,7 @@ def add_parser(sub):
     bi.add_argument("--good", required=True, help="a revision without the regression")
     bi.add_argument("--bad", required=True, help="a revision with it")
     bi.add_argument("--metric", required=True,
-                    help="a catalogue name, e.g. boot_time.guest_login, lmbench.lat_syscall_null_us, "
+                    help=f"a catalogue name, e.g. {', '.join(f.shown for f in families.FAMILIES if f.shown)}, "
                          "build.vmlinux_text_bytes (a build metric needs no boot); several, comma-"
                          "separated, are bisected at once: one build and one boot a sample for all, "
                          "a step bad when any regressed")

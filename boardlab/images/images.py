@@ -1,7 +1,8 @@
 """Build a virtual board's images from Debian packages: a uImage per kernel, one
-busybox root file system as a U-Boot ramdisk and as an NFS root tree (with mem_eat,
-rt-tests and lmbench). Cached: rebuilt only when an input changes (package versions,
-target/ sources, this builder: images.py, debs.py, rootfs.py)."""
+busybox root file system as a U-Boot ramdisk and as an NFS root tree (with mem_eat and
+the measurement families' programs: each family's record says which, `image`). Cached:
+rebuilt only when an input changes (package versions, target/ sources, the families'
+images, this builder: images.py, debs.py, rootfs.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -35,20 +36,22 @@ BUILDER = [Path(__file__).parent / f for f in ("images.py", "debs.py", "rootfs.p
                                                "crossbuild.py", "ownprograms.py")] \
     + [Path(__file__).parents[1] / "kernelbuilds" / "buildenv.py"]
 
+# the families' programs from Debian, as their records say: (package, directory in it,
+# names, directory in the root)
+FAMILY_IMAGES = tuple(entry for f in families.FAMILIES for entry in f.image)
+FAMILY_PACKAGES = list(dict.fromkeys(p for f in families.FAMILIES for p in f.packages))
 # armhf userland on the board: busybox, the measurement tools, their libraries.
 USERLAND_PACKAGES = [
-    "busybox-static", "rt-tests", "lmbench",
+    "busybox-static", *FAMILY_PACKAGES,
     "libc6", "libnuma1", "libtirpc3", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3",
     "libcom-err2", "libkrb5support0", "libkeyutils1",
 ]
 # from Debian's source packages, for an arch Debian no longer ships (crossbuild.py)
-CROSS_PACKAGES = ["busybox", "lmbench", "rt-tests"]
-TOOLS = ["usr/bin/cyclictest", "usr/bin/hackbench"]
-LMBENCH_BIN = "usr/lib/lmbench/bin/armv7l-linux-gnu"
-LMBENCH_TOOLS = re.compile(r"^(lat_\w+|bw_\w+|lmdd|enough|mhz|line|tlb|cache|stream|par_\w+|memsize|msleep|hello)$")
+CROSS_PACKAGES = ["busybox", *FAMILY_PACKAGES]
 CROSS_CC = "arm-linux-gnueabihf-gcc"
 ROOT_DIRS = ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run", "root",
-             "etc/init.d", "mnt", "newroot", "var/tmp", "usr/lib/lmbench/bin")
+             "etc/init.d", "mnt", "newroot", "var/tmp",
+             *dict.fromkeys(dest for *_, dest in FAMILY_IMAGES if dest not in ("usr/bin", "bin")))
 DEVICES = (("console", 5, 1), ("null", 1, 3))   # the nodes a root needs before devtmpfs
 
 
@@ -71,6 +74,7 @@ def _digest_tree(h, path: Path):
 def inputs_digest(board: Board, debs, userland_manifest=None) -> str:
     h = hashlib.sha256(BUILDER_VERSION.encode())
     h.update(repr(sorted((userland_manifest or {}).items())).encode())
+    h.update(repr(FAMILY_IMAGES).encode())
     for module in BUILDER:
         h.update(module.read_bytes())
     for name in sorted(debs):
@@ -163,18 +167,15 @@ def _kernels(board: Board, kernel_pkgs, debs, build: Path, rootfs: Path, out: Pa
 
 
 def _userland(board: Board, build: Path, rootfs: Path, pkg_roots):
-    """busybox, cyclictest, hackbench, lmbench with their libraries, mem_eat, the overlay."""
+    """busybox, the families' programs with their libraries, mem_eat, the overlay."""
     shutil.copy2(build / "pkgs/busybox-static/bin/busybox", rootfs / "bin/busybox")
     _busybox_links(rootfs)
     programs = []
-    for t in TOOLS:
-        src = next(r / t for r in pkg_roots if (r / t).exists())
-        shutil.copy2(src, rootfs / t)
-        programs.append(rootfs / t)
-    for p in sorted((build / "pkgs/lmbench" / LMBENCH_BIN).iterdir()):
-        if LMBENCH_TOOLS.match(p.name):
-            shutil.copy2(p, rootfs / "usr/lib/lmbench/bin" / p.name)
-            programs.append(rootfs / "usr/lib/lmbench/bin" / p.name)
+    for package, directory, names, dest in FAMILY_IMAGES:
+        for p in sorted((build / "pkgs" / package / directory).iterdir()):
+            if re.match(names, p.name):
+                shutil.copy2(p, rootfs / dest / p.name)
+                programs.append(rootfs / dest / p.name)
     copy_with_libs(programs, rootfs, pkg_roots)
     run([CROSS_CC, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
          str(TARGET_DIR / "mem_eat.c")])

@@ -1,4 +1,4 @@
-"""The project's own measurement programs (target/measure/): lmbench's figures, a
+"""The project's own measurement programs (target/measure/): the study's latencies and bandwidths, a
 cyclictest-manner jitter program and hackbench, by their tools' methods
 (target/measure/METHODS.md), for a board whose root cannot carry Debian's (32-bit
 PowerPC: Debian ships none, and its archive does not serve their sources here).

@@ -7,7 +7,7 @@ The rules, in order, each giving a verdict of boardlab.judge.verdict:
 2. nothing stored to judge against: `new`; nothing measured: `missing`;
 3. two kernels under one name (their identities differ): `other-kernel`;
 4. figures of two clocks (other units): `other-clock`; figures of two sets of programs
-   (Debian's lmbench against the project's: measure.families, tool sets) or measured
+   (Debian's against the project's: measure.families, tool sets) or measured
    with other settings where both sides say theirs (cyclictest's run length: the maximum
    of a 60 s run is not one of a 10 s run): `other-settings`;
 5. a host-bound figure (another machine of the same kind would measure another value)

@@ -20,7 +20,7 @@ class NoFigure(TestFault, ValueError):
 
 
 def run_line(suite: str, n: int, at_least: int, at_most: int, took) -> str:
-    """'lmbench: run 2 of 1-5, 34 s so far (17 s a run): about 0-51 s left' before run n:
+    """'jitter: run 2 of 1-5, 34 s so far (17 s a run): about 0-51 s left' before run n:
     how long the runs so far took (host clock), and what is left: to at_least, and to
     at_most if the figures stay undecided."""
     count = f"{at_least}" if at_least == at_most else f"{at_least}-{at_most}"

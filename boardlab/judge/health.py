@@ -15,7 +15,7 @@ root: the real boards' are the study's, on their NFS root):
   edge: its slowest stored figure and HOST_BOOT_MARGIN (host-arrival times vary by ~8 %
   from boot to boot; a check can only bound it from above: LAVA's timeout).
 - for the board's own history, in no band (`lab check`; LAVA's job not yet): the families'
-  `health` figures (lmbench's null system call and pipe latency), run once the board is up:
+  `health` figures (a null system call's and a pipe's latency), run once the board is up:
   a board that got slower once it runs (a load its boot ends before) shows there, and the
   board-health rule (judge.boardhealth) judges them against the board's own level.
 A board that cannot be powered, reach U-Boot, load its kernel over TFTP or boot it fails

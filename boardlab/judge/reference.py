@@ -68,7 +68,7 @@ def seed(reference: Path = REFERENCE, root: Path = bl.KERNELS_DIR) -> list[Path]
     written = []
     for board, kernels in data["results"].items():
         if board not in data["boards"]:
-            continue   # the lmbench/ARM tables are relative figures, not baselines
+            continue   # the latency and ARM tables are relative figures, not baselines
         for kernel, result in kernels.items():
             metrics = {}
             for key, v in study_metrics(result).items():

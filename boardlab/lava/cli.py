@@ -239,7 +239,7 @@ def _job_options(p):
     p.add_argument("--root", default=None, choices=["ramdisk", "nfs"])
     p.add_argument("--suites", default=",".join(lava.DEFAULT_SUITES),
                    help=f"comma separated: {', '.join(lava.DEFAULT_SUITES)} (the metric families)")
-    p.add_argument("--quick", action="store_true", help="lmbench's short timing loops")
+    p.add_argument("--quick", action="store_true", help="the latency programs' short timing loops")
     p.add_argument("--jitter-duration", type=int, default=None, help="seconds (default 60, quick mode too)")
     _image_options(p)
 

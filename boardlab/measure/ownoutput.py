@@ -59,7 +59,7 @@ def raw_value(rec: dict) -> float:
     if kind == "rate":
         return rec["n"] * 1e9 / rec["ns"]
     if kind == "bw":
-        return rec["bytes"] / 1e6 / (rec["ns"] / 1e9)   # lmbench's MB: 10^6 bytes (its lib_timing.c)
+        return rec["bytes"] / 1e6 / (rec["ns"] / 1e9)   # the original's MB: 10^6 bytes (lib_timing.c)
     if kind == "ctx":
         if not rec["hops"] or not rec["ovr_hops"]:
             raise ParseError(f"@raw ctx size={rec['size']} procs={rec['procs']}: no hops")
@@ -81,7 +81,7 @@ def figures(label: str, text: str) -> dict:
     program = _PROGRAM_OF.get(label, label.split("_us")[0].split("_mb_s")[0])
     try:
         recs = parse_raw(text)
-        if label.startswith("lat_ctx_"):   # a switch no longer than its overhead is no figure, as lmbench's
+        if label.startswith("lat_ctx_"):   # a switch no longer than its overhead is no figure, as the original's
             ctx = {f"lat_ctx_{r['size']}k_{r['procs']}p_us": raw_value(r)
                    for r in recs if r["kind"] == "ctx" and r["procs"] in (2, 4, 8, 16)}
             return {k: v for k, v in ctx.items() if v > 0}

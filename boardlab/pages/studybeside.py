@@ -7,18 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from boardlab.judge import reference
+from boardlab.measure import families
 
 STUDY_COLUMN = ("the study, 2.4.25 -> 2.6.11.7: TQM860L (MPC860T, 50 MHz) and Sandpoint (MPC8240, "
-                "132 MHz), real boards, their own time (lmbench 3.0-a4, its deltas pooled over both)")
-# its lmbench deltas by what they measure: the relative change of the 2.6 result, positive
-# slower (the study's reading); our rates (files a second) are the inverse of its latencies
-_LATENCY = {"lat_pipe_us": "pipe", "lat_unix_us": "af_unix", "lat_udp_us": "udp", "lat_tcp_us": "tcp",
-            "lat_connect_us": "tcp_connect"}
-_FS_VM = {"lat_fs_create_0k_per_s": "file_create", "lat_fs_delete_0k_per_s": "file_delete",
-          "lat_mmap_1m_us": "mmap", "lat_pagefault_us": "page_fault", "lat_select_100fd_us": "select_100fd"}
-_BANDWIDTH = {"bw_pipe_mb_s": "pipe", "bw_unix_mb_s": "af_unix", "bw_tcp_mb_s": "tcp",
-              "bw_file_reread_mb_s": "file_reread"}
-_BOARD_WORDS = {"mpc860": "MPC860T", "mpc8240": "MPC8240"}
+                "132 MHz), real boards, their own time" + "".join(
+                    f" ({f.study_note})" for f in families.FAMILIES if f.study_note))
 
 
 def _pct(v: float) -> str:
@@ -27,7 +20,8 @@ def _pct(v: float) -> str:
 
 def study_changes(path: Path = reference.REFERENCE) -> dict[str, str]:
     """{catalogue key: the study's 2.4.25 -> 2.6.11.7 change, in words}: per board where it
-    measured each board (build, boot, memory), pooled where it reported so (lmbench)."""
+    measured each board (build, boot, memory), and as a family's record reads the study's
+    pooled figures (its `study_changes`)."""
     data = reference._load_reference(path)
     out: dict[str, list[str]] = {}
     for board, kernels in data["results"].items():
@@ -37,32 +31,11 @@ def study_changes(path: Path = reference.REFERENCE) -> dict[str, str]:
         for key in sorted(set(old) & set(new)):
             if old[key]:
                 out.setdefault(key, []).append(f"{board} {_pct(100 * (new[key] - old[key]) / old[key])}")
-    lm = data["results"].get("lmbench_deltas_2_4_to_2_6", {})
-    ctx = lm.get("context_switch_pct", {})
     words = {}
-    if ctx:
-        for key in _lmbench_keys("lat_ctx_"):
-            words[key] = f"context switch +{ctx['mean']} % (mean; {ctx['min']} .. {ctx['max']} %)"
-    for key, name in _LATENCY.items():
-        if name in lm.get("latency_pct", {}):
-            words[f"lmbench.{key}"] = f"latency +{lm['latency_pct'][name]} %"
-    for key, name in _FS_VM.items():
-        if name in lm.get("fs_vm_latency_pct", {}):
-            pct = lm["fs_vm_latency_pct"][name]
-            words[f"lmbench.{key}"] = f"latency +{pct} %" + (
-                f" (as files a second: {_pct(100 / (1 + pct / 100) - 100)})" if key.endswith("_per_s") else "")
-    for key, name in _BANDWIDTH.items():
-        said = lm.get("bandwidth", {}).get(name)
-        if isinstance(said, dict):
-            words[f"lmbench.{key}"] = "; ".join(f"{_BOARD_WORDS.get(b, b)} {w}" for b, w in said.items())
-        elif said:
-            words[f"lmbench.{key}"] = str(said)
+    for f in families.FAMILIES:
+        if f.study_changes:
+            words.update(f.study_changes(data["results"]))
     return {**{k: ", ".join(v) for k, v in out.items()}, **words}
-
-
-def _lmbench_keys(prefix: str) -> list[str]:
-    from boardlab.measure import catalogue
-    return [k for k in catalogue.METRICS if k.startswith(f"lmbench.{prefix}")]
 
 
 def table(rows, board: str, pair: str, clock_of) -> str:

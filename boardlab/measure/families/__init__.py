@@ -1,13 +1,16 @@
 """The measurement families, one module each (boardlab/measure/families/<name>.py: its
 metrics, how it measures on a running boot, how it reads its programs' output, its
 settings, its LAVA parameters and minutes, the tools its image needs per CPU), its record
-`FAMILY` of the kind record.Family. Every list of families (the catalogue's order, the
-clocks, a boot's sample, LAVA's suites, the suites' order, the commands' defaults) is read
-from FAMILIES here; tests/test_families.py fails on a family named anywhere else."""
+`FAMILY` of the kind record.Family: a module of this package with a FAMILY is a family,
+nothing else to add. Every list of families (the catalogue's order, the clocks, a boot's
+sample, LAVA's suites, the suites' order, the commands' defaults) is read from FAMILIES
+here; tests/test_families.py fails on a family named anywhere else."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from boardlab.errors import InputError
-from boardlab.measure.families import boot_time, build, hackbench, jitter, lmbench, memory
 from boardlab.measure.families.record import (CLOCKS, DEBIAN, GUEST, HOST, NONE, OWN, OWN_BIN, SET_WORDS,
                                               STUDY_TOOLS, TESTDEFS, TOOL_SETS, Family, FamilyError,
                                               NoMeasurement, Options, UnknownFamily)
@@ -15,9 +18,21 @@ from boardlab.measure.families.record import (CLOCKS, DEBIAN, GUEST, HOST, NONE,
 __all__ = ["CLOCKS", "DEBIAN", "GUEST", "HOST", "NONE", "OWN", "OWN_BIN", "SET_WORDS", "STUDY_TOOLS", "TESTDEFS",
            "TOOL_SETS", "Family", "FamilyError", "NoMeasurement", "Options", "UnknownFamily"]
 
-# their order: reports, charts and compare's tables list them so, a boot measures them so
-# (memory before any workload); `order` is where each suite runs in a pytest session
-FAMILIES: tuple[Family, ...] = tuple(m.FAMILY for m in (boot_time, build, memory, lmbench, jitter, hackbench))
+
+
+def _found() -> tuple[Family, ...]:
+    """Every module's FAMILY, in their records' `listed` order."""
+    found = [getattr(importlib.import_module(f"{__name__}.{m.name}"), "FAMILY", None)
+             for m in pkgutil.iter_modules(__path__)]
+    out = tuple(sorted((f for f in found if isinstance(f, Family)), key=lambda f: f.listed))
+    if len({f.listed for f in out}) != len(out):
+        raise FamilyError(f"two families listed at one place: {[(f.name, f.listed) for f in out]}")
+    return out
+
+
+# their order (`listed`): reports, charts and compare's tables list them so, a boot measures
+# them so (memory before any workload); `order` is where each suite runs in a pytest session
+FAMILIES: tuple[Family, ...] = _found()
 BY_NAME = {f.name: f for f in FAMILIES}
 NAMES = tuple(BY_NAME)
 

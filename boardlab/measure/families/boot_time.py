@@ -38,5 +38,5 @@ def measure(shell, rec, **_) -> dict:
     return milestones(rec)
 
 
-FAMILY = Family(NAME, METRICS, HOST, order=10, what="the study's boot milestones", one_boot=True,
+FAMILY = Family(NAME, METRICS, HOST, order=10, listed=10, what="the study's boot milestones", one_boot=True,
                 measure=measure, shown=f"{NAME}.guest_login")

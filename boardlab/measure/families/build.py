@@ -18,5 +18,5 @@ METRICS = tuple(
                 what=f"kernel build, {n} time") for n in ("real", "user", "sys")]
     + [MetricSpec(f"{NAME}.{n}", "bytes", "lower", NONE, 0.005, lava=False, what=w) for n, w in SIZES.items()])
 
-FAMILY = Family(NAME, METRICS, HOST, order=40, what="a clean kernel build: times and sizes", on_boot=False,
+FAMILY = Family(NAME, METRICS, HOST, order=40, listed=20, what="a clean kernel build: times and sizes", on_boot=False,
                 lava=False, default=False, host_work=True)

@@ -12,7 +12,7 @@ NAME = "hackbench"
 METRICS = (MetricSpec(f"{NAME}.time_s", "s", "lower", GUEST, 0.05, exact=False,
                       what="hackbench: 4 groups of 40 processes, 100 messages, its time"),)
 
-FAMILY = Family(NAME, METRICS, GUEST, order=70, what="hackbench: processes passing messages over sockets",
-                packages=("rt-tests",), script=f"{NAME}/{NAME}.sh", board_files=(f"{NAME}/runs.sh",),
+FAMILY = Family(NAME, METRICS, GUEST, order=70, listed=60, what="hackbench: processes passing messages over sockets",
+                packages=("rt-tests",), image=(("rt-tests", "usr/bin", "^hackbench$", "usr/bin"),), script=f"{NAME}/{NAME}.sh", board_files=(f"{NAME}/runs.sh",),
                 run="hb_run", figures=(("time_s", r"^Time:\s*([\d.]+)"),), testdef=f"{NAME}/{NAME}.yaml",
                 workload=True, shown=f"{NAME}.time_s", tools=STUDY_TOOLS)

@@ -95,8 +95,8 @@ def params(o: Options) -> dict:
             "HISTOGRAM": str(workloads.CYCLICTEST_HISTOGRAM_US)}
 
 
-FAMILY = Family(NAME, METRICS, GUEST, order=50, what="cyclictest under load", packages=("rt-tests",),
-                measure=measure, script=f"{NAME}/{NAME}.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
+FAMILY = Family(NAME, METRICS, GUEST, order=50, listed=50, what="cyclictest under load", packages=("rt-tests",),
+                image=(("rt-tests", "usr/bin", "^cyclictest$", "usr/bin"),), measure=measure, script=f"{NAME}/{NAME}.sh", board_files=("lib/load.sh", "lib/cycles.sh"),
                 testdef=f"{NAME}/{NAME}.yaml", params=params,
                 minutes=lambda p, quick: 2 + 3 * int(p["DURATION"]) // 60, workload=True,
                 shown=f"{NAME}.max_us", tools=STUDY_TOOLS, reads=read,

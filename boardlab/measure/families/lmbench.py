@@ -38,6 +38,11 @@ METRICS = tuple(
                   what=n[:-5].replace("_", " "))
        for n in ("bw_pipe_mb_s", "bw_unix_mb_s", "bw_tcp_mb_s", "bw_file_reread_mb_s")])
 
+# Debian's programs the root carries: lmbench's benchmarks from its package's bin directory
+IMAGE = ((NAME, f"usr/lib/{NAME}/bin/armv7l-linux-gnu",
+          r"^(lat_\w+|bw_\w+|lmdd|enough|mhz|line|tlb|cache|stream|par_\w+|memsize|msleep|hello)$",
+          f"usr/lib/{NAME}/bin"),)
+
 # quick mode: shorter timing loops, 1-5 s a program instead of 30 s under emulation
 # (lmbench's own defaults otherwise)
 QUICK = {"ENOUGH": "100000", "TIMING_O": "0", "LOOP_O": "0"}
@@ -99,12 +104,50 @@ def measure(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
     return measure_groups(shell, small, groups=[output.group_of(metric)] if metric else None, tools=tools)
 
 
+# the study's deltas by what they measure: the relative change of the 2.6 result, positive
+# slower (the study's reading); our rates (files a second) are the inverse of its latencies
+_STUDY_LATENCY = {"lat_pipe_us": "pipe", "lat_unix_us": "af_unix", "lat_udp_us": "udp", "lat_tcp_us": "tcp",
+                  "lat_connect_us": "tcp_connect"}
+_STUDY_FS_VM = {"lat_fs_create_0k_per_s": "file_create", "lat_fs_delete_0k_per_s": "file_delete",
+                "lat_mmap_1m_us": "mmap", "lat_pagefault_us": "page_fault", "lat_select_100fd_us": "select_100fd"}
+_STUDY_BANDWIDTH = {"bw_pipe_mb_s": "pipe", "bw_unix_mb_s": "af_unix", "bw_tcp_mb_s": "tcp",
+                    "bw_file_reread_mb_s": "file_reread"}
+_STUDY_BOARDS = {"mpc860": "MPC860T", "mpc8240": "MPC8240"}
+
+
+def study_changes(results: dict) -> dict[str, str]:
+    """The study's 2.4.25 -> 2.6.11.7 changes of these figures, in words: pooled over its
+    PowerPC boards, as it reported them (../shared/reference: lmbench_deltas_2_4_to_2_6)."""
+    lm = results.get(f"{NAME}_deltas_2_4_to_2_6", {})
+    words, ctx = {}, lm.get("context_switch_pct", {})
+    if ctx:
+        for m in METRICS:
+            if m.name.startswith("lat_ctx_"):
+                words[m.key] = f"context switch +{ctx['mean']} % (mean; {ctx['min']} .. {ctx['max']} %)"
+    for key, name in _STUDY_LATENCY.items():
+        if name in lm.get("latency_pct", {}):
+            words[f"{NAME}.{key}"] = f"latency +{lm['latency_pct'][name]} %"
+    for key, name in _STUDY_FS_VM.items():
+        if name in lm.get("fs_vm_latency_pct", {}):
+            pct = lm["fs_vm_latency_pct"][name]
+            words[f"{NAME}.{key}"] = f"latency +{pct} %" + (
+                f" (as files a second: {100 / (1 + pct / 100) - 100:+.0f} %)" if key.endswith("_per_s") else "")
+    for key, name in _STUDY_BANDWIDTH.items():
+        said = lm.get("bandwidth", {}).get(name)
+        if isinstance(said, dict):
+            words[f"{NAME}.{key}"] = "; ".join(f"{_STUDY_BOARDS.get(b, b)} {w}" for b, w in said.items())
+        elif said:
+            words[f"{NAME}.{key}"] = str(said)
+    return words
+
+
 def params(o: Options) -> dict:
     return {"QUICK": "true" if o.quick else "false", "SMALL": "true" if o.small else "false"}
 
 
-FAMILY = Family(NAME, METRICS, GUEST, order=60, what="lmbench's latencies and bandwidths", packages=(NAME,),
-                measure=measure, script=f"{NAME}/{NAME}.sh", board_files=(RUNS,), testdef=f"{NAME}/{NAME}.yaml",
+FAMILY = Family(NAME, METRICS, GUEST, order=60, listed=40, what="lmbench's latencies and bandwidths", packages=(NAME,),
+                image=IMAGE, measure=measure, script=f"{NAME}/{NAME}.sh", board_files=(RUNS,), testdef=f"{NAME}/{NAME}.yaml",
                 params=params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
                 shown=f"{NAME}.lat_syscall_null_us", tools=STUDY_TOOLS, reads=output.read,
-                group_of=output.group_of, health=("lat_syscall_null_us", "lat_pipe_us"))
+                group_of=output.group_of, study_note=f"{NAME} 3.0-a4, its deltas pooled over both",
+                study_changes=study_changes, health=("lat_syscall_null_us", "lat_pipe_us"))

@@ -79,6 +79,6 @@ def read(lines, tools=None) -> dict:
             f"{NAME}.mem_eat_kb": parsers.parse_mem_eat(parts.get("@mem_eat", ""))["kb"]}
 
 
-FAMILY = Family(NAME, METRICS, NONE, order=20, what="free, the kernel's Memory: line, mem_eat", one_boot=True,
+FAMILY = Family(NAME, METRICS, NONE, order=20, listed=30, what="free, the kernel's Memory: line, mem_eat", one_boot=True,
                 measure=measure, script="memory/memory.sh", testdef="memory/memory.yaml",
                 shown=f"{NAME}.mem_eat_kb", reads=read, root="ramdisk", harness_floor_abs=HARNESS_FLOOR_ABS)

@@ -59,11 +59,15 @@ class Family:
     metrics: tuple = ()           # its metrics (metric.MetricSpec; the catalogue is every family's)
     clock: str = ""                   # its timed figures' clock: host, guest (the board's) or none (sizes)
     order: int = 0                # where its suite runs in a session (pytestplugin.SUITE_ORDER)
+    listed: int = 0               # where reports and tables list it, and a boot measures it (memory
+    #                               before any workload)
     what: str = ""
     on_boot: bool = True          # measured on a boot (by `measure`, else its run); the build is not
     measure: Callable | None = None   # (shell, rec, metric=, jitter_s=, small=, tools=) -> its figures
     #                               on the running boot (rec: its BootRecord); None: by its `run`
-    packages: tuple = ()          # what the board's image must have for it
+    packages: tuple = ()          # what the board's image must have for it (Debian's packages)
+    image: tuple = ()             # Debian's programs its root carries: (package, directory in it, names
+    #                               (a regular expression), directory in the root), per package
     script: str | None = None     # the board-side script under jobs/testdefs/ that LAVA runs
     board_files: tuple = ()       # what the pytest side writes to the board from jobs/testdefs/
     #                               (boardlab.measure.target_load): the same runs as LAVA's
@@ -91,6 +95,9 @@ class Family:
     root: str | None = None       # the one root it is measured on (memory: the ramdisk, as the study)
     harness_floor_abs: tuple = ()  # ((harness, a wider absolute floor), ...): where
     #                               a harness puts something of its own in its figures (LAVA's overlay)
+    study_note: str = ""          # how the 2005 study measured it, where that is not ours (pages.studybeside)
+    study_changes: Callable | None = None   # the study's results -> {its metric: the study's 2.4 -> 2.6
+    #                               change, in words}, where the study reported it pooled, not per board
     health: tuple = ()            # its figures a board's health check measures besides the boot's, for
     #                               the board's own history (judge.health, judge.boardhealth): a board
     #                               that got slower once it runs, which its boot alone does not show
