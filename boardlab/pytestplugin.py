@@ -79,8 +79,8 @@ def run_dir(request):
 @pytest.fixture(scope="session")
 def board_strategy(strategy, run_dir, request):
     """The board's strategy, the command line's kernel and root selected, its place held
-    where LAVA shares the board (boot.placehold: the sweep's runs inherit the sweep's)."""
-    from boardlab.boot.placehold import place_held
+    where LAVA shares the board (sharing.placehold: the sweep's runs inherit the sweep's)."""
+    from boardlab.sharing.placehold import place_held
     strategy.select(kernel=request.config.getoption("--kernel") or "",
                     root=request.config.getoption("--root") or "",
                     ramdisk=request.config.getoption("--ramdisk") or "")

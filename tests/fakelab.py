@@ -4,7 +4,7 @@ reservations by Reservation.show, devices as LAVA's scheduler.devices.list retur
 them), and their verbs acting on it (acquire, release, health, cancel; reserve, wait,
 cancel-reservation, show, with the coordinator's scheduling of waiting reservations onto
 free places, by tags or name). No coordinator, no LAVA, no QEMU: for the arbiter's
-tests, the place hold's (boot.placehold) and bench/fifty_boards.py."""
+tests, the place hold's (sharing.placehold) and bench/fifty_boards.py."""
 import contextlib
 import io
 import itertools

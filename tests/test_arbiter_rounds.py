@@ -194,7 +194,7 @@ def test_fifty_boards_are_read_in_three_calls(monkeypatch, tmp_path):
 
 
 def test_a_reservation_by_place_name_is_a_persons(lab, tmp_path):
-    """boardlab's own hold of a shared board (boot.placehold) reserves name=PLACE: the
+    """boardlab's own hold of a shared board (sharing.placehold) reserves name=PLACE: the
     coordinator matches a place's name as a tag, so the arbiter does too, and the holder
     is a person to it."""
     a = arbiter(tmp_path, [])

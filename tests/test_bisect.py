@@ -13,8 +13,8 @@ from paths import ROOT
 from boardlab.bisect import BAD, GOOD, SKIP, Bisect, BisectError, BisectLabFault, Step, check_tree
 from boardlab.bisect import run as bisect_run
 from boardlab.bisect.step import _enough, judge
-from boardlab.boot.boardlock import BoardBusy
-from boardlab.boot.placehold import PlaceBusy
+from boardlab.sharing.boardlock import BoardBusy
+from boardlab.sharing.placehold import PlaceBusy
 from boardlab.boot.bootlog import KernelBootError, LabBootError
 from boardlab.boot.powerctl import PowerError
 from boardlab.boot.staging import StagingError

@@ -85,7 +85,7 @@ def test_checks_are_kept_per_board_and_a_drift_quarantines_it_until_accepted(tmp
     monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path)
     monkeypatch.setattr(healthlog, "tell_lab", lambda board, description, health, identity, coordinator, echo=print, lava=True:
                         told.append((board, health, description)))
-    monkeypatch.setattr("boardlab.boot.placehold.shared_with_lava", lambda board: "LAVA's")
+    monkeypatch.setattr("boardlab.sharing.placehold.shared_with_lava", lambda board: "LAVA's")
     for c in steady(8):
         h = bh_store.record(BOARD, "armmp", c["figures"], at=c["at"])
     assert h.state == bh.STEADY and len(bh_store.load("qemu-arm")) == 8

@@ -87,6 +87,7 @@ LAYERS = [
     ("measure",),    # what a figure is, what runs on the board for it, parsers
     ("kernelbuilds",),  # kernels built from Debian's source, and their uImages
     ("images",),     # a virtual board's images from Debian packages (its kernels are kernelbuilds')
+    ("sharing",),    # a board held while one uses it: the place at the coordinator, the lock on its lab host
     ("boot",),       # a board from power-off to a shell
     ("judge",),      # figures against baselines: verdicts, results, the gate, health
     ("pages",),      # what a person reads: reports, plots, the compare page, the study table

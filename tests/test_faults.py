@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from boardlab.boot import bootplan, bootwatch, powerctl
-from boardlab.boot.boardlock import BoardBusy, BoardLock
+from boardlab.sharing.boardlock import BoardBusy, BoardLock
 from boardlab.boot.bootlog import BootError, KernelBootError, LabBootError
 from boardlab.errors import BUG, INPUT, KERNEL, LAB, TEST, fault_of
 from boardlab.facts.board import load_board
@@ -232,12 +232,12 @@ def test_a_second_user_gets_a_message_not_a_traceback():
     held.acquire()
     # nobody cannot read this checkout: the two modules the lock needs, copied for it
     pkg = Path(tempfile.mkdtemp(prefix="boardlab-pkg-"))
-    (pkg / "boardlab" / "boot").mkdir(parents=True)
-    for name in ("__init__.py", "boot/__init__.py", "boot/boardlock.py", "errors.py"):
+    (pkg / "boardlab" / "sharing").mkdir(parents=True)
+    for name in ("__init__.py", "sharing/__init__.py", "sharing/boardlock.py", "errors.py"):
         shutil.copy(ROOT / "boardlab" / name, pkg / "boardlab" / name)
     os.chmod(pkg, 0o755)
     probe = ("import sys; sys.path.insert(0, %r)\n"
-             "from boardlab.boot.boardlock import BoardLock, BoardBusy\n"
+             "from boardlab.sharing.boardlock import BoardLock, BoardBusy\n"
              "try:\n    BoardLock('qemu-arm', __import__('pathlib').Path(%r)).acquire(); print('took it')\n"
              "except BoardBusy as e:\n    print(e)\n") % (str(pkg), str(locks))
 

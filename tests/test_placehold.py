@@ -1,5 +1,5 @@
 """A board LAVA shares, held at the coordinator for a session the way a person holds it
-(boardlab.boot.placehold), against a lab faked at the subprocess boundary
+(boardlab.sharing.placehold), against a lab faked at the subprocess boundary
 (tests/fakelab.py: labgrid-client answering in its own words): reserved by name,
 acquired, released also on an error or Ctrl-C; waiting while someone else holds it;
 never bypassed when the coordinator is down; nothing taken when LAVA does not share the
@@ -12,8 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from boardlab.boot import placehold, session
-from boardlab.boot.placehold import PlaceBusy, PlaceHoldError, place_held, shared_with_lava
+from boardlab.boot import session
+from boardlab.sharing import placehold
+from boardlab.sharing.placehold import PlaceBusy, PlaceHoldError, place_held, shared_with_lava
 from boardlab.errors import LAB, fault_of
 from boardlab.facts.board import load_board
 from boardlab.lab.arbiter import Arbiter

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from boardlab.boot.placehold import UNSHARED
+from boardlab.sharing.placehold import UNSHARED
 from boardlab.facts.hostconfigs import LAVA_NFS_DIR
 from boardlab.lab import powerguard
 from boardlab.lab.rules import LAVA_OWNER

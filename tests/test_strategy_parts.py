@@ -71,9 +71,9 @@ def console():
 
 def failures_of(console, plan, tmp_path, power_off=None):
     boots = Boots(BOARD.name)
-    boots.begin(plan)
+    boots.begin(plan, str(tmp_path))
     offs = []
-    return BootFailures(console=console, boots=boots, log_dir=str(tmp_path),
+    return BootFailures(console=console, boots=boots,
                         power_off=power_off or (lambda: offs.append("off")), logger=LOG), offs
 
 
@@ -92,8 +92,9 @@ def test_the_first_load_is_the_origin_and_a_tftp_error_is_stopped_and_named(cons
     console.answers = {b"tftpboot": b"TFTP error: 'File not found' (1)\r\nStarting again\r\n",
                        b"\x03": b"\r\nAbort\r\n=> "}
     failures, offs = failures_of(console, PLAN, tmp_path)
-    dialog = UBootDialog(board=BOARD, console=console, uboot=None, target=console.target, power=None,
-                         failures=failures, logger=LOG, uboot_s=1, load_s=5)
+    dialog = UBootDialog(board=BOARD, console=console, uboot=None, activate=console.target.activate,
+                         deactivate=console.target.deactivate, power=None, failures=failures, logger=LOG,
+                         timeout={"uboot_s": 1, "load_s": 5}.get)
     with pytest.raises(BootError) as failed:
         dialog.load(PLAN.loads[0], origin=True)
     marks = {ln.text: ln.t for ln in console.timestamper.snapshot() if ln.kind == con.MARK}
@@ -108,8 +109,8 @@ def test_the_first_load_is_the_origin_and_a_tftp_error_is_stopped_and_named(cons
 
 def test_a_panic_is_the_kernels_fault_quoted_with_the_last_milestone(console, tmp_path):
     failures, offs = failures_of(console, PLAN, tmp_path)
-    kernel = KernelToShell(plan=PLAN, board=BOARD, console=console, shell=None, target=console.target,
-                           boots=failures.boots, log_dir=str(tmp_path), failures=failures,
+    kernel = KernelToShell(plan=PLAN, board=BOARD, console=console, shell=None, activate=console.target.activate,
+                           boots=failures.boots, failures=failures,
                            boot_s=5, shell_s=1, expected=Expected())
     console.timestamper.mark("load", time.monotonic())
     console.board_prints(b"Linux version 2.4.25 (wd@pollux) #1\r\nVFS: Cannot open root device\r\n"

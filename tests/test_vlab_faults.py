@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from boardlab.boot.boardlock import BoardBusy
+from boardlab.sharing.boardlock import BoardBusy
 from boardlab.boot.strategy import BootError, Status
 from boardlab.facts.board import load_board
 from boardlab.facts.labhosts import load_lab_host

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from boardlab.bisect import BisectInputError, build_dir_of, git, tree_lock
 from boardlab.boot.bootlog import BootError
-from boardlab.boot.placehold import PlaceHoldError
+from boardlab.sharing.placehold import PlaceHoldError
 from boardlab.kernelbuilds.kbuild import KernelBuildError, build_tree
 from boardlab.errors import BoardlabError, fault_of
 from boardlab.facts.board import env_path, load_board

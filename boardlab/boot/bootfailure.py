@@ -42,7 +42,6 @@ class BootFailures:
     the boot in progress (boots.last), what it quotes is the console's."""
     console = attr.ib()     # the console driver: its stamped lines, the rest of a panic report
     boots = attr.ib(validator=attr.validators.instance_of(Boots))   # the boot that failed
-    log_dir = attr.ib()   # where its log goes ('': bootlog.log_dir's default)
     power_off = attr.ib()   # the strategy's power-off (it keeps the strategy's status): BootError if it fails
     logger = attr.ib()
 
@@ -91,7 +90,7 @@ class BootFailures:
         if self.boots.last is not None:
             try:
                 self.boots.last.lines = timestamps(self.console).snapshot()
-                self.boots.save(self.log_dir, outcome)
+                self.boots.save(outcome)
             except OSError as e:
                 self.logger.warning("could not save the console log: %s", e)
         try:

@@ -63,16 +63,19 @@ class Boots:
     board = attr.ib(validator=attr.validators.instance_of(str))
     count = attr.ib(default=0)
     last = attr.ib(default=None)   # BootRecord
+    directory = attr.ib(default="")   # where the last boot's log goes ('': log_dir()'s)
 
-    def begin(self, plan) -> BootRecord:
-        """A new boot of a plan (bootplan.BootPlan): its record, numbered."""
+    def begin(self, plan, directory: str = "") -> BootRecord:
+        """A new boot of a plan (bootplan.BootPlan): its record, numbered; its log goes to
+        directory ('': log_dir()'s), the caller's at the moment the boot begins."""
         self.count += 1
         self.last = BootRecord(self.board, plan.kernel, plan.root, ramdisk=plan.ramdisk)
+        self.directory = directory
         return self.last
 
-    def save(self, directory: str, outcome: str) -> str:
-        """Write (or rewrite) the last boot's console log in directory ('': log_dir()'s)."""
-        self.last.log_path = save_log(self.last, log_dir(directory), self.count, outcome)
+    def save(self, outcome: str) -> str:
+        """Write (or rewrite) the last boot's console log."""
+        self.last.log_path = save_log(self.last, log_dir(self.directory), self.count, outcome)
         return self.last.log_path
 
 

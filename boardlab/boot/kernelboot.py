@@ -23,9 +23,8 @@ class KernelToShell:
     board = attr.ib()     # the facts: the login prompt, user and shell prompt, the TFTP server
     console = attr.ib()   # the console driver: what the kernel prints, the user name answered
     shell = attr.ib()     # labgrid's ShellDriver: the login checked, commands run
-    target = attr.ib()    # activates the shell driver
+    activate = attr.ib()  # the target's: the shell driver on, once the login prompt came
     boots = attr.ib(validator=attr.validators.instance_of(Boots))   # this boot's record: boots.last
-    log_dir = attr.ib()   # where its log goes ('': bootlog.log_dir's default)
     failures = attr.ib(validator=attr.validators.instance_of(BootFailures))
     boot_s = attr.ib(converter=float)    # load command to login prompt, at most
     shell_s = attr.ib(converter=float)   # login prompt to shell, at most
@@ -73,7 +72,7 @@ class KernelToShell:
         self.console.sendline(self.board.shell.username)
         try:
             self.shell.login_timeout = max(1, int(self.shell_s))
-            self.target.activate(self.shell)
+            self.activate(self.shell)
             self.shell.run("dmesg -n 1")   # kernel messages off the console: clean command output
             out, _, _ = self.shell.run(con.GUEST_GREP)
             rec.guest_milestones = con.guest_milestones(out)
@@ -88,4 +87,4 @@ class KernelToShell:
                                kind=KernelBootError)
         rec.lines = timestamps(self.console).snapshot()
         rec.milestones = con.find_milestones(rec.lines, plan.milestones)
-        self.boots.save(self.log_dir, "ok")
+        self.boots.save("ok")

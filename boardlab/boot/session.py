@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from boardlab.boot.placehold import place_held
+from boardlab.sharing.placehold import place_held
 from boardlab.errors import InputError, one_line
 
 
@@ -33,7 +33,7 @@ def open_env(env_path):
 def board_session(env_path, log_dir: Path, milestones_due=None, command: str = "session"):
     """-> (strategy, shell): shell() is the environment's ShellDriver. milestones_due:
     narrows the strategy's own (when a silent board has hung). command: who holds the
-    board's place at the coordinator when LAVA shares the board (boot.placehold; held
+    board's place at the coordinator when LAVA shares the board (sharing.placehold; held
     before anything touches the board, given back after the power-off, also on an error
     or Ctrl-C). The board is powered off at the end, and its lock never outlives the
     session: after a power-off that failed (a power switch gone) the process may live on

@@ -13,6 +13,7 @@ the saved console log; the board is powered off first, so it is in a known state
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import time
 
@@ -23,7 +24,7 @@ from labgrid.step import step
 from labgrid.strategy import Strategy
 
 from boardlab.boot import bootlog, bootplan, milestonesdue, powerctl
-from boardlab.boot.boardlock import BoardLock
+from boardlab.sharing.boardlock import BoardLock
 from boardlab.boot.bootfailure import CONSOLE_LOST, BootFailures, unwind_steps
 from boardlab.boot.bootlog import BootError, BootInputError, Boots, LabBootError
 from boardlab.boot.kernelboot import KernelToShell
@@ -107,16 +108,11 @@ class BoardStrategy(Strategy):
         """Choose what the next shell transition boots (None keeps the current,
         '' goes back to the board's default); phase_log: with the kernel's phase log
         (initcall_debug: where the boot time went; not for milestone figures)."""
-        if phase_log is not None:
-            self.phase_log = phase_log
-        if kernel_args is not None:
-            self.kernel_args = kernel_args
-        if kernel is not None:
-            self.kernel = kernel
-        if root is not None:
-            self.root = root
-        if ramdisk is not None:
-            self.ramdisk = ramdisk
+        asked = {"phase_log": phase_log, "kernel_args": kernel_args, "kernel": kernel, "root": root,
+                 "ramdisk": ramdisk}
+        for name, value in asked.items():
+            if value is not None:
+                setattr(self, name, value)
 
     @property
     def selection(self) -> tuple:
@@ -191,12 +187,12 @@ class BoardStrategy(Strategy):
         except BootError:
             raise
         except CONSOLE_LOST as e:
-            self._failures().console_lost(e)
+            self._failures.console_lost(e)
         except OSError as e:   # this machine's own: a file, a permission, a full disk
-            self._failures().fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
+            self._failures.fail(f"board {self.board.name}: {type(e).__name__}: {e}", None, part="host")
         except BaseException:   # Ctrl-C, or any other error: never leave the board on
             unwind_steps(step)
-            self._failures().abandon("interrupted" if status != Status.off else "power-off interrupted")
+            self._failures.abandon("interrupted" if status != Status.off else "power-off interrupted")
             raise
         self.status = status
 
@@ -219,25 +215,27 @@ class BoardStrategy(Strategy):
         return self.last_boot
 
     def stage(self, local) -> str:
-        """Put a file into the board's TFTP directory (UBootDialog.stage); returns the
-        name U-Boot asks for."""
-        return self._uboot_dialog().stage(local)
+        """A file into the board's TFTP directory: the name U-Boot asks for."""
+        return self._uboot_dialog.stage(local)
 
-    # ---- the parts, made of the bound drivers and the settings of the moment ---------
+    # ---- the parts: made once, on first use (once labgrid bound the drivers) ------------
+    @functools.cached_property
     def _failures(self) -> BootFailures:
-        return BootFailures(console=self.console, boots=self.boots, log_dir=self.log_dir,
-                            power_off=self._power_off, logger=self.logger)
+        return BootFailures(console=self.console, boots=self.boots, power_off=self._power_off,
+                            logger=self.logger)
 
+    @functools.cached_property
     def _uboot_dialog(self) -> UBootDialog:
         return UBootDialog(board=self.board, console=self.console, uboot=self.uboot,
-                           target=self.target, power=self.power, tftp=self.tftp,
-                           failures=self._failures(), logger=self.logger,
-                           uboot_s=self.timeout("uboot_s"), load_s=self.timeout("load_s"))
+                           activate=self.target.activate, deactivate=self.target.deactivate,
+                           power=self.power, tftp=self.tftp, failures=self._failures, logger=self.logger,
+                           timeout=self.timeout)
 
     def _kernel_to_shell(self, plan) -> KernelToShell:
+        """This boot's way from bootm to a shell: its plan, when each milestone is due."""
         return KernelToShell(plan=plan, board=self.board, console=self.console, shell=self.shell,
-                             target=self.target, boots=self.boots, log_dir=self.log_dir,
-                             failures=self._failures(), boot_s=self.timeout("boot_s"),
+                             activate=self.target.activate, boots=self.boots,
+                             failures=self._failures, boot_s=self.timeout("boot_s"),
                              shell_s=self.timeout("shell_s"),
                              expected=milestonesdue.for_boot(self.board.name, plan.kernel.name,
                                                              self.baselines_dir, self.milestones_due))
@@ -261,11 +259,11 @@ class BoardStrategy(Strategy):
         self._power_off()
         # this boot's record first: whatever fails from here is logged as this boot's,
         # never over the last (good) boot's log
-        record = self.boots.begin(plan)
+        record = self.boots.begin(plan, self.log_dir)
         self.target.activate(self.console)
         if hasattr(self.console, "reconnect"):   # ser2net may have restarted since the last boot
             self.console.reconnect()
-        dialog = self._uboot_dialog()
+        dialog = self._uboot_dialog
         dialog.flush()
         stamps = timestamps(self.console)
         stamps.clear()
@@ -275,7 +273,7 @@ class BoardStrategy(Strategy):
         try:
             powerctl.switch(self.power, True, self.board)
         except powerctl.PowerError as e:
-            self._failures().fail(str(e), None, part="power")
+            self._failures.fail(str(e), None, part="power")
         record.qemu_clock = clocks.switch_clock(self.board)
         dialog.reach_prompt()
         stamps.mark("uboot prompt", time.monotonic())
@@ -285,7 +283,7 @@ class BoardStrategy(Strategy):
     def _to_shell(self, plan):
         self.require_files(plan)   # a file that is not there: before the board is touched
         self._to_uboot(plan)
-        dialog = self._uboot_dialog()
+        dialog = self._uboot_dialog
         for local, _ in plan.stage:
             dialog.stage(local)
         for cmd in plan.setup_commands:

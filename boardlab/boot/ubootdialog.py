@@ -22,13 +22,22 @@ class UBootDialog:
     board = attr.ib()     # the facts: U-Boot's prompt and autoboot message, TFTP, the console's baud
     console = attr.ib()   # the console driver: what is sent, what comes back
     uboot = attr.ib()     # labgrid's UBootDriver (or SmallUBootDriver): its interrupt, its prompt check
-    target = attr.ib()    # activates the U-Boot driver once the countdown is stopped
+    activate = attr.ib()     # the target's: the U-Boot driver on, once the countdown is stopped
+    deactivate = attr.ib()   # and off, to ask for the prompt again
     power = attr.ib()     # the power driver, named when nothing came from the console
     tftp = attr.ib(default=None)   # TFTPProviderDriver; None: the facts' TFTP directory
     failures = attr.ib(validator=attr.validators.instance_of(BootFailures))
     logger = attr.ib()
-    uboot_s = attr.ib(converter=float)   # power-on to U-Boot's prompt, at most
-    load_s = attr.ib(converter=float)    # one TFTP load, at most
+    timeout = attr.ib()   # name -> s, as the strategy has it at the moment: uboot_s (power-on to
+    #                       U-Boot's prompt, at most), load_s (one TFTP load, at most)
+
+    @property
+    def uboot_s(self) -> float:
+        return float(self.timeout("uboot_s"))
+
+    @property
+    def load_s(self) -> float:
+        return float(self.timeout("load_s"))
 
     def flush(self):
         """Drop whatever the console had buffered (an earlier boot's output)."""
@@ -63,7 +72,7 @@ class UBootDialog:
         error = no_countdown = self.stop_autoboot()
         for attempt in range(3 if no_countdown is None else 0):
             try:
-                self.target.activate(self.uboot)
+                self.activate(self.uboot)
                 break
             except Exception as e:  # noqa: BLE001 - labgrid raises TIMEOUT or Exception
                 error = e
@@ -71,7 +80,7 @@ class UBootDialog:
                     break
                 # U-Boot is there but lost a character of the prompt check (typed while
                 # it was leaving the autoboot countdown): ask again
-                self.target.deactivate(self.uboot)
+                self.deactivate(self.uboot)
                 self.console.sendline("")
         if not self.uboot.get_status():
             self.failures.fail(self.no_prompt_reason(no_countdown, error), None,

@@ -175,7 +175,7 @@ def check_board(env_path: Path, log_dir: Path, echo=print) -> HealthCheck:
     """The check through labgrid (the environment's strategy, as a user's script would):
     CheckFailed with the reason, the board left off. A shared board's place not had at the
     coordinator is not the board's: PlaceHoldError, as it is."""
-    from boardlab.boot.placehold import PlaceHoldError
+    from boardlab.sharing.placehold import PlaceHoldError
     from boardlab.boot.session import board_session
     log_dir.mkdir(parents=True, exist_ok=True)
     try:

@@ -16,7 +16,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from boardlab.boot.placehold import PlaceHoldError
+from boardlab.sharing.placehold import PlaceHoldError
 from boardlab.errors import BoardlabError
 from boardlab.files import atomic_write
 from boardlab.judge import verdict as vd

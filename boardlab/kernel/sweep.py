@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from boardlab.boot.placehold import place_held
+from boardlab.sharing.placehold import place_held
 from boardlab.kernelbuilds import kbuild, sources
 from boardlab.errors import BoardlabError, KernelFault
 from boardlab.facts.board import KERNELS_DIR, PROJECT_ROOT, Board, env_path, load_board

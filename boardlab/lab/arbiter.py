@@ -6,7 +6,7 @@ While LAVA may use a board, the arbiter keeps the board's place acquired as LAVA
 (owner `lava-arbiter/lava`), so nobody else can acquire it (labgrid's AcquirePlace
 refuses a place another owner holds; power and console need the place). A person
 reserves the board (`labgrid-client reserve --wait board=NAME`), and so does boardlab's
-own use of a shared board (name=NAME, boardlab.boot.placehold): a person too. The arbiter sees the
+own use of a shared board (name=NAME, boardlab.sharing.placehold): a person too. The arbiter sees the
 reservation waiting for that place and sets the LAVA device to Maintenance: LAVA starts
 no new job there, and a queued job waits (neither failed nor lost), while a running job
 goes on. Once the device is idle, the arbiter releases the place and the coordinator
@@ -76,7 +76,7 @@ class Arbiter:
     """Applies the rules to each LAVA board of the lab, every POLL_S, through the
     coordinator (labgrid-client, as LAVA's own user) and LAVA (lavacli). Its state file
     keeps what it set aside, each board's running job, the overlaps it ended and its last
-    round (when, its PID, its places: boot.placehold reads them): a restart, or a crash,
+    round (when, its PID, its places: sharing.placehold reads them): a restart, or a crash,
     goes on from there."""
 
     OWNER = {"LG_HOSTNAME": LAVA_OWNER.split("/")[0], "LG_USERNAME": LAVA_OWNER.split("/")[1]}

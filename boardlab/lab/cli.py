@@ -47,7 +47,7 @@ def _performance(board, check) -> int:
 
 
 def _tell_lab(board, description: str, health: str) -> None:
-    from boardlab.boot.placehold import shared_with_lava
+    from boardlab.sharing.placehold import shared_with_lava
     from boardlab.facts.labfacts import load_lab
     from boardlab.lab import healthlog
     from boardlab.lava.server import RECHECK_IDENTITY

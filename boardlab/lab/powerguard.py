@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from boardlab.boot.placehold import POWER_OWNER_ENV as OWNER_ENV
-from boardlab.boot.placehold import UNSHARED
+from boardlab.sharing.placehold import POWER_OWNER_ENV as OWNER_ENV
+from boardlab.sharing.placehold import UNSHARED
 from boardlab.errors import LabFault
 from boardlab.facts.board import load_board
 from boardlab.facts.hostconfigs import LAVA_NFS_DIR

@@ -158,7 +158,7 @@ def held_after(places: dict, done: list, boards, ours: str = LAVA_OWNER) -> list
 def asks(reservations: list[dict], tags_of: dict, devices: dict, ours: str, aside: dict) -> dict[str, bool]:
     """{board: asked by name} of the boards people's reservations ask for, one board per
     reservation: one allocated to it, or named (name=BOARD, as boardlab's own hold asks:
-    boot.placehold), or, for filters by tags, ONE board that LAVA can use and that matches:
+    sharing.placehold), or, for filters by tags, ONE board that LAVA can use and that matches:
     the one already set aside for it, else the first idle one. While every match runs a
     job none is asked: the first that frees is (not all of them set aside for a person who
     may walk away). A Bad or Retired board is never picked by tags (it is kept from them)."""

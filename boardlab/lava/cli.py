@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from boardlab import lava
-from boardlab.boot.placehold import UNSHARED, place_held
+from boardlab.sharing.placehold import UNSHARED, place_held
 from boardlab.errors import one_line
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import default_board

@@ -247,7 +247,7 @@ class LocalLavaServer:
         state.parent.mkdir(parents=True, exist_ok=True)
         proc = self._spawn("arbiter", arbiterstart.command(identities.role_identity(self.identity, "arbiter"),
                                                            state, boards))
-        (state.parent / "arbiter.pid").write_text(f"{proc.pid}\n")   # boot.placehold: its supervisor is up
+        (state.parent / "arbiter.pid").write_text(f"{proc.pid}\n")   # sharing.placehold: its supervisor is up
         self.echo(f"lava server: waiting for the arbiter's first round (up to {arbiterstart.FIRST_ROUND_S} s)")
         self._wait("the arbiter's first round (is the labgrid coordinator up? boardlab vlab up)",
                    lambda: arbiterstart.last_round_at(state) > since, arbiterstart.FIRST_ROUND_S)

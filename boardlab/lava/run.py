@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab.boot.placehold import POWER_OWNER_ENV, UNSHARED
+from boardlab.sharing.placehold import POWER_OWNER_ENV, UNSHARED
 from boardlab.facts import hostconfigs
 from boardlab.facts.board import Board, load_board
 from boardlab.facts.labhosts import LabHost, load_lab_host
