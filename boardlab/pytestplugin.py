@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from boardlab.judge import outcomes
-from boardlab.measure import baselines
 from boardlab.judge.gate import Gate
-from boardlab.measure import families
+from boardlab.measure import baselines, families
 
 pytest_plugins = ("boardlab.pytestfaults", "boardlab.pytestprogress")
 
@@ -81,13 +80,12 @@ def board_strategy(strategy, run_dir, request):
     """The board's strategy, the command line's kernel and root selected, its place held
     where LAVA shares the board (sharing.placehold: the sweep's runs inherit the sweep's)."""
     from boardlab.sharing.placehold import place_held
-    strategy.select(kernel=request.config.getoption("--kernel") or "",
-                    root=request.config.getoption("--root") or "",
-                    ramdisk=request.config.getoption("--ramdisk") or "")
+    opt = request.config.getoption
+    strategy.select(kernel=opt("--kernel") or "", root=opt("--root") or "", ramdisk=opt("--ramdisk") or "")
     strategy.log_dir = str(run_dir / "console")
     _prepare_virtual_board(strategy.board)
     # the strategy knows when each milestone is due from these baselines on its own
-    strategy.baselines_dir = str(request.config.getoption("--baselines-dir") or "")
+    strategy.baselines_dir = str(opt("--baselines-dir") or "")
     _check_before_boot(strategy, request)
     with place_held(strategy.board, "pytest"):
         yield strategy
@@ -110,8 +108,7 @@ def _check_before_boot(strategy, request):
     from boardlab.boot.strategy import BootError
     root = Path(request.config.getoption("--baselines-dir") or baselines.KERNELS_DIR)
     try:
-        plan = strategy.plan()
-        strategy.require_files(plan)
+        strategy.require_files(plan := strategy.plan())
         baselines.load(plan.kernel.name, strategy.board.name, root)
     except (baselines.BaselineError, BootError) as e:
         pytest.exit(f"boardlab: {e} (nothing was booted)", returncode=4)
@@ -192,13 +189,16 @@ def shell(board_strategy, target, request, disturbed_boots, results):
 
 @pytest.fixture
 def tool_set(board_facts, shell):
-    """tool_set(FAMILY) -> whose programs the family runs here (its record, by the board's
-    isa); Debian's missing package skips, the project's missing binary fails (rebuild the image)."""
+    """tool_set(FAMILY) -> whose programs the family runs here (its record, by the board's isa);
+    Debian's missing package skips, the project's missing binary fails, unless own_onto."""
+    from boardlab.images import ownprograms
     from boardlab.measure import families, sample
 
     def of(family: str) -> str | None:
         tools = families.tool_set(family, board_facts.isa)
         why = sample.why_not_measurable(shell, family, tools)
+        if why and tools == families.OWN and families.get(family).own_onto:   # then it is there
+            why = ownprograms.onto_running_board(shell, board_facts.isa)
         if why:
             (pytest.fail if tools == families.OWN else pytest.skip)(f"board {board_facts.name}: {why}")
         return tools

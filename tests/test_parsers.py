@@ -227,8 +227,11 @@ def test_benches_leave_out_the_families_a_board_image_lacks():
     ppc = Shell(["busybox: 1:1.35.0-4+deb12u1", "lmbench: missing: sources 404",
                  "rt-tests: missing: sources 404"], 0)
     fams, why = sample.measurable(ppc, sample.FAMILIES)
-    assert fams == ["boot_time", "memory"]
+    assert fams == ["boot_time", "memory", "mem_bw"]   # the project's program: its own check
     assert why == {"lmbench": "its image has no lmbench: sources 404",
                    "jitter": "its image has no rt-tests: sources 404",
                    "hackbench": "its image has no rt-tests: sources 404"}
-    assert sample.measurable(Shell([], 1), sample.FAMILIES) == (list(sample.FAMILIES), {})
+    # an image without the list: Debian's packages all there, the project's programs not
+    assert sample.measurable(Shell([], 1), sample.FAMILIES) == (
+        [f for f in sample.FAMILIES if f != "mem_bw"],
+        {"mem_bw": "its image has no /usr/lib/boardlab/bin/blmeasure (the project's programs)"})

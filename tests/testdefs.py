@@ -10,7 +10,7 @@ from paths import ROOT
 # what the test definitions run on a board; a stub prints nothing unless given a script
 BOARD_COMMANDS = ("lat_syscall lat_proc lat_pipe lat_unix lat_udp lat_tcp lat_connect lat_select "
                   "lat_pagefault lat_mmap lat_fs lat_ctx bw_pipe bw_unix bw_tcp bw_file_rd dd free "
-                  "dmesg mem_eat cyclictest hackbench sleep").split()
+                  "dmesg mem_eat cyclictest hackbench bw_mem sleep").split()
 
 
 def stub_commands(tmp_path, scripts: dict | None = None):
@@ -43,6 +43,7 @@ def captured_programs() -> dict:
     out["lat_ctx"] = f'sed -n 1,6p {CAPTURED}/armmp.lat_ctx.txt | sed "s/size=0k/size=${{2}}k/" >&2'
     out.update({p: f"cat {CAPTURED}/armmp.{p}.txt" for p in ("free", "mem_eat")})
     out["cyclictest"] = f"cat {CAPTURED}/armmp.cyclictest-verbose.txt"
+    out["bw_mem"] = f'grep " mem_$2 " {CAPTURED}/armmp.bw_mem.txt'   # one line a run, as it prints
     out["hackbench"] = ("printf 'Running in process mode with 4 groups using 40 file descriptors each "
                         "(== 160 tasks)\\nEach sender will pass 100 messages of 100 bytes\\nTime: 0.421\\n'")
     return out

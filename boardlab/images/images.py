@@ -188,7 +188,7 @@ def _own_programs(board: Board, rootfs: Path) -> None:
     (its isa's tool set, the family record): a root of Debian's programs stays as it was,
     byte for byte, so its boot and memory figures and their baselines stay comparable (the
     programs in the ramdisk cost qemu-ppc 40 kB of available memory and 13 ms of boot)."""
-    if any((f.tools or {}).get(board.isa) == families.OWN for f in families.FAMILIES):
+    if any((f.tools or {}).get(board.isa) == families.OWN and not f.own_onto for f in families.FAMILIES):
         ownprograms.install(board.isa, rootfs, board.name)
 
 

@@ -32,7 +32,7 @@ ON_BOARD_DIR = "usr/lib/boardlab/bin"     # in the board's root; the suites put 
 # the programs blmeasure is (its applets, target/measure/lmb.c), named as the tools they stand in for
 PROGRAMS = ("lat_syscall", "lat_proc", "lat_pipe", "lat_unix", "lat_udp", "lat_tcp", "lat_connect",
             "lat_select", "lat_pagefault", "lat_mmap", "lat_fs", "lat_ctx", "bw_pipe", "bw_unix",
-            "bw_tcp", "bw_file_rd", "cyclictest", "hackbench")
+            "bw_tcp", "bw_file_rd", "bw_mem", "cyclictest", "hackbench")
 COMMON_FLAGS = ("-static", "-nostdlib", "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
                 "-fno-stack-protector", "-fno-pie", "-no-pie", "-fno-asynchronous-unwind-tables",
                 "-O2", "-Wall", "-Wextra", "-Werror")

@@ -40,6 +40,9 @@ COMMANDS = {
     "bw_unix": lm("bw_unix"),
     "bw_tcp": lm("bw_tcp -s; sleep 0.2; bw_tcp -m 65536 127.0.0.1; bw_tcp -S 127.0.0.1"),
     "bw_file_rd": lm("bw_file_rd 1m io_only /tmp/f"),
+    # the project's program (put on the board first: its image carries Debian's set), as the
+    # mem_bw suite's runs.sh runs it on this board (8 MB: a sixteenth of its RAM, at most 8 MB)
+    "bw_mem": lm("PATH=/usr/lib/boardlab/bin:$PATH; for op in rd wr cp; do bw_mem 8192k $op; done"),
     "cyclictest-json": "cyclictest -q -m -p 80 -i 1000 -D 3 --json=/tmp/c.json >/dev/null; cat /tmp/c.json",
     # the suite's run under its load, 1 s: every cycle's latency line (-v)
     "cyclictest-verbose": f"{target_load.install_command()}; " + target_load.under_load(
@@ -60,6 +63,9 @@ def main():
     strategy.transition("shell")
     shell = target.get_driver("ShellDriver")
     OUT.mkdir(exist_ok=True)
+    if not args.only or "bw_mem" in args.only:
+        from boardlab.images import ownprograms
+        ownprograms.onto_running_board(shell, strategy.board.isa)
     try:
         for name, cmd in COMMANDS.items():
             if args.only and name not in args.only:

@@ -86,6 +86,8 @@ class Family:
     one_boot: bool = False        # exact on the deterministic clock: one boot decides (nightly)
     shown: str = ""               # the figure a sweep's table shows of it
     tools: dict | None = None     # {isa: DEBIAN or OWN}: whose programs its runs call (None: the shell's own)
+    own_onto: bool = False        # the project's programs put on the running board when its root lacks
+    #                               them (a family no Debian program measures), not built into its image
     host_work: bool = False       # work the lab host does itself (the build): its sizes are exact by what
     #                               they are, its times the host's
     group_of: Callable | None = None   # metric -> the run of the family that gives it alone (a bisect

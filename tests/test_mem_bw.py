@@ -1,0 +1,66 @@
+"""The memory-bandwidth family (boardlab/measure/families/mem_bw.py), added as a family is
+added (docs/where-to-add.md): its reader on its program's real output, its board-side
+runs on both harnesses' paths, its working set from the board's RAM, and its program's
+output that is no figure as the test's fault."""
+import subprocess
+
+import pytest
+
+from boardlab import errors
+from boardlab.images import ownprograms
+from boardlab.measure import families, sample, tagged
+from boardlab.measure.families import mem_bw
+from paths import ROOT
+
+# printed by the armhf build of target/measure/ (bw_mem 1m rd|wr|cp, BL_TRIES=3) under
+# QEMU's user mode on this project's host, 2026-12-06: the host's time, not a board's
+CAPTURED = """mem_bw: working set 1024k
+@raw bw mem_rd bytes=1073741824 ns=446862739
+@raw bw mem_wr bytes=2147483648 ns=250062568
+@raw bw mem_cp bytes=1073741824 ns=272689751""".splitlines()
+
+
+def test_the_reader_reads_the_programs_raw_lines():
+    got = mem_bw.read(CAPTURED)
+    assert got == pytest.approx({"mem_bw.rd_mb_s": 1073741824 / 1e6 / 0.446862739,
+                                 "mem_bw.wr_mb_s": 2147483648 / 1e6 / 0.250062568,
+                                 "mem_bw.cp_mb_s": 1073741824 / 1e6 / 0.272689751})
+    assert families.get("mem_bw").read(CAPTURED) == got
+
+
+@pytest.mark.parametrize("lines, said", [
+    (CAPTURED[:3], "printed no cp figure"),
+    (["@raw bw mem_rd bytes=12x ns=5"], "is no figure"),
+    (["sh: bw_mem: not found"], "printed no rd figure"),
+])
+def test_output_that_is_no_figure_is_the_tests_fault(lines, said):
+    with pytest.raises(errors.TestFault, match=said):
+        mem_bw.read(lines)
+
+
+@pytest.mark.parametrize("mem_kb, size", [(16384, "1024k"), (131072, "8192k"), (2048, "256k")])
+def test_the_working_set_is_sized_from_the_boards_ram(tmp_path, mem_kb, size):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal:       {mem_kb} kB\nMemFree:        1000 kB\n")
+    out = subprocess.run(["sh", "-c", f". {ROOT}/jobs/testdefs/mem_bw/runs.sh && echo $(mb_size_kb)k"],
+                         env={"MB_MEMINFO": str(meminfo), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == size
+
+
+def test_both_harnesses_run_the_same_runs_and_read_every_figure(tmp_path, monkeypatch):
+    """LAVA's definition and the pytest side, bw_mem the armhf build under QEMU's user mode:
+    each gives the family's three figures through its one reader."""
+    from testdefs import LocalShell, run_testdef, stub_commands
+    from boardlab.measure import target_load
+    binary = ownprograms.build("armhf")
+    scripts = {"bw_mem": f'exec qemu-arm {binary} bw_mem "$@"'}
+    (tmp_path / "lava").mkdir()
+    (tmp_path / "pytest").mkdir()
+    reported, lines = run_testdef(tmp_path / "lava", "mem_bw", scripts, TOOLS="own", QUICK="true")
+    assert reported == [("measured", "pass")]
+    (section, rc), = tagged.sections(lines).values()
+    assert rc == 0 and set(mem_bw.read(section)) == {m.key for m in mem_bw.METRICS}
+    monkeypatch.setitem(target_load.ON_BOARD, "mem_bw/runs.sh", str(tmp_path / "runs.sh"))
+    shell = LocalShell(stub_commands(tmp_path / "pytest", scripts))
+    assert set(sample.family("mem_bw", shell, None, tools=families.OWN)) == {m.key for m in mem_bw.METRICS}
