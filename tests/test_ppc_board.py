@@ -36,17 +36,17 @@ TWO_OUTCOMES = {"memory.mem_eat_kb"}
 
 
 def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
-    """Every family on PowerPC: lmbench, jitter and hackbench with the project's programs
-    (Debian serves none for it), none skipped, each figure judged against the board's own
+    """Every family on PowerPC: lmbench, mem_bw, jitter and hackbench with the project's
+    programs (Debian serves none for it), none skipped, each figure judged against the board's own
     baselines of the same set."""
     run = tmp_path / "run"
     r = suites("testsuites/test_boot_time.py", "testsuites/test_memory.py",
-               "testsuites/test_shell.py", "testsuites/test_lmbench.py",
+               "testsuites/test_shell.py", "testsuites/test_lmbench.py", "testsuites/test_mem_bw.py",
                "testsuites/test_jitter.py", "testsuites/test_hackbench.py", "--quick", "--run-dir", str(run))
     assert r.returncode == 0, r.stdout[-4000:]
     assert " skipped" not in r.stdout.splitlines()[-1], r.stdout[-3000:]
     metrics = [Metric(**m) for m in json.loads((run / "results.json").read_text())["metrics"]]
-    assert {m.suite for m in metrics} >= {"boot_time", "memory", "lmbench", "jitter", "hackbench"}
+    assert {m.suite for m in metrics} >= {"boot_time", "memory", "lmbench", "mem_bw", "jitter", "hackbench"}
     for m in metrics:
         assert m.unit and m.clock in clocks.CLOCKS and m.baseline is not None, m
         if families.BY_NAME[m.suite].tools is not None:   # the set that measured it, said
