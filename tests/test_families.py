@@ -170,3 +170,10 @@ def test_a_family_of_a_script_and_its_figures_is_measured_from_its_record(tmp_pa
     with pytest.raises(sample.MeasureError, match="toy: no time_s"):
         sample.family("toy", shell, None)
 
+
+def test_lmbench_is_named_in_its_own_modules_only():
+    """The house's goal: a family's knowledge in its module. lmbench, the family whose
+    name no other word shares, is named in no other file under boardlab/ (at most 3)."""
+    named = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "boardlab").rglob("*.py")
+                   if re.search(r"\blmbench\b", p.read_text()))
+    assert named == ["boardlab/measure/families/lmbench.py", "boardlab/measure/families/lmbench_output.py"], named

@@ -107,9 +107,9 @@ def _busybox(tree: Path, out: Path, ct: CrossTarget) -> dict[str, Path]:
 
 
 # package -> its recipe: (source tree, output dir, target) -> {path in the root: built file}.
-# lmbench and rt-tests have none yet: their sources are not served to the hosts this was
-# written on (the archive answers 404), so a recipe could not be tried; the image says
-# which it lacks and why.
+# The measurement families' packages have none yet: their sources are not served to the
+# hosts this was written on (the archive answers 404), so a recipe could not be tried; the
+# image says which it lacks and why.
 RECIPES = {"busybox": _busybox}
 REQUIRED = ("busybox",)     # the root file system itself
 

@@ -1,10 +1,11 @@
-"""Memory bandwidth, lmbench's bw_mem method: read, write and copy of a working set sized
-from the board's RAM (jobs/testdefs/mem_bw/runs.sh: a sixteenth of MemTotal, 256 kB to
-8 MB), in MB/s on the board's clock. The project's program on every CPU (target/measure/,
-integers only: the MPC8xx has no FPU); a board whose root carries Debian's set gets it
-over its console when the suite runs (own_onto), so that root stays as its baselines know
-it. Floor 3 %, as the latencies': on the deterministic clock a pass is instructions, and
-repeats; on a real board the study's smallest difference was far larger."""
+"""Memory bandwidth by bw_mem's method (target/measure/METHODS.md): read, write and copy
+of a working set sized from the board's RAM (jobs/testdefs/mem_bw/runs.sh: a sixteenth of
+MemTotal, 256 kB to 8 MB), in MB/s on the board's clock. The project's program on every
+CPU (target/measure/, integers only: the MPC8xx has no FPU); a board whose root carries
+Debian's set gets it over its console when the suite runs (own_onto), so that root stays
+as its baselines know it. Floor 3 %, as the other bandwidths': on the deterministic clock
+a pass is instructions, and repeats; on a real board the study's smallest difference was
+far larger."""
 from __future__ import annotations
 
 from boardlab.measure import ownoutput
