@@ -8,7 +8,7 @@ import yaml
 
 from boardlab import lava
 from boardlab.facts.board import load_board
-from boardlab.measure import catalogue, workloads
+from boardlab.measure import catalogue, families, workloads
 from boardlab.measure.families import jitter, lmbench, lmbench_output
 from paths import ROOT
 from testdefs import LocalShell, captured_programs, lava_figures, stub_commands
@@ -127,6 +127,21 @@ def test_the_suite_and_lava_run_lmbench_by_one_script_to_the_same_figures(tmp_pa
     assert {f"lmbench.{n}" for n in suite} == {k for k in catalogue.METRICS if k.startswith("lmbench.")}
     assert lava_figures(tmp_path, "lmbench", _captured_programs()) == suite
     assert set(lmbench.group("connect", lmbench.runner(shell))) == {"lmbench.lat_connect_us"}
+
+
+def test_a_bisect_of_one_latency_runs_that_latency_alone(tmp_path, monkeypatch):
+    """A bisect narrows lmbench to the smallest run of its one figure (the record's
+    group_of): a latency alone, the same command as in its group, and the same figure;
+    two latencies of one bisect are two runs, so it runs the whole family."""
+    (tmp_path / "pytest-side").mkdir()
+    shell = _pytest_side(tmp_path, monkeypatch, _captured_programs())
+    whole = lmbench.measure_groups(shell)
+    record = families.get("lmbench")
+    for metric in ("lmbench.lat_syscall_null_us", "lmbench.lat_mmap_1m_us", "lmbench.lat_pagefault_us"):
+        assert record.group_of(metric) == "latency:" + metric.split(".")[1]
+        assert lmbench.measure(shell, None, metric=metric) == {metric: whole[metric]}
+    assert record.group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"
+    assert record.group_of("lmbench.lat_pipe_us") != record.group_of("lmbench.lat_unix_us")
 
 
 def test_a_small_board_leaves_the_large_groups_out_in_the_suite_and_in_lava(tmp_path, monkeypatch):

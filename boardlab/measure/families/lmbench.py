@@ -100,8 +100,9 @@ def measure_groups(shell, small: bool = False, groups=None, tools: str | None = 
 
 
 def measure(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
-    """On a boot: every group, or the one that gives `metric` (a bisect of one figure)."""
-    return measure_groups(shell, small, groups=[output.group_of(metric)] if metric else None, tools=tools)
+    """On a boot: every group, or the smallest run that gives `metric` (a bisect of one
+    figure: a latency alone)."""
+    return measure_groups(shell, small, groups=[output.run_of(metric)] if metric else None, tools=tools)
 
 
 # the study's deltas by what they measure: the relative change of the 2.6 result, positive
@@ -149,5 +150,5 @@ FAMILY = Family(NAME, METRICS, GUEST, order=60, listed=40, what="lmbench's laten
                 image=IMAGE, measure=measure, script=f"{NAME}/{NAME}.sh", board_files=(RUNS,), testdef=f"{NAME}/{NAME}.yaml",
                 params=params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
                 shown=f"{NAME}.lat_syscall_null_us", tools=STUDY_TOOLS, reads=output.read,
-                group_of=output.group_of, study_note=f"{NAME} 3.0-a4, its deltas pooled over both",
+                group_of=output.run_of, study_note=f"{NAME} 3.0-a4, its deltas pooled over both",
                 study_changes=study_changes, health=("lat_syscall_null_us", "lat_pipe_us"))

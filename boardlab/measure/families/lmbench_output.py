@@ -25,6 +25,7 @@ GROUPS = {
     "bandwidth": ("bw_pipe_mb_s", "bw_unix_mb_s", "bw_file_reread_mb_s"),
     "tcp_bandwidth": ("bw_tcp_mb_s",),
 }
+ALONE = "latency:"   # runs.sh's group of one latency's run: latency:LABEL
 SIZE_VALUE = ("lat_mmap_1m_us", "bw_file_reread_mb_s", "bw_tcp_mb_s")   # 'size value' programs
 
 
@@ -155,7 +156,7 @@ def figures(text: str, tools: str | None = None) -> dict:
         for output in outputs:
             for name, v in _run_figures(label, output).items():
                 values.setdefault(name, []).append(v)
-    lacking = [n for g in runs["groups"] for n in GROUPS[g] if n not in values]
+    lacking = [n for g in runs["groups"] for n in figures_of(g) if n not in values]
     if lacking and tools == ownoutput.OWN:
         raise ownoutput.ProgramOutputError(f"{lacking[0]}: the project's program printed no figure (lat_ctx: "
                                  f"none beyond its overhead, left out as lmbench leaves it): "
@@ -163,6 +164,20 @@ def figures(text: str, tools: str | None = None) -> dict:
     if lacking:
         raise MeasureError(f"{lacking[0]} missing in its output: " + " | ".join(text.splitlines()[-3:]))
     return {f"{NAME}.{n}": statistics.median(v) for n, v in values.items()}
+
+
+def figures_of(group: str) -> tuple:
+    """What a group of runs.sh gives: GROUPS', or latency:LABEL's one figure."""
+    if group.startswith(ALONE):
+        return (group[len(ALONE):],)
+    return GROUPS[group]
+
+
+def run_of(metric: str) -> str:
+    """The smallest run of runs.sh that gives `metric`: a latency alone (latency:LABEL),
+    else its group (a bisect of one figure runs it)."""
+    name = metric.split(".", 1)[-1]
+    return ALONE + name if name in GROUPS["latencies"] else group_of(metric)
 
 
 def group_of(metric: str) -> str:

@@ -4,7 +4,8 @@
 # (lmbench writes its results on stderr: both kept) follows '@lm LABEL', the figure it
 # gives; parsed by boardlab.measure.sample (pytest) and lmbench.sh (LAVA).
 #   lm_groups [GROUP...]  those groups (none: every one), in lmbench's quick timing when
-#                         QUICK=true; with SMALL=true the large ones are left out
+#                         QUICK=true; with SMALL=true the large ones are left out; a group
+#                         latency:LABEL is that one latency's run alone (a bisect of it)
 LM_GROUPS="latencies connect file_create_delete"
 # not on a board under 32 MB (SMALL=true): they ran out of memory there in the study
 LM_LARGE="context_switch bandwidth tcp_bandwidth"
@@ -23,19 +24,24 @@ lm_served() {  # PROGRAM [ARGS]: its server, one measurement against it, stop it
     "$prog" -s; sleep 0.2; "$prog" "$@" 127.0.0.1; rc=$?; "$prog" -S 127.0.0.1; return $rc
 }
 lm_file() { dd if=/dev/zero of=/tmp/lmfile bs=1024 count=1024 2>/dev/null; }
-lm_latencies() {
-    lm_run lat_syscall_null_us lat_syscall null
-    lm_run lat_proc_fork_us lat_proc fork
-    lm_run lat_pipe_us lat_pipe
-    lm_run lat_unix_us lat_unix
-    lm_run lat_udp_us lm_served lat_udp
-    lm_run lat_tcp_us lm_served lat_tcp
-    lm_run lat_select_100fd_us lat_select -n 100 file
-    lm_file
-    lm_run lat_pagefault_us lat_pagefault /tmp/lmfile
-    lm_run lat_mmap_1m_us lat_mmap 1m /tmp/lmfile
-    rm -f /tmp/lmfile
+# the latencies, each its own run (lm_latency LABEL); lm_latencies runs them in this order
+LM_LATENCIES="lat_syscall_null_us lat_proc_fork_us lat_pipe_us lat_unix_us lat_udp_us lat_tcp_us
+lat_select_100fd_us lat_pagefault_us lat_mmap_1m_us"
+lm_latency() {  # LABEL: the run that gives it (page fault and mmap share one 1 MB file)
+    case $1 in
+    lat_syscall_null_us) lm_run "$1" lat_syscall null ;;
+    lat_proc_fork_us) lm_run "$1" lat_proc fork ;;
+    lat_pipe_us) lm_run "$1" lat_pipe ;;
+    lat_unix_us) lm_run "$1" lat_unix ;;
+    lat_udp_us) lm_run "$1" lm_served lat_udp ;;
+    lat_tcp_us) lm_run "$1" lm_served lat_tcp ;;
+    lat_select_100fd_us) lm_run "$1" lat_select -n 100 file ;;
+    lat_pagefault_us) lm_file; lm_run "$1" lat_pagefault /tmp/lmfile ;;
+    lat_mmap_1m_us) [ -f /tmp/lmfile ] || lm_file; lm_run "$1" lat_mmap 1m /tmp/lmfile; rm -f /tmp/lmfile ;;
+    *) echo "@lm-failed 2: no latency $1" ;;
+    esac
 }
+lm_latencies() { for l in $LM_LATENCIES; do lm_latency "$l"; done; }
 # loopback TCP: the median of 5 runs (one in about 10 lands in a second mode: 59 against
 # 42 MB/s on armmp, each run its own connection), connect alike
 lm_connect() { lm_times 5 lat_connect_us lm_served lat_connect; }
@@ -61,8 +67,8 @@ lm_groups() {
     for g in ${*:-$LM_GROUPS $LM_LARGE}; do
         case " $LM_LARGE " in *" $g "*) [ "$SMALL" = true ] && continue ;; esac
         echo "@lm-group $g"
-        "lm_$g"
+        case $g in latency:*) lm_latency "${g#latency:}" ;; *) "lm_$g" ;; esac
     done
-    rm -f /tmp/lm.out
+    rm -f /tmp/lm.out /tmp/lmfile
     )
 }
