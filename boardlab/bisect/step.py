@@ -38,13 +38,11 @@ def _board(b: Bisect):
     return _facts(b.board)
 
 
-def _narrowed(b: Bisect, family: str) -> str | None:
-    """The metric a family's run is narrowed to (its record's group_of): one, when every
-    metric of the bisect of that family is given by one group (a cheaper run); None, the
-    whole run."""
-    group_of = families.get(family).group_of
+def _narrowed(b: Bisect, family: str) -> list | None:
+    """The metrics a family's run is narrowed to (its record's group_of: the runs that give
+    them alone, cheaper than the whole family's); None, the whole run."""
     mine = [m for m, s in b.specs.items() if s.suite == family]
-    return mine[0] if group_of and mine and len({group_of(m) for m in mine}) == 1 else None
+    return mine if families.get(family).group_of and mine else None
 
 
 def _measure_boot(b: Bisect, strategy, shell, step: Step, measured) -> dict:

@@ -165,7 +165,7 @@ def _figures_of_boot(check: HealthCheck, strategy, shell) -> dict:
     out = {f.key: values.get(f.key) for f in check.figures}
     for name in dict.fromkeys(k.split(".")[0] for k in check.performance):   # one run a family
         keys = [k for k in check.performance if k.startswith(f"{name}.")]
-        got = sample.family(name, shell(), rec, metric=keys[0],
+        got = sample.family(name, shell(), rec, metric=keys,
                             tools=families.tool_set(name, strategy.board.isa))
         out.update({k: got.get(k) for k in keys})
     return out

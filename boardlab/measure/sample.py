@@ -60,8 +60,8 @@ def by_script(name: str, shell, timeout: float = 1800, tools: str | None = None)
 
 def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = workloads.JITTER_RUN_S,
            small: bool = False, tools: str | None = None, extras: dict | None = None) -> dict:
-    """One family's figures on the running boot (rec: its BootRecord); metric: the one
-    figure wanted, when a cheaper run gives it (a group of its runs); extras: where a
+    """One family's figures on the running boot (rec: its BootRecord); metric: the figure
+    (or figures) wanted, where cheaper runs give them (some of its runs); extras: where a
     measurement keeps what it has beside its figures (jitter's histogram). Its record's
     `measure`, else its run (by_script)."""
     fam = families.get(name)

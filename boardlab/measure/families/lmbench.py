@@ -100,9 +100,11 @@ def measure_groups(shell, small: bool = False, groups=None, tools: str | None = 
 
 
 def measure(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
-    """On a boot: every group, or the smallest run that gives `metric` (a bisect of one
-    figure: a latency alone)."""
-    return measure_groups(shell, small, groups=[output.run_of(metric)] if metric else None, tools=tools)
+    """On a boot: every group, or the smallest runs that give `metric` (one catalogue name
+    or several: a bisect's figures, a health check's; a latency is a run of its own)."""
+    wanted = [metric] if isinstance(metric, str) else list(metric or ())
+    runs = list(dict.fromkeys(output.run_of(m) for m in wanted))
+    return measure_groups(shell, small, groups=runs or None, tools=tools)
 
 
 # the study's deltas by what they measure: the relative change of the 2.6 result, positive
