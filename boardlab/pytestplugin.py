@@ -197,9 +197,9 @@ def tool_set(board_facts, shell):
     def of(family: str) -> str | None:
         tools = families.tool_set(family, board_facts.isa)
         why = sample.why_not_measurable(shell, family, tools)
-        if why and tools == families.OWN and families.get(family).own_onto:   # then it is there
-            why = ownprograms.onto_running_board(shell, board_facts.isa)
-        if why:
+        if why and tools == families.OWN and families.get(family).own_onto:
+            ownprograms.onto_running_board(shell, board_facts.isa)   # put there, or it raises
+        elif why:
             (pytest.fail if tools == families.OWN else pytest.skip)(f"board {board_facts.name}: {why}")
         return tools
     return of
