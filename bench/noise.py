@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--no-hog", action="store_true", help="skip the conditions with a CPU hog")
     ap.add_argument("--jitter-s", type=int, default=5, help="cyclictest seconds per boot")
     ap.add_argument("--board", default=default_board(), help="the virtual board (lab/<board>.yaml; default: the lab's default board)")
-    ap.add_argument("--loads", default=None, help="comma-separated board loads (none, bursts:L, steady:P): "
+    ap.add_argument("--loads", default=None, help="comma-separated board loads (none, bursts:L, perboot:L, steady:P): "
                     "one condition each, on the deterministic clock without a hog")
     args = ap.parse_args()
 

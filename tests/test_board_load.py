@@ -26,14 +26,16 @@ RCS = ROOT / "target/rootfs/etc/init.d/rcS"
     ("steady:10", loads.Load("steady", 10.0)),
     ("bursts:0.5", loads.Load("bursts", 0.5)),
     ("bursts:2@41", loads.Load("bursts", 2.0, 41)),
+    ("perboot:1@3", loads.Load("perboot", 1.0, 3)),
 ])
 def test_a_load_is_read_and_written_back_the_same(text, load):
     assert loads.parse(text) == load and str(load) == text
 
 
 @pytest.mark.parametrize("text,why", [
-    ("steady", "none, steady:PERCENT or bursts:PERCENT"),
-    ("heavy:10", "none, steady:PERCENT or bursts:PERCENT"),
+    ("steady", "none, steady:PERCENT, bursts:PERCENT"),
+    ("heavy:10", "none, steady:PERCENT, bursts:PERCENT"),
+    ("perboot:11", "at most 10 %"),
     ("steady:0", "more than 0 and at most 90 %"),
     ("bursts:25", "at most 20 %"),
     ("steady:10@3", "a steady load has no seed"),
@@ -61,7 +63,22 @@ def test_the_seed_is_the_boards_and_moves_on_each_power_on():
     assert "while :; do x=100; spin $((c * x / 1000)); w=$((1100 - x / 10)); read -t 0.${w#1} _ <&3; done" in steady
 
 
-@pytest.mark.parametrize("setting", ["steady:10", "bursts:2@9"])
+def test_a_per_boot_level_is_drawn_on_the_host_with_the_spread_it_states():
+    """perboot:L: each power-on's busy share uniform over 0..2 sqrt(3) L %, so its standard
+    deviation over power-ons is L % (the model; what it does to figures is measured by
+    bench/noise.py, docs/virtual-lab.md)."""
+    import statistics
+    load = loads.seeded(loads.parse("perboot:2"), "qemu-arm")
+    shares = [load.share(n) for n in range(4000)]
+    assert 0 <= min(shares) and max(shares) <= 6.93
+    assert statistics.pstdev(shares) == pytest.approx(2.0, rel=0.05)
+    assert statistics.mean(shares) == pytest.approx(3.46, rel=0.05)
+    assert load.share(7) == load.share(7)                         # a rerun repeats it
+    program = load.program(7)
+    assert f"x={round(load.share(7) * 10)}; spin" in program and f"share {load.share(7):g} %" in program
+
+
+@pytest.mark.parametrize("setting", ["steady:10", "bursts:2@9", "perboot:1@4"])
 def test_the_load_loop_runs_builtins_only(setting):
     """A fork costs the board milliseconds, load of its own: the loop, and the functions
     it calls, name no program (the live count is tests/test_vlab_load.py's)."""
@@ -80,7 +97,7 @@ def test_the_load_loop_runs_builtins_only(setting):
     assert words <= {"while", "if", "[", "spin", "zero", "read", "printf", "fi", "done"}, words
 
 
-@pytest.mark.parametrize("setting", ["steady:10", "bursts:0.5@9", "bursts:2"])
+@pytest.mark.parametrize("setting", ["steady:10", "bursts:0.5@9", "bursts:2", "perboot:0.5"])
 def test_the_load_program_is_a_shell_program(setting):
     import subprocess
     program = loads.seeded(loads.parse(setting), "qemu-arm").program(0)

@@ -5,6 +5,8 @@ on demand) or `bursts:L[@SEED]` (seeded random bursts of CPU work and memory tra
 of the board's time on average: the known-noise stand-in)."""
 from __future__ import annotations
 
+import math
+import random
 import re
 import zlib
 from dataclasses import dataclass
@@ -12,9 +14,11 @@ from dataclasses import dataclass
 from boardlab.errors import InputError
 
 NONE = "none"
-KINDS = ("steady", "bursts")
+KINDS = ("steady", "bursts", "perboot")
+SEEDED = ("bursts", "perboot")
 STEADY_MAX = 90          # % of the board's time: beyond it the board barely runs its tests
 BURSTS_MAX = 20.0
+PERBOOT_MAX = 10.0       # a standard deviation: its shares reach 2 sqrt(3) x it
 MACHINES = ("virt",)     # QEMU machines whose device tree exists when -device is applied
 
 
@@ -24,9 +28,9 @@ class LoadError(InputError):
 
 @dataclass(frozen=True)
 class Load:
-    kind: str              # none, steady or bursts
-    size: float = 0.0      # % of the board's time
-    seed: int | None = None   # bursts: the first power-on's seed (then +1 each power-on)
+    kind: str              # none, steady, bursts or perboot
+    size: float = 0.0      # % of the board's time (perboot: the standard deviation of its share)
+    seed: int | None = None   # bursts, perboot: the first power-on's seed (then +1 each power-on)
 
     def __str__(self) -> str:
         if self.kind == NONE:
@@ -39,14 +43,25 @@ class Load:
         RANDOM takes 15 bits)."""
         return ((self.seed or 0) + power_on) & 0x7fff
 
+    def share(self, power_on: int) -> float:
+        """perboot: this power-on's busy share in % of the board's time, in tenths of a
+        percent. The model, stated before it was measured: what sets a real board's level
+        anew at each boot (where its pages land in the caches, the DRAM's refresh phase, an
+        interrupt's timing) is taken as a busy share drawn uniformly from 0 to 2 sqrt(3) L %,
+        so its standard deviation from boot to boot is L % (its mean sqrt(3) L %). Drawn on
+        the host from the power-on's seed, so a rerun repeats it."""
+        if self.kind != "perboot":
+            return self.size
+        return round(random.Random(self.seed_of(power_on)).uniform(0, 2 * math.sqrt(3) * self.size), 1)
+
     def program(self, power_on: int) -> str:
         """The board's load as the shell program its start-up runs (busybox ash). No fork
         once it runs: a fork costs the board milliseconds, which would be load of its own.
         Time is the board's own (/proc/uptime); a millisecond's worth of each kind of work
         is counted first (over 300 ms), then, in every 100 ms, the burst and the rest of
         the 100 ms waited out by a read with a timeout on a FIFO nobody writes."""
-        tenths = round(self.size * 10)   # of a percent: of a ms in every 100 ms
-        if self.kind == "steady":
+        tenths = round(self.share(power_on) * 10)   # of a percent: of a ms in every 100 ms
+        if self.kind in ("steady", "perboot"):
             step = f"x={tenths}; spin $((c * x / 1000))"
         else:   # 0..2L ms, L on average: CPU work or memory traffic, one or the other
             step = (f"x=$((RANDOM % {2 * tenths + 1})); if [ $((RANDOM % 2)) = 0 ]; then spin $((c * x / 1000)); "
@@ -66,22 +81,25 @@ class Load:
             "per_100ms() { ms; t=$now n=0; while ms; [ $((now - t)) -lt 300 ]; do $2 $1; n=$((n + $1)); done; "
             "echo $((n * 100 / (now - t))); }",
             "c=$(per_100ms 16 spin) b=$(per_100ms 1 zero)",
-            f'echo "boardlab: load {self.kind}:{self.size:g} seed {seed}: $c loops, $b blocks of 4 kB in 100 ms" > /dev/kmsg',
+            f'echo "boardlab: load {self.kind}:{self.size:g} seed {seed}'
+            + (f' share {tenths / 10:g} %' if self.kind == "perboot" else "")
+            + ': $c loops, $b blocks of 4 kB in 100 ms" > /dev/kmsg',
             # the rest of the 100 ms in ms, written 0.MMM for read -t
             f"while :; do {step}; w=$((1100 - x / 10)); read -t 0.${{w#1}} _ <&3; done", ""))
 
 
 def parse(text: str, board_name: str = "") -> Load:
-    """`none`, `steady:P` or `bursts:L[@SEED]` -> Load; LoadError naming what is wrong."""
+    """`none`, `steady:P`, `bursts:L[@SEED]` or `perboot:L[@SEED]` -> Load; LoadError
+    naming what is wrong."""
     who = f"board {board_name}: " if board_name else ""
     text = text.strip()
     if text == NONE:
         return Load(NONE)
     m = re.fullmatch(r"(\w+):([0-9.]+)(?:@(\d+))?", text)
     if not m or m.group(1) not in KINDS:
-        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT or bursts:PERCENT[@SEED]")
+        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT, bursts:PERCENT[@SEED] or perboot:PERCENT[@SEED]")
     kind, size, seed = m.group(1), float(m.group(2)), m.group(3)
-    top = STEADY_MAX if kind == "steady" else BURSTS_MAX
+    top = {"steady": STEADY_MAX, "bursts": BURSTS_MAX, "perboot": PERBOOT_MAX}[kind]
     if not 0 < size <= top:
         raise LoadError(f"{who}load {text!r}: {kind} takes more than 0 and at most {top:g} % of the board's time")
     if kind == "steady" and seed is not None:
@@ -98,7 +116,7 @@ def check_board(board, load: Load) -> None:
 
 
 def seeded(load: Load, board_name: str) -> Load:
-    """A bursts load without a seed gets the board's: from its name, so a rerun repeats it."""
-    if load.kind != "bursts" or load.seed is not None:
+    """A seeded load without a seed gets the board's: from its name, so a rerun repeats it."""
+    if load.kind not in SEEDED or load.seed is not None:
         return load
     return Load(load.kind, load.size, zlib.crc32(board_name.encode()) & 0x7fff)

@@ -7,6 +7,9 @@ for its next power-on and kept there like its clock.
 - `bursts:L`: random bursts of CPU work and memory traffic, L % of the board's time on
   average, drawn from a seed the power switch hands each power-on (the known-noise
   stand-in: the noise has a cause on the board, and its seed repeats it);
+- `perboot:L`: a steady load whose share is drawn from each power-on's seed, uniform over
+  0 to 2 sqrt(3) L %, so it moves the board's level from boot to boot by a standard
+  deviation of L % of its time (the stand-in's level that moves per boot);
 - `none`: nothing (the facts' default).
 
 How it reaches the board: as part of the board, not of its root. QEMU's guest-loader

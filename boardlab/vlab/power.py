@@ -10,7 +10,7 @@ inside the lab network namespace; off stops it. GET / lists the outlets as JSON.
 A virtual board has two more settings a real one lacks: the clock QEMU runs it on
 (boardlab.measure.clocks): GET /outlet/<n>/clock -> "deterministic" or "realtime", PUT with
 either; and its load (boardlab.facts.loads): GET /outlet/<n>/load -> "none",
-"steady:P" or "bursts:L@SEED", PUT with one. The board's facts give the defaults, the next
+"steady:P", "bursts:L@SEED" or "perboot:L@SEED", PUT with one. The board's facts give the defaults, the next
 power-on uses the setting."""
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ class Outlet:
         self.running_clock = None         # of the QEMU running now
         self.load = loads.seeded(loads.parse(board.qemu.load, board.name), board.name)   # next power-on
         self.running_load = None
-        self.power_ons = 0                # a bursts load's seed moves on by one each
+        self.power_ons = 0                # a seeded load's seed moves on by one each
         self.lock = threading.Lock()
         self.pidfile = Path(lab.run_dir) / "pids" / f"qemu-{board.name}.pid"
         self.logfile = Path(lab.run_dir) / "logs" / f"qemu-{board.name}.log"
