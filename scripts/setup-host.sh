@@ -33,6 +33,9 @@ TEST_BUILD_PACKAGES=(
   # the installed linux-source-6.1, the bisects' test tree (tests/kerneltree.py) and what
   # a kernel without a pin is built from
   ccache git linux-source-6.1
+  # the project's measurement programs and the real boards' roots are run on each CPU
+  # they are built for (armhf, e500mc, 603e, MPC860) under QEMU's user mode
+  qemu-user
 )
 # The servers and tools the tests use beside them (installed last, while the history's
 # venv is filled and, under scripts/test.sh, the PowerPC board's images build)
