@@ -29,6 +29,13 @@ USERLAND_MANIFEST = "etc/boardlab-userland"   # on the board: what its image has
 class CrossTarget:
     cross: str          # CROSS_COMPILE prefix of Debian's cross compiler
     gnu_type: str       # Debian's multiarch triplet, for configure scripts
+    cc: str = ""        # a compiler of its own (softfloat.sysroot's), else Debian's cross gcc
+    name: str = ""      # its builds' cache key, when not the arch's
+    busybox_off: tuple = ()   # options of Debian's busybox config its C library cannot take
+
+    @property
+    def compiler(self) -> str:
+        return self.cc or self.cross + "gcc"
 
 
 CROSS_TARGETS = {"ppc": CrossTarget("powerpc-linux-gnu-", "powerpc-linux-gnu")}
@@ -100,7 +107,12 @@ def _busybox(tree: Path, out: Path, ct: CrossTarget) -> dict[str, Path]:
     build = out / "build"
     build.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tree / "debian/config/pkg/static", build / ".config")
-    make = ["make", "-C", str(tree), f"O={build}", f"CROSS_COMPILE={ct.cross}"]
+    if ct.busybox_off:
+        config = (build / ".config").read_text()
+        for option in ct.busybox_off:
+            config = config.replace(f"{option}=y\n", f"# {option} is not set\n")
+        (build / ".config").write_text(config)
+    make = ["make", "-C", str(tree), f"O={build}", f"CROSS_COMPILE={ct.cross}", f"CC={ct.compiler}"]
     run(make + ["oldconfig"], input="\n" * 1000)   # busybox's kconfig has no olddefconfig
     run(make + [f"-j{os.cpu_count() or 1}", "busybox"])
     return {"bin/busybox": build / "busybox"}
@@ -118,15 +130,17 @@ def recipe_digest() -> str:
     return hashlib.sha256(RECIPE.read_bytes()).hexdigest()[:16]
 
 
-def build_userland(arch: str, packages, cache: Path) -> tuple[dict[str, Path], dict[str, str]]:
-    """Build each source package for arch: ({path in root: built file}, {package:
-    version, or 'missing: reason'})."""
-    ct = CROSS_TARGETS[arch]
+def build_userland(arch: str, packages, cache: Path,
+                   target: CrossTarget | None = None) -> tuple[dict[str, Path], dict[str, str]]:
+    """Build each source package for arch (with `target`'s compiler if given): ({path in
+    root: built file}, {package: version, or 'missing: reason'})."""
+    ct = target or CROSS_TARGETS[arch]
+    key = ct.name or arch
     files, manifest = {}, {}
     for pkg in packages:
         try:
             version = source_version(pkg)
-            out = cache / "build" / arch / f"{pkg}-{version.split(':')[-1]}"
+            out = cache / "build" / key / f"{pkg}-{version.split(':')[-1]}"
             stamp = out / ".boardlab-built"
             want = recipe_digest()
             if not (stamp.exists() and stamp.read_text() == want):
@@ -135,7 +149,7 @@ def build_userland(arch: str, packages, cache: Path) -> tuple[dict[str, Path], d
                     raise SourceUnavailable(f"its source {version} is here, but boardlab has "
                                             f"no cross-build recipe for it yet "
                                             f"(boardlab/images/crossbuild.py RECIPES)")
-                progress(f"  cross-building {pkg} {version} for {arch} ({ct.cross}gcc, static)")
+                progress(f"  cross-building {pkg} {version} for {key} ({ct.compiler}, static)")
                 shutil.rmtree(out, ignore_errors=True)
                 built = RECIPES[pkg](tree, out, ct)
                 (out / "files").write_text("".join(f"{k} {v}\n" for k, v in built.items()))

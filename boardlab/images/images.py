@@ -197,14 +197,15 @@ def _busybox_links(rootfs: Path):
         os.symlink("/bin/busybox", rootfs / link)
 
 
-def cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict):
-    """Programs cross-built from Debian's sources, mem_eat, the overlay, and the list of
-    what the image has and lacks (the suites read it on the board)."""
+def cross_userland(board: Board, rootfs: Path, files: dict, manifest: dict, cc: str = ""):
+    """Programs cross-built from Debian's sources, mem_eat (by `cc`, else Debian's cross
+    gcc), the overlay, and the list of what the image has and lacks (the suites read it
+    on the board)."""
     for dst, src in files.items():
         (rootfs / dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, rootfs / dst)
     _busybox_links(rootfs)
-    cc = CROSS_TARGETS[board.arch].cross + "gcc"
+    cc = cc or CROSS_TARGETS[board.arch].compiler
     run([cc, "-static", "-O2", "-Wall", "-o", str(rootfs / "usr/bin/mem_eat"),
          str(TARGET_DIR / "mem_eat.c")])
     _own_programs(board, rootfs)
