@@ -24,6 +24,10 @@ with the board's facts without their qemu section: how the judge treats a real b
 own clock). --samples judges a saved file again, no boots.
     .venv/bin/python bench/noisy_board.py [--boots 30] [--slow-boots 12] [--jitter-s 10]
         [--rounds 20] [--max-repeats 5] [--samples FILE] [--families boot_time,memory,...]
+        [--board qemu-arm --load perboot:1]   # the known-noise stand-in at one level
+--load sets the board's load at its power switch for every boot (boardlab vlab load; none
+again at the end): the known-noise stand-in is qemu-arm on its deterministic clock with a
+load whose spread is stated (boardlab/facts/loads.py).
 Goals (issue "Answers that hold on a real board", item 2): A/A false alarms at most 1 of 20
 per family; shifts of twice the floor found in at least 19 of 20; the boots each costs."""
 import argparse
@@ -50,10 +54,10 @@ from boardlab.judge.gate import Gate
 from boardlab.judge.results import RunResults
 from boardlab.measure import catalogue, clocks, hostload
 
-FAMILIES = ("boot_time", "memory", "lmbench", "jitter")
+FAMILIES = ("boot_time", "memory", "lmbench", "jitter", "hackbench")
 FAST = ("boot_time", "memory")
 TARGET = {"boot_time": "boot_time.guest_login", "memory": "memory.free_free_kb",
-          "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us"}
+          "lmbench": "lmbench.lat_pipe_us", "jitter": "jitter.p99_us", "hackbench": "hackbench.time_s"}
 KERNEL = "armmp"
 PROGRESS = ("boot_time.guest_login", "lmbench.lat_pipe_us", "jitter.p99_us")   # a boot's progress line
 WAYS = ("this board", "this board, paired", "a real board")
@@ -274,10 +278,10 @@ def measure(args, board) -> dict:
     boots, t_start = [], time.monotonic()
     data = {"board": board.name, "kernel": KERNEL, "host": clocks.this_host()["id"], "host_info": clocks.this_host(),
             "date": time.strftime("%Y-%m-%d"), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "jitter_s": args.jitter_s, "clock": board.qemu.clock, "boots": boots}
+            "jitter_s": args.jitter_s, "clock": board.qemu.clock, "load": args.load, "boots": boots}
     out = Path(args.out)
-    with kept_up("vlab", boards=[board.name]), board_session(ROOT / f"lab/{board.name}.yaml",
-                                                                run_dir) as (strategy, shell):
+    with kept_up("vlab", boards=[board.name]), _load_at_switch(board, args.load), \
+            board_session(ROOT / f"lab/{board.name}.yaml", run_dir) as (strategy, shell):
         strategy.select(kernel="", root="ramdisk", ramdisk="")
         strategy.transition("shell")
         families, lacking = sample.measurable(shell(), list(args.families.split(",")))
@@ -300,6 +304,20 @@ def measure(args, board) -> dict:
                   + ", host {busy_pct} % busy, {steal_pct} % stolen".format(**boots[-1]["host"]), flush=True)
     write_run(board, data, run_dir / "run")
     return data
+
+
+@contextlib.contextmanager
+def _load_at_switch(board, load: str):
+    """The board's load for every boot of the bench, none again after it."""
+    from boardlab.vlab.boardload import at_switch
+    if load == "none":
+        yield
+        return
+    at_switch(board, load)
+    try:
+        yield
+    finally:
+        at_switch(board, "none")
 
 
 def write_run(board, data: dict, run: Path) -> Path:
@@ -344,12 +362,15 @@ def main():
     ap.add_argument("--max-repeats", type=int, default=5, help="the gate's budget of boots (the suites' default)")
     ap.add_argument("--out", help="where the boots are kept (default bench/data/noisy-<board>-<date>.json)")
     ap.add_argument("--samples", help="judge boots a former run kept (its --out), no boots")
+    ap.add_argument("--load", default="none", help="the board's load for every boot (none, perboot:L, "
+                                                   "bursts:L, steady:P: boardlab/facts/loads.py)")
     args = ap.parse_args()
     board = load_board(args.board)
     if args.samples:
         data = json.loads(Path(args.samples).read_text())
     else:
-        args.out = args.out or str(ROOT / f"bench/data/noisy-{board.name}-{time.strftime('%Y-%m-%d')}.json")
+        load = "" if args.load == "none" else "-" + args.load.replace(":", "")
+        args.out = args.out or str(ROOT / f"bench/data/noisy-{board.name}{load}-{time.strftime('%Y-%m-%d')}.json")
         started = time.time()
         try:
             data = measure(args, board)
