@@ -2,6 +2,7 @@
 LAVA's generated health-check jobs (the labgrid path's TFTP files and NFS root, one
 attempt), the commands they type run as a board's shell runs them; the failed-job rule,
 the recheck's schedule and `lava server up`'s health."""
+import json
 import math
 import re
 import subprocess
@@ -15,6 +16,9 @@ from boardlab.facts.board import BOARDS_DIR, load_board
 from boardlab.measure import baselines as bl
 from boardlab.judge.health import GUEST_BOOT, HOST_BOOT, METRIC, health_check
 from boardlab.lava import health
+from paths import ROOT
+
+CAPTURED = ROOT / "tests/data/captured"
 
 BOARDS = sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 
@@ -370,3 +374,52 @@ def test_lab_recheck_uses_the_project_s_identity_by_default(monkeypatch):
     args = build_parser().parse_args(["lab", "recheck"])
     assert args.identity == RECHECK_IDENTITY == "boardlab-recheck"
     assert RECHECK_COMMAND.endswith(f"--identity {RECHECK_IDENTITY}")
+
+
+def _performance(name):
+    return next(a["test"]["interactive"][0] for a in _job(name)["actions"]
+                if "test" in a and a["test"]["interactive"][0]["name"] == "performance")
+
+
+def _as_lava_log(text: str) -> str:
+    """Console text as the target lines of LAVA's raw log (as `lavacli jobs logs --raw` gives it)."""
+    return "".join("- " + json.dumps({"dt": "2026-12-07T01:00:00.000000", "lvl": "target", "msg": ln}) + "\n"
+                   for ln in text.splitlines())
+
+
+def test_the_check_measures_the_families_health_figures_and_they_are_read_off_the_board(tmp_path):
+    """LAVA's check types the lines the suites run (the family's raw_commands); the raw
+    output is read off the board by the family's own reader, as the suites read it. Here
+    the job's lines run in a shell whose lmbench programs print what armmp's printed on
+    qemu-arm (tests/data/captured): no verdict is made on the board."""
+    perf = _performance("qemu-arm")
+    check = health_check(load_board("qemu-arm"))
+    assert set(check.performance) == {"lmbench.lat_syscall_null_us", "lmbench.lat_pipe_us"}
+    assert _job("qemu-arm")["metadata"]["boardlab.performance"] == " ".join(check.performance)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for program, capture in (("lat_syscall", "armmp.lat_syscall.txt"), ("lat_pipe", "armmp.lat_pipe.txt")):
+        (bindir / program).write_text(f"#!/bin/sh\ncat {CAPTURED / capture} >&2\n")
+        (bindir / program).chmod(0o755)
+    script = "\n".join(c["command"] for c in perf["script"])
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PATH": f"{bindir}:/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    measured = perf["script"][-1]
+    assert measured["name"] == "lmbench-measured"
+    assert re.search(measured["successes"][0]["message"], r.stdout)
+    for pattern in (measured["successes"][0]["message"], measured["failures"][0]["message"]):
+        assert not re.search(pattern, measured["command"])   # the echoed line answers neither way
+    figures = health.figures_of_log(_as_lava_log(measured["command"] + "\n" + r.stdout), "armhf")
+    assert figures == {"lmbench.lat_syscall_null_us": 13.2252, "lmbench.lat_pipe_us": 347.0577}
+
+
+def test_a_failed_health_run_is_a_failed_case_not_a_figure(tmp_path):
+    perf = _performance("qemu-arm")
+    script = "\n".join(c["command"] for c in perf["script"])
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PATH": f"{tmp_path}:/usr/bin:/bin"})   # no lmbench here
+    assert "@lm-failed" in r.stdout
+    from boardlab.measure.boardrun import MeasureError
+    with pytest.raises(MeasureError, match="lmbench: 127: lat_syscall null"):
+        health.figures_of_log(_as_lava_log(r.stdout), "armhf")

@@ -100,8 +100,8 @@ class HealthCheck:
     nfs_boot: bool                  # a second boot, to the board's NFS root
     measured: dict = field(default_factory=dict, compare=False)   # the figures a passed check read
     performance: tuple = ()         # keys measured for the board's own history, in no band
-    #                                 (the families' `health` figures its baselines hold); the
-    #                                 labgrid path's (`lab check`): LAVA's job does not run them yet
+    #                                 (the families' `health` figures its baselines hold), by
+    #                                 `lab check` and LAVA's check alike (lava.health)
 
     def figure(self, key: str) -> HealthFigure | None:
         return next((f for f in self.figures if f.key == key), None)

@@ -166,10 +166,10 @@ class Arbiter:
         from boardlab.lab import healthlog
         from boardlab.lava.health import figures_of_log
         try:
-            figures = figures_of_log(lavacli(self.identity, "jobs", "logs", "--raw", str(job_id)))
+            b = load_board(board)
+            figures = figures_of_log(lavacli(self.identity, "jobs", "logs", "--raw", str(job_id)), b.isa)
             if not figures:
                 return
-            b = load_board(board)
             h = boardhealth.record(b, b.images.default_kernel, figures)
             self.echo(f"{board}: health check {job_id}: performance {h.line()}")
             if h.state == "drifting":   # LAVA's device and the place say it, as `lab check` has them

@@ -11,7 +11,12 @@ staged in the board's TFTP directory under its prefix, the board's command line 
 own NFS export. So a check tries the board's staged kernel and ramdisk, the lab host's
 tftpd and, on a board with an NFS root, its NFS server. With no LAVA overlay on the
 board, the figures are read by an interactive test (commands typed at the shell, their
-answer matched): each figure within its band, or TestError. A host-arrival boot figure
+answer matched): each figure within its band, or TestError. Then the families' health
+figures (a null system call's and a pipe's latency: performance, in no band) are measured
+by the lines the suites run (the family's `raw_commands`), their raw output marked in the
+log; off the board, the arbiter reads them with the family's own reader (figures_of_log)
+and keeps them in the board's history, where the board is judged against its own past
+(judge.boardhealth): a board that drifts is quarantined. A host-arrival boot figure
 (the real boards') bounds the wait for the login prompt. One attempt (no failure_retry):
 a board that boots one time in three is Bad, not Good.
 
@@ -33,6 +38,7 @@ from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt, read_log
+from boardlab.measure import families
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
@@ -46,17 +52,33 @@ READ = {METRIC: "v=$(free | awk '/^Mem:/ { print $2 }')",
 
 
 _ANSWER = re.compile(rf"{SAID}: (?:good|bad) ([a-z_]+\.[a-z0-9_]+)=([0-9][0-9.]*)")
+RAW = "@health"   # '@health FAMILY' ... '@health-end FAMILY rc=N' around a family's raw output
 
 
-def figures_of_log(text: str) -> dict:
-    """{key: value} of the figures a health check's board answered in the job's log (LAVA's
-    raw log, as `lavacli jobs logs --raw` gives it): the board's own words, parsed off the
-    board (the echoed command line names `$v`, no figure)."""
-    out = {}
+def figures_of_log(text: str, isa: str | None = None) -> dict:
+    """{key: value} of the figures a health check's board printed in the job's log (LAVA's
+    raw log, as `lavacli jobs logs --raw` gives it), parsed off the board: the banded
+    figures' answers, and each family's marked raw output read by the family's own reader
+    (with the programs the board's CPU runs: `isa`). The echoed command lines name `$v` and
+    `@$t`, so they match neither."""
+    out, raw, family = {}, {}, None
     for e in read_log(text):
-        if e.get("lvl") == "target" and isinstance(e.get("msg"), str):
-            for key, value in _ANSWER.findall(e["msg"]):
-                out[key] = float(value)
+        if e.get("lvl") != "target" or not isinstance(e.get("msg"), str):
+            continue
+        line = e["msg"].rstrip("\r")
+        for key, value in _ANSWER.findall(line):
+            out[key] = float(value)
+        mark = line.split()
+        if len(mark) >= 2 and mark[0] == RAW:
+            family = mark[1]
+            raw[family] = []
+        elif len(mark) >= 2 and mark[0] == f"{RAW}-end":
+            family = None
+        elif family is not None:
+            raw[family].append(line)
+    for name, lines in raw.items():
+        fam = families.get(name)
+        out.update(fam.read(lines, families.tool_set(name, isa) if isa else None))
     return out
 
 
@@ -102,9 +124,29 @@ def figure_command(key: str, lo: float, hi: float) -> str:
 NFS_COMMAND = f"if grep -q ' / nfs' /proc/mounts; then r=good; else r=bad; fi; echo \"{SAID}: $r root=nfs\""
 
 
-def _test(board: Board, name: str, script: list[dict]) -> dict:
-    return {"test": {"timeout": {"minutes": 2}, "interactive": [
+def _test(board: Board, name: str, script: list[dict], minutes: int = 2) -> dict:
+    return {"test": {"timeout": {"minutes": minutes}, "interactive": [
         {"name": name, "prompts": [board.shell.prompt], "script": script}]}}
+
+
+def _performance_test(board: Board, check: HealthCheck) -> dict | None:
+    """The families' health figures, measured by the lines their suites run, each family's
+    raw output between marks for figures_of_log; a named case per family: measured, or
+    failed to measure (its runs' status), no verdict on the board."""
+    script = []
+    for name in dict.fromkeys(k.split(".")[0] for k in check.performance):
+        fam = families.get(name)
+        if fam.raw_commands is None:
+            continue
+        keys = tuple(k for k in check.performance if k.startswith(f"{name}."))
+        lines = fam.raw_commands(keys, families.tool_set(name, board.isa))
+        script += [{"command": line} for line in lines[:-1]]
+        script.append({"name": f"{name}-measured",
+                       "command": f't={RAW[1:]}; echo "@$t {name}"; {lines[-1]}; echo "@$t-end {name} rc=$?"',
+                       "successes": [{"message": f"{RAW}-end {name} rc=0"}],
+                       "failures": [{"message": f"{RAW}-end {name} rc=[1-9][0-9]*", "exception": "TestError",
+                                     "error": f"{name}: its health figures were not measured ({', '.join(keys)})"}]})
+    return _test(board, "performance", script, minutes=5) if script else None
 
 
 def _figures_test(board: Board, check: HealthCheck) -> dict | None:
@@ -117,7 +159,8 @@ def _figures_test(board: Board, check: HealthCheck) -> dict | None:
 def health_check_job(board: Board) -> dict:
     check = health_check(board)
     login_s = boot_timeout_s(check, board)
-    actions = [_boot(board, check.kernel, check.root, login_s), _figures_test(board, check)]
+    actions = [_boot(board, check.kernel, check.root, login_s), _figures_test(board, check),
+               _performance_test(board, check)]
     if check.nfs_boot:   # the NFS root, booted as the labgrid path boots it
         actions += [_boot(board, check.kernel, "nfs", int(board.timeouts.boot_s)),
                     _test(board, "nfs", [_asked("root_nfs", NFS_COMMAND, f"{board.name}: the root is not NFS")])]
@@ -125,12 +168,14 @@ def health_check_job(board: Board) -> dict:
     seconds = sum(a["boot"]["timeout"]["seconds"] for a in actions if "boot" in a)
     return {"device_type": device_type_name(board),
             "job_name": f"health-check {board.name}: {check.describe()}",
-            "timeouts": {"job": {"minutes": -(-seconds // 60) + 2 * sum("test" in a for a in actions) + 2},
+            "timeouts": {"job": {"minutes": -(-seconds // 60) + sum(a["test"]["timeout"]["minutes"] for a in actions
+                                                                   if "test" in a) + 2},
                          "action": {"minutes": 5}, "connection": {"minutes": 2}},
             "priority": "high", "visibility": "public",
             "metadata": {"boardlab.board": board.name, "boardlab.kernel": check.kernel,
                          "boardlab.root": check.root, "boardlab.nfs_boot": str(check.nfs_boot).lower(),
-                         "boardlab.health_check": " ".join(f.key for f in check.figures) or "boot"},
+                         "boardlab.health_check": " ".join(f.key for f in check.figures) or "boot",
+                         **({"boardlab.performance": " ".join(check.performance)} if check.performance else {})},
             "actions": actions}
 
 

@@ -99,6 +99,13 @@ def measure_groups(shell, small: bool = False, groups=None, tools: str | None = 
     return output.figures(runner(shell, small=small, tools=tools)(*(groups or ())), tools)
 
 
+def raw_commands(metrics, tools: str | None = None) -> list[str]:
+    """The shell lines that print `metrics`' smallest runs raw (runs.sh written to the board
+    first, then its runs): what `measure` runs, as lines LAVA's interactive health test types."""
+    runs = list(dict.fromkeys(output.run_of(m) for m in metrics))
+    return target_load.install_commands(RUNS) + [groups_command(runs, True, False, tools)]
+
+
 def measure(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
     """On a boot: every group, or the smallest runs that give `metric` (one catalogue name
     or several: a bisect's figures, a health check's; a latency is a run of its own)."""
@@ -153,4 +160,5 @@ FAMILY = Family(NAME, METRICS, GUEST, order=60, listed=40, what="lmbench's laten
                 params=params, minutes=lambda p, quick: 10 if quick else 40, workload=True,
                 shown=f"{NAME}.lat_syscall_null_us", tools=STUDY_TOOLS, reads=output.read,
                 group_of=output.run_of, study_note=f"{NAME} 3.0-a4, its deltas pooled over both",
-                study_changes=study_changes, health=("lat_syscall_null_us", "lat_pipe_us"))
+                study_changes=study_changes, health=("lat_syscall_null_us", "lat_pipe_us"),
+                raw_commands=raw_commands)

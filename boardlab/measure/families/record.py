@@ -100,6 +100,9 @@ class Family:
     study_note: str = ""          # how the 2005 study measured it, where that is not ours (pages.studybeside)
     study_changes: Callable | None = None   # the study's results -> {its metric: the study's 2.4 -> 2.6
     #                               change, in words}, where the study reported it pooled, not per board
+    raw_commands: Callable | None = None   # (metrics, tools) -> the shell lines that print those figures'
+    #                               raw, tagged output on a board (what `measure` runs; LAVA's health
+    #                               check types them), read by `read`
     health: tuple = ()            # its figures a board's health check measures besides the boot's, for
     #                               the board's own history (judge.health, judge.boardhealth): a board
     #                               that got slower once it runs, which its boot alone does not show
