@@ -18,8 +18,17 @@ start to the named commit (host clock of this host).
     .venv/bin/python bench/nightly_loop.py --board qemu-ppc --metric lmbench.lat_syscall_null_us \
         --families boot_time,memory,lmbench      # the syscall commit, on the PowerPC board
 
+    .venv/bin/python bench/nightly_loop.py --metric lmbench.lat_pipe_us --families boot_time,memory,lmbench \
+        --sick-from 6      # the board slowed mid-series (a steady load from night 6): no culprit
+
 Goal (issue "Answers a kernel maintainer can act on"): the culprit named, the improvement
-not bisected, nothing crashed; night to named commit <= 30 min for the 16-commit range."""
+not bisected, nothing crashed; night to named commit <= 30 min for the 16-commit range.
+
+With --sick-from N the board is slowed from night N on (--load, steady:10 by default: the
+sick board on demand) and its health check (`lab check`'s, through labgrid, its figures in
+a private board-health history) runs before each night: the week's commits do not move
+the metric, so its one change point is the board's. Goal (issue "The board, not the
+kernel"): no culprit named, the watch says the board drifted."""
 import argparse
 import os
 import shutil
@@ -36,7 +45,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from boardlab.bisect import git  # noqa: E402
 from boardlab.bisect.nightly import failed, nightly  # noqa: E402
 from boardlab.bisect.watch import watch  # noqa: E402
-from boardlab.facts.board import load_board  # noqa: E402
+from boardlab.facts.board import env_path, load_board  # noqa: E402
+from boardlab.judge import boardhealth  # noqa: E402
+from boardlab.judge.health import check_board  # noqa: E402
+from boardlab.vlab.boardload import at_switch  # noqa: E402
 from boardlab.history import kcidb  # noqa: E402
 from boardlab.history import server as history_server  # noqa: E402
 from boardlab.history.server import HistoryServer  # noqa: E402
@@ -92,8 +104,12 @@ def main():
     ap.add_argument("--board", default="qemu-arm")
     ap.add_argument("--families", default=None, help="what each night measures (comma separated; default "
                     "the nightly's: the families one boot decides)")
+    ap.add_argument("--sick-from", type=int, default=None, metavar="N",
+                    help="slow the board from night N on (--load) and check its health each night")
+    ap.add_argument("--load", default="steady:10", help="the load that slows it (boardlab vlab load)")
     args = ap.parse_args()
-    culprit_of(args.metric)   # before anything is built
+    if args.sick_from is None:
+        culprit_of(args.metric)   # before anything is built
     data = Path(tempfile.mkdtemp(prefix="boardlab-nightly-"))
     # every run lands here, not in the lab's history: the nightly's suites (their own
     # processes) read the variable, this process's submissions the module's default
@@ -114,8 +130,10 @@ def week(args, data: Path) -> int:
     # (qemu-ppc: vlab2) and where the watch reads them
     lab_host = load_board(args.board).lab_host
     server = HistoryServer(lab_host, port=free_port(), data=data / lab_host)
-    culprit = tree.culprits[culprit_of(args.metric)]
+    culprit = None if args.sick_from is not None else tree.culprits[culprit_of(args.metric)]
     more = {"families": tuple(args.families.split(","))} if args.families else {}
+    health = data / "health"
+    boardhealth.HEALTH_DIR = health   # the watch's question "is the board drifting?" reads it
     print(f"host {clocks.this_host()['id']}, board {args.board}, metric {args.metric}, {len(nights)} nights: "
           f"{', '.join(r[:12] for r in nights)}; history {data}")
     took, crashed = [], []
@@ -123,6 +141,8 @@ def week(args, data: Path) -> int:
         server.up()
         with kept_up(lab_host, boards=(args.board,)):
             for n, rev in enumerate(nights):   # the branch head as it stood that night
+                if args.sick_from is not None:
+                    health_check(args, n, data, health)
                 t0 = time.monotonic()
                 run = nightly(tree.path, rev, args.board, out=data / f"night-{n:02d}", **more)
                 took.append(time.monotonic() - t0)
@@ -134,11 +154,21 @@ def week(args, data: Path) -> int:
             version = kcidb.validate(doc)
     finally:
         server.down()
+        if args.sick_from is not None:
+            at_switch(load_board(args.board), "none")
     for n, (rev, s) in enumerate(zip(nights, took)):
         print(f"night {n}: {rev[:12]}: built, booted, measured, landed in {s:.0f} s (host clock)")
     for d in done:
         print(f"watch: {d['change']}: {d['state']}: {d['result']}")
     named = next((d["first_bad"]["rev"] for d in done if d.get("first_bad")), None)
+    if args.sick_from is not None:
+        drift_said = [d for d in done if "the board changed, not the kernel" in str(d.get("result", ""))]
+        print(f"board slowed from night {args.sick_from} ({args.load}): first bad commit "
+              f"{named[:12] if named else 'none'}; change points the watch gave to the board: "
+              f"{len(drift_said)}; nights that failed: {len(crashed)} {crashed or ''}")
+        print(f"goal (no culprit named, the board's drift said): "
+              f"{'met' if not named and drift_said and not crashed else 'NOT met'}")
+        return 0 if not named and drift_said and not crashed else 1
     right = named == culprit
     left_alone = [d for d in done if "improvement" in d["result"]]
     failures = [d for d in done if d["state"] != "done"]
@@ -154,6 +184,18 @@ def week(args, data: Path) -> int:
     subprocess.run(["git", "-C", str(tree.path), "status", "--short", "--branch"], check=False)
     improvement_due = culprit == tree.culprits["boot"]   # the week reverts the boot commit only
     return 0 if right and (left_alone or not improvement_due) and not failures and not crashed else 1
+
+
+def health_check(args, n: int, data: Path, health: Path) -> None:
+    """The board's health check before night n (`lab check`'s, through labgrid), its figures
+    kept in the bench's board-health history; the load switched on before night sick_from."""
+    board = load_board(args.board)
+    if n == args.sick_from:
+        at_switch(board, args.load)
+        print(f"night {n}: the board's load from now on: {args.load}", flush=True)
+    check = check_board(env_path(board.name), data / f"check-{n:02d}", echo=lambda line: None)
+    h = boardhealth.record(board, check.kernel, check.measured, directory=health)
+    print(f"night {n}: health check: {h.line()}", flush=True)
 
 
 if __name__ == "__main__":
