@@ -256,7 +256,7 @@ def _compare_parser(sub):
     c.add_argument("--board", default=None, help="lab/<board>.yaml (default: the lab's default board)")
     c.add_argument("--env", default=None, help="a labgrid environment instead of --board's")
     c.add_argument("--families", default=",".join(f.name for f in families.FAMILIES if f.on_boot and f.default),
-                   help="what each boot measures (comma separated)")
+                   help="what each boot measures (comma separated; FAMILY:NAME[+NAME]: those figures' runs only)")
     c.add_argument("--repeats", type=int, default=5, help="boots per kernel at least (default 5)")
     c.add_argument("--max-repeats", type=int, default=10,
                    help="more boots while a verdict is unknown, up to this many (default 10)")

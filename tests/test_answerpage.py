@@ -157,6 +157,31 @@ def test_the_project_s_programs_beside_an_answer_page_say_per_metric_whether_the
     assert row.startswith("| lmbench.lat_pipe_us | regressed (+6.8 %") and "| same (+0.0 %" in row and "**no**" in row
 
 
+def test_some_figures_measured_again_replace_only_theirs_and_the_page_says_when():
+    import copy
+    import json
+    from boardlab.kernel import answerpage, sensitivity
+    from boardlab.measure import families
+    debian = json.loads((answerpage.DATA_DIR / "kernels-6.1-6.12.json").read_text())
+    own = copy.deepcopy(debian["booted"][0])
+    for side in (own["a"], own["b"]):
+        side["metrics"] = {k: {**m, "settings": {**(m.get("settings") or {}), "tools": families.OWN}}
+                           for k, m in side["metrics"].items() if k.startswith("lmbench.")}
+    again = copy.deepcopy(own)     # lat_pipe again, with B's figures A's: now the same
+    for side in (again["a"], again["b"]):
+        side["metrics"] = {"lmbench.lat_pipe_us": side["metrics"]["lmbench.lat_pipe_us"]}
+    again["b"]["metrics"]["lmbench.lat_pipe_us"] = copy.deepcopy(again["a"]["metrics"]["lmbench.lat_pipe_us"])
+    again.update(families=["lmbench:lat_pipe_us"], measured="2026-12-07")
+    data = {"page": "kernels-6.1-6.12", "own": own, "again": [again]}
+    rows = sensitivity.rows(data)
+    assert [k for k, _, _ in rows] == [k for k, _, _ in sensitivity.rows({**data, "again": []})]   # order kept
+    pipe = next(o for k, _, o in rows if k == "lmbench.lat_pipe_us")
+    assert pipe.cmp.outcome == "same"
+    unix = next(o for k, _, o in rows if k == "lmbench.lat_unix_us")
+    assert unix.cmp.outcome == "regressed"                                   # the first stage's still
+    assert "lmbench:lat_pipe_us measured again (2026-12-07" in sensitivity.page("kernels-6.1-6.12", data)
+
+
 def test_only_a_compare_with_the_project_s_programs_is_kept_beside_a_page(tmp_path):
     import json
     from boardlab.errors import InputError

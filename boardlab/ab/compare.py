@@ -257,7 +257,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
     for option, n in (("--repeats", repeats), ("--max-repeats", max_repeats), ("--jitter-seconds", jitter_s)):
         if n < 1:
             raise InputError(f"{option} {n}: at least 1")
-    bad = [f for f in families if f not in sample.FAMILIES]
+    bad = [f for f in sample.narrowed(families) if f not in sample.FAMILIES]
     if bad:
         raise InputError(f"unknown famil{'ies' if len(bad) > 1 else 'y'} {', '.join(bad)} "
                          f"(known: {', '.join(sample.FAMILIES)})")
@@ -279,7 +279,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         if side.kernel and board is not None:
             bootplan.require_files(board, bootplan.plan_boot(board, side.kernel).stage)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
-    said = mdc.before_sampling(board, families, repeats, both=True) if board and any(s.kernel for s in sides) \
+    said = mdc.before_sampling(board, list(sample.narrowed(families)), repeats, both=True) if board and any(s.kernel for s in sides) \
         else None
     if said:
         progress(said)

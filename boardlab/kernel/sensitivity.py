@@ -27,10 +27,17 @@ def keep(page: str, run: Path) -> Path:
     if meta.get("tools") != families.OWN:
         raise InputError(f"{run}: not a compare with the project's programs (--tools {families.OWN})")
     a, b = meta["sides"]
-    data = {"page": page, "own": answerpage.stage(Path(run), a, b, "the project's programs (--tools own)")}
     path = DATA / f"{page}.json"
-    if path.exists():   # what a person wrote into the data stays
-        data["notes"] = json.loads(path.read_text()).get("notes", [])
+    if path.exists() and any(":" in f for f in meta.get("families", [])):
+        # a compare narrowed to some figures (--families FAMILY:NAME) measures them again: a later
+        # stage, whose figures replace the earlier ones' of what it measured
+        data = json.loads(path.read_text())
+        data["again"] = [st for st in data.get("again", []) if st.get("dir") != str(run)] + [
+            answerpage.stage(Path(run), a, b, "the project's programs (--tools own), some figures again")]
+    else:
+        data = {"page": page, "own": answerpage.stage(Path(run), a, b, "the project's programs (--tools own)")}
+        if path.exists():   # what a person wrote into the data stays
+            data["notes"] = json.loads(path.read_text()).get("notes", [])
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1) + "\n")
     return path
@@ -40,11 +47,15 @@ def rows(data: dict) -> list[tuple]:
     """(metric, Debian's row, the project's row) for every metric the project's compare judged."""
     from boardlab.ab import compare
     debian_rows, _, _ = answerpage.rows_of(json.loads((answerpage.DATA_DIR / f"{data['page']}.json").read_text()))
-    st = data["own"]
-    sa, sb = answerpage.side_of(st["a"], True), answerpage.side_of(st["b"], True)
-    board = load_board(sa.board or json.loads((answerpage.DATA_DIR / f"{data['page']}.json").read_text())["board"])
-    own_rows = compare.judge(sa, sb, st["host"], board)
-    compare.explain_unknown(own_rows, sa, sb, st["rounds"], st["max_repeats"])
+    own_rows, board = None, None
+    for st in [data["own"]] + list(data.get("again", [])):   # a later stage's figures replace the earlier's
+        sa, sb = answerpage.side_of(st["a"], True), answerpage.side_of(st["b"], True)
+        board = board or load_board(sa.board or json.loads((answerpage.DATA_DIR / f"{data['page']}.json")
+                                                          .read_text())["board"])
+        st_rows = compare.judge(sa, sb, st["host"], board)
+        compare.explain_unknown(st_rows, sa, sb, st["rounds"], st["max_repeats"])
+        again = {r.spec.key: r for r in st_rows if r.cmp is not None}
+        own_rows = st_rows if own_rows is None else [again.get(r.spec.key, r) for r in own_rows]
     by_key = {r.spec.key: r for r in debian_rows}
     return [(r.spec.key, by_key.get(r.spec.key), r) for r in own_rows if r.cmp is not None]
 
@@ -66,8 +77,11 @@ def page(name: str, data: dict) -> str:
              f"and clock: Debian's programs on [{data['page']}.md]({data['page']}.md), the project's "
              f"(target/measure/) in `boardlab compare --tools own` ({st['measured']}, host {st['host']}, "
              f"{st['rounds']} rounds, at most {st['max_repeats']} a side"
-             + (f", cyclictest {st['jitter_s']} s a run" if st.get("jitter_s") else "") + "). Each judged by the one "
-             "judge (`judge.decide`): a figure of one set is never judged against the other's.", "",
+             + (f", cyclictest {st['jitter_s']} s a run" if st.get("jitter_s") else "") + ")"
+             + "".join(f"; {', '.join(ag['families'])} measured again ({ag['measured']}, host {ag['host']}, "
+                       f"{ag['rounds']} rounds), its figures replacing the first's" for ag in data.get("again", []))
+             + ". Each judged by the one judge (`judge.decide`): a figure of one set is never judged against "
+             "the other's.", "",
              f"**{len(agree)} of {len(rs)} metrics get the same verdict with either set.**", "",
              "| metric | Debian's programs | the project's programs | same verdict |", "|---|---|---|---|"]
     for key, d, o in rs:

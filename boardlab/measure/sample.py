@@ -73,19 +73,31 @@ def family(name: str, shell, rec, metric: str | None = None, jitter_s: int = wor
                        extras=extras if extras is not None else {})
 
 
+def narrowed(wanted) -> dict:
+    """{family: its figures wanted, or None for all} of `wanted`: family names, or
+    FAMILY:NAME[+NAME...] for some of its figures (the runs that give them, as a bisect's)."""
+    out = {}
+    for w in wanted:
+        name, _, some = w.partition(":")
+        out[name] = tuple(f"{name}.{m}" for m in some.split("+")) if some else None
+    return out
+
+
 def one_sample(strategy, shell_driver, wanted=FAMILIES, jitter_s: int = workloads.JITTER_RUN_S,
                tools: str | None = None, own_onto=None) -> tuple[dict, dict]:
     """A fresh boot of the selected kernel and its figures -> (figures, extras: the boot
-    record and the jitter histogram). Memory is read before any workload. tools: whose
+    record and the jitter histogram); wanted: families, or some of their figures (narrowed). Memory is read before any workload. tools: whose
     programs (None: each family's set for the board's CPU, its record says); own_onto(sh):
     puts the project's programs on a root that lacks them, after memory is read."""
     rec = strategy.reboot()
     figures, extras = {}, {"boot": rec}
     sh = shell_driver()
     small = workloads.small_board(strategy.board.ram_mb)
-    for name in (f for f in FAMILIES if f in wanted):   # memory first: before any workload
+    want = narrowed(wanted)
+    for name in (f for f in FAMILIES if f in want):   # memory first: before any workload
         its = families.tool_set(name, strategy.board.isa, tools)
         if its == families.OWN and own_onto:
             own_onto(sh)
-        figures.update(family(name, sh, rec, small=small, tools=its, jitter_s=jitter_s, extras=extras))
+        figures.update(family(name, sh, rec, metric=want[name], small=small, tools=its, jitter_s=jitter_s,
+                              extras=extras))
     return figures, extras
