@@ -420,6 +420,6 @@ def test_a_failed_health_run_is_a_failed_case_not_a_figure(tmp_path):
     r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, cwd=tmp_path,
                        env={"PATH": f"{tmp_path}:/usr/bin:/bin"})   # no lmbench here
     assert "@lm-failed" in r.stdout
-    from boardlab.measure.boardrun import MeasureError
-    with pytest.raises(MeasureError, match="lmbench: 127: lat_syscall null"):
+    from boardlab.measure.tagged import RawOutputError
+    with pytest.raises(RawOutputError, match="lmbench: lmbench: 127: lat_syscall null"):
         health.figures_of_log(_as_lava_log(r.stdout), "armhf")

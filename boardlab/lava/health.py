@@ -13,8 +13,8 @@ tftpd and, on a board with an NFS root, its NFS server. With no LAVA overlay on 
 board, the figures are read by an interactive test (commands typed at the shell, their
 answer matched): each figure within its band, or TestError. Then the families' health
 figures (a null system call's and a pipe's latency: performance, in no band) are measured
-by the lines the suites run (the family's `raw_commands`), their raw output marked in the
-log; off the board, the arbiter reads them with the family's own reader (figures_of_log)
+by the lines the suites run (the family's `raw_commands`), their raw output tagged in the
+log as LAVA's test definitions tag theirs (measure.tagged); off the board, the arbiter reads them with the family's own reader (figures_of_log)
 and keeps them in the board's history, where the board is judged against its own past
 (judge.boardhealth): a board that drifts is quarantined. A host-arrival boot figure
 (the real boards') bounds the wait for the login prompt. One attempt (no failure_retry):
@@ -38,7 +38,7 @@ from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt, read_log
-from boardlab.measure import families
+from boardlab.measure import families, tagged
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
@@ -52,33 +52,22 @@ READ = {METRIC: "v=$(free | awk '/^Mem:/ { print $2 }')",
 
 
 _ANSWER = re.compile(rf"{SAID}: (?:good|bad) ([a-z_]+\.[a-z0-9_]+)=([0-9][0-9.]*)")
-RAW = "@health"   # '@health FAMILY' ... '@health-end FAMILY rc=N' around a family's raw output
 
 
 def figures_of_log(text: str, isa: str | None = None) -> dict:
     """{key: value} of the figures a health check's board printed in the job's log (LAVA's
     raw log, as `lavacli jobs logs --raw` gives it), parsed off the board: the banded
-    figures' answers, and each family's marked raw output read by the family's own reader
-    (with the programs the board's CPU runs: `isa`). The echoed command lines name `$v` and
-    `@$t`, so they match neither."""
-    out, raw, family = {}, {}, None
+    figures' answers, and each family's tagged raw output (measure.tagged, as LAVA's test
+    definitions print it) read by the family's own reader with the programs the board's CPU
+    runs (`isa`). The echoed command lines name `$v` and `@$t`, so they match neither."""
+    out, lines = {}, []
     for e in read_log(text):
-        if e.get("lvl") != "target" or not isinstance(e.get("msg"), str):
-            continue
-        line = e["msg"].rstrip("\r")
-        for key, value in _ANSWER.findall(line):
-            out[key] = float(value)
-        mark = line.split()
-        if len(mark) >= 2 and mark[0] == RAW:
-            family = mark[1]
-            raw[family] = []
-        elif len(mark) >= 2 and mark[0] == f"{RAW}-end":
-            family = None
-        elif family is not None:
-            raw[family].append(line)
-    for name, lines in raw.items():
-        fam = families.get(name)
-        out.update(fam.read(lines, families.tool_set(name, isa) if isa else None))
+        if e.get("lvl") == "target" and isinstance(e.get("msg"), str):
+            lines.append(e["msg"].rstrip("\r"))
+            for key, value in _ANSWER.findall(e["msg"]):
+                out[key] = float(value)
+    for name, (raw, rc) in tagged.sections(lines).items():
+        out.update(tagged.figures(name, raw, rc, families.tool_set(name, isa) if isa else None))
     return out
 
 
@@ -141,10 +130,11 @@ def _performance_test(board: Board, check: HealthCheck) -> dict | None:
         keys = tuple(k for k in check.performance if k.startswith(f"{name}."))
         lines = fam.raw_commands(keys, families.tool_set(name, board.isa))
         script += [{"command": line} for line in lines[:-1]]
+        tag = tagged.TAG[1:]
         script.append({"name": f"{name}-measured",
-                       "command": f't={RAW[1:]}; echo "@$t {name}"; {lines[-1]}; echo "@$t-end {name} rc=$?"',
-                       "successes": [{"message": f"{RAW}-end {name} rc=0"}],
-                       "failures": [{"message": f"{RAW}-end {name} rc=[1-9][0-9]*", "exception": "TestError",
+                       "command": f't={tag}; echo "@$t {name} begin"; {lines[-1]}; echo "@$t {name} end rc=$?"',
+                       "successes": [{"message": f"{tagged.TAG} {name} end rc=0"}],
+                       "failures": [{"message": f"{tagged.TAG} {name} end rc=[1-9][0-9]*", "exception": "TestError",
                                      "error": f"{name}: its health figures were not measured ({', '.join(keys)})"}]})
     return _test(board, "performance", script, minutes=5) if script else None
 
