@@ -10,6 +10,7 @@ from boardlab import errors
 from boardlab.images import ownprograms
 from boardlab.measure import families, sample, tagged
 from boardlab.measure.families import mem_bw
+from boardlab.facts.board import load_board
 from paths import ROOT
 
 # printed by the armhf build of target/measure/ (bw_mem 1m rd|wr|cp, BL_TRIES=3) under
@@ -64,3 +65,35 @@ def test_both_harnesses_run_the_same_runs_and_read_every_figure(tmp_path, monkey
     monkeypatch.setitem(target_load.ON_BOARD, "mem_bw/runs.sh", str(tmp_path / "runs.sh"))
     shell = LocalShell(stub_commands(tmp_path / "pytest", scripts))
     assert set(sample.family("mem_bw", shell, None, tools=families.OWN)) == {m.key for m in mem_bw.METRICS}
+
+
+def test_on_a_root_with_debian_s_set_lava_s_definition_brings_the_programs_for_the_board_s_cpu(tmp_path):
+    """qemu-arm's root carries Debian's programs; LAVA's mem_bw job (TOOLS=own, OWN_ISA=armhf)
+    finds the project's in its own test definitions' tarball (own/armhf/), the suites' reader
+    reads every figure. The binary runs under QEMU's user mode here (a wrapper in its place)."""
+    import tarfile
+    from testdefs import stub_commands
+    from boardlab.lava import jobs
+    job = jobs.render_job(load_board("qemu-arm"), "armmp", ["mem_bw"], root="ramdisk", testdefs_url="file:///x")
+    params = next(d for a in job["actions"] if "test" in a for d in a["test"]["definitions"])["parameters"]
+    assert params["TOOLS"] == families.OWN and params["OWN_ISA"] == "armhf"
+    tarball = jobs.testdefs_tarball(tmp_path / "testdefs.tar.gz")
+    defs = tmp_path / "lava"
+    with tarfile.open(tarball) as tar:
+        tar.extractall(defs)
+        assert tar.getmember("own/armhf/blmeasure").mode & 0o111
+    real = tmp_path / "blmeasure.armhf"
+    (defs / "own/armhf/blmeasure").rename(real)
+    (defs / "own/armhf/blmeasure").write_text(f'#!/bin/sh\nexec qemu-arm {real} "$(basename "$0")" "$@"\n')
+    (defs / "own/armhf/blmeasure").chmod(0o755)
+    (defs / "lib/load.sh").write_text("load_start() { :; }\nload_stop() { :; }\n")
+    stubs = stub_commands(tmp_path, {})
+    (stubs / "bw_mem").unlink()                # the root has none of the project's programs
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "TOOLS": "own", "OWN_ISA": "armhf", "QUICK": "true",
+           "OWN_BIN_DIR": str(tmp_path / "board-bin")}
+    r = subprocess.run(["sh", "./mem_bw.sh"], cwd=defs / "mem_bw", env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert "the project's programs for armhf from the test definitions" in r.stdout, r.stdout + r.stderr
+    (section, rc), = tagged.sections(r.stdout.splitlines()).values()
+    assert rc == 0 and set(mem_bw.read(section)) == {m.key for m in mem_bw.METRICS}
+    assert (tmp_path / "reported").read_text().split() == ["measured", "pass"]

@@ -66,15 +66,32 @@ def settings_of(job: dict) -> dict[str, dict]:
 
 
 def testdefs_tarball(dest: Path) -> Path:
-    """jobs/testdefs as the tarball a `from: url` test definition names."""
+    """jobs/testdefs as the tarball a `from: url` test definition names, with the project's
+    programs (own/<cpu>/) for each CPU whose boards' roots carry Debian's set: a family
+    measured by the project's programs alone (mem_bw) finds them there (lib/raw.sh)."""
+    from boardlab.images import ownprograms
     dest.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for p in sorted(TESTDEFS_DIR.rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 tar.add(p, arcname=str(p.relative_to(TESTDEFS_DIR)))
+        for isa in debian_set_cpus():
+            tar.add(ownprograms.build(isa), arcname=f"own/{isa}/{ownprograms.BINARY}")
+            names = tarfile.TarInfo(f"own/{isa}/programs")
+            text = " ".join(ownprograms.PROGRAMS).encode() + b"\n"
+            names.size, names.mode = len(text), 0o644
+            tar.addfile(names, io.BytesIO(text))
     dest.write_bytes(buf.getvalue())
     return dest
+
+
+def debian_set_cpus() -> list[str]:
+    """The CPUs of the project's programs whose boards' roots carry Debian's set of some
+    family (armhf): the roots a family measured by the project's programs alone lacks them."""
+    from boardlab.images import ownprograms
+    return [isa for isa in ownprograms.CPUS
+            if any(families.tool_set(f.name, isa) == families.DEBIAN for f in families.FAMILIES if f.tools)]
 
 
 def _image_url(board: Board, name: str, image_base: str | None) -> str:
@@ -125,6 +142,8 @@ def _tests(board: Board, suites, *, quick, jitter_duration, testdefs_url) -> tup
         params = families.get(s).params(options)
         if families.get(s).tools is not None:   # whose programs: said in the job, as in results
             params = dict(params, TOOLS=families.tool_set(s, board.isa))
+            if params["TOOLS"] == families.OWN:   # a root without them: theirs from the definitions
+                params["OWN_ISA"] = board.isa
         definitions.append({"repository": testdefs_url, "from": "url", "compression": "gz",
                             "path": SUITES[s], "name": s, **({"parameters": params} if params else {})})
         test_minutes += families.get(s).minutes(params, quick)

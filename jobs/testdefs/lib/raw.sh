@@ -4,8 +4,22 @@
 #   raw_begin FAMILY      '@boardlab-raw FAMILY begin'
 #   raw_end FAMILY RC     '@boardlab-raw FAMILY end rc=RC', and LAVA's one test case of the
 #                         family, `measured`: pass when its runs exited 0, else fail
-# TOOLS=own: the project's programs (target/measure/), under the tools' own names
-[ "$TOOLS" = own ] && PATH=/usr/lib/boardlab/bin:$PATH && export PATH
+# TOOLS=own: the project's programs (target/measure/), under the tools' own names: the
+# root's, else (a root that carries Debian's set) those that came with these definitions
+# for the board's CPU (OWN_ISA: own/<cpu>/, the multi-call binary and its programs' names)
+if [ "$TOOLS" = own ]; then
+    own=../own/$OWN_ISA
+    if [ ! -x /usr/lib/boardlab/bin/blmeasure ] && [ -n "$OWN_ISA" ] && [ -x $own/blmeasure ]; then
+        bin=${OWN_BIN_DIR:-/tmp/boardlab-bin}
+        mkdir -p $bin && cp $own/blmeasure $bin/ &&
+            for p in $(cat $own/programs); do ln -sf blmeasure $bin/$p; done
+        PATH=$bin:$PATH
+        echo "boardlab: the project's programs for $OWN_ISA from the test definitions"
+    else
+        PATH=/usr/lib/boardlab/bin:$PATH
+    fi
+    export PATH
+fi
 echo "boardlab: programs: ${TOOLS:-debian}"
 
 raw_begin() { echo "@boardlab-raw $1 begin"; }
