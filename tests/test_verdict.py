@@ -119,6 +119,17 @@ def test_more_samples_are_not_taken_when_no_verdict_is_within_reach():
     assert verdict.out_of_reach(base, [2240.0] * 5, spec, at_most=5) is None   # nothing more to take
 
 
+def test_a_host_bound_change_against_a_stored_side_is_out_of_reach_at_once():
+    """Against stored samples the judge leaves a host-bound figure's change unknown (its
+    drift rule): only `same` could answer, so a sample far from them takes no more boots
+    (the loop took up to 4 boots for the host-arrival milestones of every A/A round)."""
+    spec = catalogue.spec("boot_time.login")     # noisy, floor 1 %
+    base = [5.14, 4.69, 5.53, 5.19, 4.95]
+    assert verdict.out_of_reach(base, [6.0], spec, at_most=5) is None            # a change could be called
+    why = verdict.out_of_reach(base, [6.0], spec, at_most=5, only_same=True)    # but only same is an answer
+    assert why and why.startswith("out of reach: ")
+
+
 def test_a_real_difference_inside_the_floor_whose_interval_reaches_past_it_is_unknown():
     """The rule's old third branch: p < alpha, the median delta within the floor, the
     interval past it. That is not 'same': the samples do not show the change is small."""

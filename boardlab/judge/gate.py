@@ -122,11 +122,15 @@ class Gate:
     def _out_of_reach(self, unknown, at_most) -> bool:
         """True when no unknown metric can be decided by at_most samples: each one's
         comparison then says why it stopped there."""
+        from boardlab.judge.decide import host_bound
+        facts = self.results.board_facts(self.strategy.board)
         reasons = {}
         for m in unknown:
             base, spec = self._baseline_side(m)
             reasons[m.key] = verdict.out_of_reach(base, m.samples, spec, at_most,
-                                                  exact=m.comparison.get("exact", False))
+                                                  exact=m.comparison.get("exact", False),
+                                                  # against a stored baseline a host-bound change stays unknown
+                                                  only_same=host_bound(m.clock, facts, m.key))
         if not all(reasons.values()):
             return False
         for m in unknown:

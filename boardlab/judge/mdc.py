@@ -3,7 +3,9 @@ change (MDC) per metric, from the board's own measured spread (its stored baseli
 samples), stated before anyone samples.
 
 An exact metric (the judge's exactness rule: a deterministic clock, a stored side that
-repeats) decides any change beyond its floor in one boot: its MDC is the floor. A noisy
+repeats) decides in one boot a change whose every pair of samples lies beyond the floor:
+its MDC is the floor and the stored samples' range (a board whose figure repeats to the
+digit: the floor). A noisy
 one: fresh samples are drawn from the stored ones (their spread as the board showed it),
 shifted the worse way by a trial change; the MDC is the smallest trial change, from the
 floor up, that the one judge (decide) calls `regressed` in at least POWER of
@@ -59,7 +61,10 @@ def detectable(spec: MetricSpec, stored: Figures, budget: int, board=None, seed:
     fresh = Figures(values, stored.clock, stored.host, settings=stored.settings)
     why = exactness(spec, stored, fresh, board, spec.floor(median))
     if why is None:
-        return Detectable(spec.key, floor_pct, floor_pct, 1, "exact: one sample (a boot; for a size, a build) decides a change beyond the floor")
+        spread_pct = 100 * (max(values) - min(values)) / abs(median) if median else 0.0
+        return Detectable(spec.key, floor_pct, floor_pct + spread_pct, 1,
+                          "exact: one sample (a boot; for a size, a build) decides a change beyond the floor"
+                          + (f" and the samples' range ({spread_pct:.2g} %)" if spread_pct else ""))
     if host_bound(stored.clock, board, spec.key) and not both:
         return Detectable(spec.key, floor_pct, None, budget,
                           f"bound to its host ({stored.clock} clock): against stored samples the judge calls no "

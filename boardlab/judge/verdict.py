@@ -229,18 +229,18 @@ COMPLETION_EFFORT = 0.05   # each completion's test: 1 000 draws, 200 resamples
 
 
 def out_of_reach(a, b, spec: MetricSpec, at_most: int, alpha: float = ALPHA,
-                 seed: int = 1, both: bool = False, exact: bool = False) -> str | None:
+                 seed: int = 1, both: bool = False, exact: bool = False, only_same: bool = False) -> str | None:
     """Why samples of B up to at_most in all would still leave the verdict unknown, or
     None when one is within reach. B is completed COMPLETIONS times with samples drawn
     from what B has shown (with one sample: A's spread around it), and compare() asked;
     when under FUTILE of the completions decide, more boots would be spent on no answer.
-    both: A grows too (compare's rounds boot both sides), completed from its own spread."""
+    both: A grows too; only_same: only `same` answers (decide's drift rule: a host-bound change)."""
     a, b = [float(x) for x in a], [float(x) for x in b]
     if not a or not b or len(b) >= at_most:
         return None
     pool = b if len(b) >= 2 else [x - statistics.median(a) + b[0] for x in a]
     decided = _decided_completions(a, b, at_most, spec, alpha, random.Random(seed), COMPLETIONS, both, pool,
-                                   exact)
+                                   exact, only_same)
     if decided >= FUTILE * COMPLETIONS:
         return None
     return (f"out of reach: {decided} of {COMPLETIONS} completions to {at_most} samples "
@@ -252,12 +252,12 @@ def _completed(values, n, rng, pool=None):
     return values + rng.choices(pool or values, k=n - len(values)) if len(values) < n else values
 
 
-def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None, exact=False) -> int:
-    """How many of `trials` completions of B to n samples (from b_pool, else B's own
-    spread; A too when both) compare() decides: the one simulation out_of_reach and
-    boots_to_decide share."""
+def _decided_completions(a, b, n, spec, alpha, rng, trials, both, b_pool=None, exact=False, only_same=False) -> int:
+    """How many of `trials` completions of B to n samples (from b_pool, else B's own spread;
+    A too when both) compare() decides (only_same: `same`): out_of_reach's and boots_to_decide's."""
     return sum(compare(_completed(a, n, rng) if both else a, _completed(b, n, rng, b_pool), spec, alpha,
-                       COMPLETION_EFFORT, exact).outcome != UNKNOWN for _ in range(trials))
+                       COMPLETION_EFFORT, exact).outcome in ((SAME,) if only_same else (SAME, REGRESSED, IMPROVED))
+               for _ in range(trials))
 
 
 STORED_ENOUGH = 3   # stored samples under which no number of new ones decides a rank test

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The known-noise stand-in's goals, per family and level, from boots kept by
+bench/noisy_board.py (--board qemu-arm --load perboot:L: one pool of boots a level):
+
+- the MDC: the smallest change the board decides in the budget (judge/mdc.py, from the
+  pool's own spread, as `lab status --mdc` states it from a baseline's), and a shift of
+  exactly that found in how many of --rounds rounds (goal: at least 16 of 20; an exact
+  figure's MDC is a bound, a change beyond it decided in one boot: shifted 0.1 % past it);
+- A/A false alarms and a shift of twice the floor found, through the gate's own loop
+  (noisy_board.rounds: boots drawn one at a time until decided, at most the budget);
+- boots per decided answer against a fixed count: the smallest n that, judging exactly n
+  boots once, reaches the same rates (A/A alarms no more, A/A rounds decided `same` in
+  every metric no fewer: an unknown is no answer, 2 x floor found no fewer), and what the
+  loop saves against it (goal: at least 30 % fewer).
+
+Rounds are resampled from one pool (B drawn, the rest the stored baseline), so they are
+not independent of each other: the pool bounds them, and the bench says its size.
+
+    .venv/bin/python bench/known_noise.py bench/data/noisy-qemu-arm-perboot1-2026-12-07.json ...
+        [--rounds 20] [--max-repeats 5] [--families lmbench,jitter,hackbench,memory,boot_time]"""
+import argparse
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import noisy_board as nb  # noqa: E402
+from boardlab.facts.board import load_board  # noqa: E402
+from boardlab.judge import mdc  # noqa: E402
+from boardlab.judge import verdict as vd  # noqa: E402
+from boardlab.judge.decide import Figures, decide  # noqa: E402
+from boardlab.measure import catalogue, clocks  # noqa: E402
+
+
+def target_mdc(board, pool: list, family: str, budget: int, clock: str, host: str) -> mdc.Detectable:
+    """The family's target metric's MDC from the pool's spread, as lab status states it."""
+    key = nb.TARGET[family]
+    spec = catalogue.spec(key)
+    stored = Figures([b[key] for b in pool], clocks.metric_clock(family, spec.name, spec.unit, board, clock), host)
+    return mdc.detectable(spec, stored, budget, board)
+
+
+def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_floors: float, clock: str,
+                budget: int, host: str, seed: int = 7) -> tuple[int, int, int]:
+    """(A/A rounds with a false alarm in the family, A/A rounds every metric same, shifted
+    rounds whose target is found)
+    judging exactly n boots of B once, by the one judge, against the pool's rest less the
+    budget (the loop's baseline size): the fixed count's error rates."""
+    keys = nb.judged_keys(pool, family)
+    rng = random.Random(seed)
+    alarms = same = found = 0
+    for _ in range(n_rounds):
+        order = rng.sample(pool, len(pool))
+        b_boots, a_boots = order[:n], order[budget:]
+        for shift in (0, shift_floors):
+            outcomes = {}
+            for key in keys:
+                spec = catalogue.spec(key)
+                clk = clocks.metric_clock(family, spec.name, spec.unit, board, clock)
+                a = [x[key] for x in a_boots]
+                moved = nb.worse_by(key, shift, a) if shift else 0.0
+                outcomes[key] = decide(spec, Figures(a, clk, host), Figures([x[key] + moved for x in b_boots], clk, host),
+                                       board).outcome
+            if shift:
+                found += outcomes.get(nb.TARGET[family]) == vd.REGRESSED
+            else:
+                alarms += any(v in (vd.REGRESSED, vd.IMPROVED) for v in outcomes.values())
+                same += all(v == vd.SAME for v in outcomes.values())
+    return alarms, same, found
+
+
+def level(path: Path, families, n_rounds: int, budget: int) -> list[str]:
+    data = json.loads(path.read_text())
+    board = load_board(data["board"])
+    clock, host = data["clock"], data["host"]
+    lines = [f"{path.name}: board {data['board']}, load {data.get('load', 'none')}, {len(data['boots'])} boots, "
+             f"clock {clock} (QEMU; figures guest-deterministic), host {host}, measured {data['date']}; "
+             f"{n_rounds} rounds resampled from the pool, budget {budget} boots", "",
+             "| family | target | floor | MDC | MDC shift found | A/A alarms | A/A all same | 2 x floor found "
+             "| loop boots A/A, shift | fixed n for the same rates | boots saved |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for family in families:
+        pool = [b["figures"] for b in data["boots"] if family in b["families"]]
+        if len(pool) <= budget + 2:
+            continue
+        d = target_mdc(board, pool, family, budget, clock, host)
+        if d.mdc_pct is None:
+            mdc_cell, found_mdc = "none in budget", "-"
+        else:
+            floors = d.mdc_pct / d.floor_pct * (1.001 if d.how.startswith("exact") else 1)
+            r = nb.rounds(board, pool, family, n_rounds, budget, floors, 3, clock)
+            hit = sum(v.get(nb.TARGET[family]) == vd.REGRESSED for v in r["verdicts"])
+            mdc_cell, found_mdc = f"{d.mdc_pct:.3g} %", f"{hit} of {len(r['verdicts'])}"
+        aa = nb.rounds(board, pool, family, n_rounds, budget, 0, 1, clock)
+        sh = nb.rounds(board, pool, family, n_rounds, budget, 2, 2, clock)
+        t = nb.tally(aa, sh, family)
+        loop_mean = statistics.mean(aa["boots"] + sh["boots"])
+        loop_same = sum(all(v == vd.SAME for v in r.values()) for r in aa["verdicts"])
+        fixed = next((n for n in range(1, budget + 1)
+                      if (lambda a, s_, f: a <= t["alarms"] and s_ >= loop_same and f >= t["found"][nb.TARGET[family]])(
+                          *fixed_count(board, pool, family, n, n_rounds, 2, clock, budget, host))), None)
+        saved = f"{100 * (1 - loop_mean / fixed):.0f} %" if fixed else "-"
+        lines.append(f"| {family} | {nb.TARGET[family]} | {d.floor_pct:.3g} % | {mdc_cell} | {found_mdc} | "
+                     f"{t['alarms']} of {t['rounds']} | {loop_same} of {t['rounds']} | "
+                     f"{t['found'][nb.TARGET[family]]} of {t['shifted_rounds']} | "
+                     f"{statistics.mean(aa['boots']):.1f}, {statistics.mean(sh['boots']):.1f} | "
+                     f"{fixed if fixed else 'none up to the budget'} | {saved} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("pools", nargs="+", help="boots kept by bench/noisy_board.py (its --out)")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--max-repeats", type=int, default=mdc.DEFAULT_BUDGET, help="the budget of boots")
+    ap.add_argument("--families", default="boot_time,memory,lmbench,jitter,hackbench")
+    args = ap.parse_args()
+    for path in args.pools:
+        print("\n".join(level(Path(path), args.families.split(","), args.rounds, args.max_repeats)) + "\n")
+
+
+if __name__ == "__main__":
+    main()
