@@ -110,7 +110,6 @@ def level(path: Path, families, n_rounds: int, budget: int) -> list[str]:
                      f"{t['found'][nb.TARGET[family]]} of {t['shifted_rounds']} | "
                      f"{statistics.mean(aa['boots']):.1f}, {statistics.mean(sh['boots']):.1f} | "
                      f"{fixed if fixed else 'none up to the budget'} | {saved} |")
-        print(lines[-1], flush=True)
     return lines
 
 
@@ -122,7 +121,8 @@ def main():
     ap.add_argument("--families", default="boot_time,memory,lmbench,jitter,hackbench")
     args = ap.parse_args()
     for path in args.pools:
-        print("\n".join(level(Path(path), args.families.split(","), args.rounds, args.max_repeats)) + "\n")
+        print("\n".join(level(Path(path), args.families.split(","), args.rounds, args.max_repeats)) + "\n",
+              flush=True)
 
 
 if __name__ == "__main__":
