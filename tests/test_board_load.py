@@ -27,6 +27,7 @@ RCS = ROOT / "target/rootfs/etc/init.d/rcS"
     ("bursts:0.5", loads.Load("bursts", 0.5)),
     ("bursts:2@41", loads.Load("bursts", 2.0, 41)),
     ("perboot:1@3", loads.Load("perboot", 1.0, 3)),
+    ("hostcpu:50", loads.Load("hostcpu", 50.0)),
 ])
 def test_a_load_is_read_and_written_back_the_same(text, load):
     assert loads.parse(text) == load and str(load) == text
@@ -36,6 +37,8 @@ def test_a_load_is_read_and_written_back_the_same(text, load):
     ("steady", "none, steady:PERCENT, bursts:PERCENT"),
     ("heavy:10", "none, steady:PERCENT, bursts:PERCENT"),
     ("perboot:11", "at most 10 %"),
+    ("hostcpu:150", "at most 100 % of one host core"),
+    ("hostcpu:50@2", "a hostcpu load has no seed"),
     ("steady:0", "more than 0 and at most 90 %"),
     ("bursts:25", "at most 20 %"),
     ("steady:10@3", "a steady load has no seed"),
@@ -50,6 +53,31 @@ def test_a_board_whose_machine_builds_its_device_tree_late_takes_no_load():
     with pytest.raises(loads.LoadError, match="ppce500 builds its device tree after its devices"):
         loads.check_board(load_board("qemu-ppc"), loads.parse("steady:10"))
     loads.check_board(load_board("qemu-ppc"), loads.parse("none"))
+    loads.check_board(load_board("qemu-ppc"), loads.parse("hostcpu:50"))   # on the host: any board
+
+
+def test_a_host_cpu_cap_adds_nothing_to_the_boards_qemu_and_caps_a_process(tmp_path, monkeypatch):
+    """hostcpu:P puts no node on the board; cap_cpu writes the quota and the process into a
+    cgroup of the board's (here a directory standing in for the cpu controller)."""
+    import subprocess
+    from boardlab.vlab import boardload
+    board = load_board("qemu-arm-noisy")
+    lab = dataclasses.replace(load_lab_host(board.lab_host), run_dir=str(tmp_path))
+    assert power.qemu_command(board, lab, uart_fd=3, load=loads.parse("hostcpu:50")) == \
+        power.qemu_command(board, lab, uart_fd=3)
+    v1 = tmp_path / "cpu"
+    v1.mkdir()
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    monkeypatch.setattr(boardload, "CGROUP_V1", v1)
+    proc = subprocess.Popen(["sleep", "5"])
+    try:
+        d = boardload.cap_cpu(board, proc.pid, 50)
+        assert d == v1 / "boardlab" / "qemu-arm-noisy"
+        assert (d / "cpu.cfs_quota_us").read_text() == "50000\n" and (d / "cpu.cfs_period_us").read_text() == "100000\n"
+        assert (d / "cgroup.procs").read_text() == f"{proc.pid}\n"
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_the_seed_is_the_boards_and_moves_on_each_power_on():

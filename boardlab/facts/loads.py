@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from boardlab.errors import InputError
 
 NONE = "none"
-KINDS = ("steady", "bursts", "perboot")
+KINDS = ("steady", "bursts", "perboot", "hostcpu")
+ON_BOARD = ("steady", "bursts", "perboot")   # the kinds that run on the board (a device-tree node)
 SEEDED = ("bursts", "perboot")
 STEADY_MAX = 90          # % of the board's time: beyond it the board barely runs its tests
 BURSTS_MAX = 20.0
 PERBOOT_MAX = 10.0       # a standard deviation: its shares reach 2 sqrt(3) x it
+HOSTCPU_MAX = 100.0      # % of one host core QEMU may use
 MACHINES = ("virt",)     # QEMU machines whose device tree exists when -device is applied
 
 
@@ -97,20 +99,22 @@ def parse(text: str, board_name: str = "") -> Load:
         return Load(NONE)
     m = re.fullmatch(r"(\w+):([0-9.]+)(?:@(\d+))?", text)
     if not m or m.group(1) not in KINDS:
-        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT, bursts:PERCENT[@SEED] or perboot:PERCENT[@SEED]")
+        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT, bursts:PERCENT[@SEED], perboot:PERCENT[@SEED] "
+                        f"or hostcpu:PERCENT")
     kind, size, seed = m.group(1), float(m.group(2)), m.group(3)
-    top = {"steady": STEADY_MAX, "bursts": BURSTS_MAX, "perboot": PERBOOT_MAX}[kind]
+    top = {"steady": STEADY_MAX, "bursts": BURSTS_MAX, "perboot": PERBOOT_MAX, "hostcpu": HOSTCPU_MAX}[kind]
     if not 0 < size <= top:
-        raise LoadError(f"{who}load {text!r}: {kind} takes more than 0 and at most {top:g} % of the board's time")
-    if kind == "steady" and seed is not None:
-        raise LoadError(f"{who}load {text!r}: a steady load has no seed")
+        raise LoadError(f"{who}load {text!r}: {kind} takes more than 0 and at most {top:g} % of "
+                        + ("one host core" if kind == "hostcpu" else "the board's time"))
+    if kind in ("steady", "hostcpu") and seed is not None:
+        raise LoadError(f"{who}load {text!r}: a {kind} load has no seed")
     return Load(kind, size, int(seed) if seed is not None else None)
 
 
 def check_board(board, load: Load) -> None:
     """A board whose QEMU cannot carry the load's node is refused before its power-on."""
     machine = board.qemu.machine.split(",")[0]
-    if load.kind != NONE and machine not in MACHINES:
+    if load.kind in ON_BOARD and machine not in MACHINES:
         raise LoadError(f"board {board.name}: QEMU machine {machine} builds its device tree after "
                         f"its devices, so no load reaches it (machines that take one: {', '.join(MACHINES)})")
 

@@ -10,6 +10,9 @@ for its next power-on and kept there like its clock.
 - `perboot:L`: a steady load whose share is drawn from each power-on's seed, uniform over
   0 to 2 sqrt(3) L %, so it moves the board's level from boot to boot by a standard
   deviation of L % of its time (the stand-in's level that moves per boot);
+- `hostcpu:P`: nothing on the board: its QEMU capped at P % of one host core by a cgroup
+  (cap_cpu), as a throttled SoC; a realtime-clock board (qemu-arm-noisy) slows, a
+  deterministic one only in its host-arrival times;
 - `none`: nothing (the facts' default).
 
 How it reaches the board: as part of the board, not of its root. QEMU's guest-loader
@@ -19,13 +22,14 @@ device adds a node to the device tree the board's U-Boot hands its kernel
 it finds there in the background. A real board has no such node, and neither has a
 virtual one without a load: its root is the same either way (a file of the load's own in
 the root cost qemu-ppc's buffers 8 kB, beyond their floor; functions in rcS 9 ms of boot). Only boards whose QEMU machine has a device tree at start (ARM virt)
-take one: ppce500 builds its own later, and QEMU refuses the node there."""
+take one: ppce500 builds its own later, and QEMU refuses the node there (hostcpu, on the
+host, fits every board)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from boardlab.errors import LabFault
-from boardlab.facts.loads import NONE, Load, LoadError, check_board, parse
+from boardlab.facts.loads import ON_BOARD, Load, LoadError, check_board, parse
 from boardlab.measure.clocks import setting_url
 
 class LoadSwitchError(LabFault):
@@ -40,8 +44,9 @@ RAM_BASE = 0x40000000
 
 
 def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
-    """QEMU's arguments for the load (none for none): a guest-loader whose node carries it."""
-    if load.kind == NONE:
+    """QEMU's arguments for the load (none for none, or one of the host's): a guest-loader
+    whose node carries it."""
+    if load.kind not in ON_BOARD:
         return []   # (checked for the board where it was set: its facts, or the switch's PUT)
     blob = Path(run_dir) / "load.blob"
     if not blob.exists():
@@ -74,3 +79,43 @@ def at_switch(board, load: str | None = None, timeout: float = 5.0) -> str:
         raise LoadError(f"board {board.name}: {e.read().decode(errors='replace').strip()}") from None
     except OSError as e:
         raise LoadSwitchError(f"board {board.name}: its power switch does not answer ({e}): boardlab vlab up") from None
+
+
+# ---- hostcpu:P: the board's QEMU capped at P % of one host core (a cgroup's CPU quota) ----
+CGROUP_V1 = Path("/sys/fs/cgroup/cpu")     # the cpu controller, cgroup v1 (this kind of host)
+CGROUP_V2 = Path("/sys/fs/cgroup")
+PERIOD_US = 100_000
+
+
+def cgroup_of(board) -> Path:
+    v1 = (CGROUP_V1 / "cpu.cfs_quota_us").exists()
+    return (CGROUP_V1 if v1 else CGROUP_V2) / "boardlab" / board.name
+
+
+def cap_cpu(board, pid: int, percent: float) -> Path:
+    """The process (and its threads, and any it starts) into the board's cgroup, its CPU
+    time capped at percent of one core -> the cgroup. LoadError where the host has no cpu
+    controller to write."""
+    d = cgroup_of(board)
+    quota = max(1000, int(PERIOD_US * percent / 100))
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        if d.is_relative_to(CGROUP_V1) and (CGROUP_V1 / "cpu.cfs_quota_us").exists():
+            (d / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
+            (d / "cpu.cfs_quota_us").write_text(f"{quota}\n")
+        else:
+            (d.parent / "cgroup.subtree_control").write_text("+cpu\n")
+            (d / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
+        (d / "cgroup.procs").write_text(f"{pid}\n")
+    except OSError as e:
+        raise LoadError(f"board {board.name}: hostcpu:{percent:g}: its QEMU cannot be capped here "
+                        f"({d}: {e.strerror or e})") from None
+    return d
+
+
+def uncap_cpu(board) -> None:
+    """The board's cgroup gone, once its QEMU has exited (an empty cgroup is removed)."""
+    try:
+        cgroup_of(board).rmdir()
+    except OSError:
+        pass

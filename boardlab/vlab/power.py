@@ -146,6 +146,8 @@ class Outlet:
             finally:
                 uart.close()   # QEMU holds it now: its exit unplugs the cable
             self.pidfile.write_text(f"{self.proc.pid}\n")
+            if self.load.kind == "hostcpu":   # `ip netns exec` execs QEMU: the same process
+                boardload.cap_cpu(self.board, self.proc.pid, self.load.size)
             try:   # a bad command line or a missing file makes QEMU exit at once
                 self.proc.wait(timeout=0.3)
             except subprocess.TimeoutExpired:
@@ -167,6 +169,7 @@ class Outlet:
                     self.proc.wait()
             self.proc = None
             self.pidfile.unlink(missing_ok=True)
+            boardload.uncap_cpu(self.board)
 
 
 class SwitchHandler(BaseHTTPRequestHandler):
