@@ -147,6 +147,8 @@ def week(args, data: Path) -> int:
                 run = nightly(tree.path, rev, args.board, out=data / f"night-{n:02d}", **more)
                 took.append(time.monotonic() - t0)
                 crashed += [f"night {n}: {t}: {why}" for t, why in failed(run).items()]
+            if args.sick_from is not None:   # well again (a lab that goes down forgets it anyway)
+                at_switch(load_board(args.board), "none")
             t_watch = time.monotonic()
             done = watch(server, tree.path, board=args.board, metric=args.metric)
             loop = time.monotonic() - t_watch
@@ -154,8 +156,6 @@ def week(args, data: Path) -> int:
             version = kcidb.validate(doc)
     finally:
         server.down()
-        if args.sick_from is not None:
-            at_switch(load_board(args.board), "none")
     for n, (rev, s) in enumerate(zip(nights, took)):
         print(f"night {n}: {rev[:12]}: built, booted, measured, landed in {s:.0f} s (host clock)")
     for d in done:

@@ -70,6 +70,8 @@ def test_a_drift_stays_however_many_sick_checks_follow_until_a_level_is_accepted
               for i in range(25)]
     assert set(states) == {bh.DRIFTING}
     assert [e.get("drifting") for e in bh.load("qemu-arm", tmp_path)[-3:]] == [True] * 3
+    # drifting since the first sick check, however many followed (a live nightly showed the latest)
+    assert bh.judge(bh.load("qemu-arm", tmp_path)).drifts[0].since == "t0"
     bh.accept("qemu-arm", "fan replaced", tmp_path)
     for i in range(bh.REFERENCE_MIN + bh.RECENT):
         h = bh.record(BOARD, "armmp", check(50 + i, 1.10)["figures"], directory=tmp_path, at=f"u{i}")

@@ -40,7 +40,7 @@ LEARNING, STEADY, DRIFTING = "learning", "steady", "drifting"
 class Drift:
     key: str
     delta_pct: float
-    since: str            # the first of the judged checks (when the drift was first measured)
+    since: str            # when it was first measured: the level's first check found drifting
     why: str
 
     def line(self) -> str:
@@ -88,8 +88,9 @@ def judge(history: list[dict], board=None) -> Health:
                        Figures([c["figures"].get(key) for c in recent], clock), board)
             if v.outcome != vd.UNKNOWN:
                 break
-        if v.outcome in (vd.REGRESSED, vd.IMPROVED):
-            drifts.append(Drift(key, v.delta_pct or 0.0, recent[0]["at"], v.why))
+        if v.outcome in (vd.REGRESSED, vd.IMPROVED):   # since the first check of the level found drifting
+            began = next((c["at"] for c in checks if c.get("drifting")), recent[0]["at"])
+            drifts.append(Drift(key, v.delta_pct or 0.0, began, v.why))
         elif v.outcome == vd.UNKNOWN:
             unknown.append(f"{key}: {v.why}")
     return Health(DRIFTING if drifts else STEADY, tuple(drifts), len(checks), tuple(unknown))
