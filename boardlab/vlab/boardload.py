@@ -26,6 +26,7 @@ take one: ppce500 builds its own later, and QEMU refuses the node there (hostcpu
 host, fits every board)."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from boardlab.errors import LabFault
@@ -84,23 +85,42 @@ def at_switch(board, load: str | None = None, timeout: float = 5.0) -> str:
 # ---- hostcpu:P: the board's QEMU capped at P % of one host core (a cgroup's CPU quota) ----
 CGROUP_V1 = Path("/sys/fs/cgroup/cpu")     # the cpu controller, cgroup v1 (this kind of host)
 CGROUP_V2 = Path("/sys/fs/cgroup")
+# the switch runs in the lab's namespace, whose /sys (`ip netns exec` mounts its own) has no
+# cgroup mounts: it mounts the cpu hierarchy here, in its own mount namespace (the same
+# hierarchy as the host's: one cpu hierarchy a host)
+OWN_MOUNT = Path("/run/boardlab/cgroup-cpu")
 PERIOD_US = 100_000
 
 
+def cpu_controller() -> tuple[Path, bool]:
+    """(the cpu controller's directory, whether cgroup v1), mounted here when not seen."""
+    if (CGROUP_V1 / "cpu.cfs_quota_us").exists():
+        return CGROUP_V1, True
+    if "cpu" in ((CGROUP_V2 / "cgroup.controllers").read_text().split()
+                 if (CGROUP_V2 / "cgroup.controllers").exists() else ()):
+        return CGROUP_V2, False
+    if not (OWN_MOUNT / "cgroup.procs").exists():
+        OWN_MOUNT.mkdir(parents=True, exist_ok=True)
+        for how in (["-t", "cgroup", "-o", "cpu"], ["-t", "cgroup2"]):
+            if subprocess.run(["mount", *how, "boardlab-cpu", str(OWN_MOUNT)], capture_output=True).returncode == 0:
+                break
+    return OWN_MOUNT, (OWN_MOUNT / "cpu.cfs_quota_us").exists()
+
+
 def cgroup_of(board) -> Path:
-    v1 = (CGROUP_V1 / "cpu.cfs_quota_us").exists()
-    return (CGROUP_V1 if v1 else CGROUP_V2) / "boardlab" / board.name
+    return cpu_controller()[0] / "boardlab" / board.name
 
 
 def cap_cpu(board, pid: int, percent: float) -> Path:
     """The process (and its threads, and any it starts) into the board's cgroup, its CPU
     time capped at percent of one core -> the cgroup. LoadError where the host has no cpu
     controller to write."""
-    d = cgroup_of(board)
     quota = max(1000, int(PERIOD_US * percent / 100))
     try:
+        root, v1 = cpu_controller()
+        d = root / "boardlab" / board.name
         d.mkdir(parents=True, exist_ok=True)
-        if d.is_relative_to(CGROUP_V1) and (CGROUP_V1 / "cpu.cfs_quota_us").exists():
+        if v1:
             (d / "cpu.cfs_period_us").write_text(f"{PERIOD_US}\n")
             (d / "cpu.cfs_quota_us").write_text(f"{quota}\n")
         else:
@@ -109,7 +129,7 @@ def cap_cpu(board, pid: int, percent: float) -> Path:
         (d / "cgroup.procs").write_text(f"{pid}\n")
     except OSError as e:
         raise LoadError(f"board {board.name}: hostcpu:{percent:g}: its QEMU cannot be capped here "
-                        f"({d}: {e.strerror or e})") from None
+                        f"({e.filename or 'the cpu controller'}: {e.strerror or e})") from None
     return d
 
 

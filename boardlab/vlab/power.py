@@ -147,7 +147,13 @@ class Outlet:
                 uart.close()   # QEMU holds it now: its exit unplugs the cable
             self.pidfile.write_text(f"{self.proc.pid}\n")
             if self.load.kind == "hostcpu":   # `ip netns exec` execs QEMU: the same process
-                boardload.cap_cpu(self.board, self.proc.pid, self.load.size)
+                try:
+                    boardload.cap_cpu(self.board, self.proc.pid, self.load.size)
+                except loads.LoadError:   # never a board running uncapped that was asked capped
+                    self.proc.kill()
+                    self.proc.wait()
+                    self.proc = None
+                    raise
             try:   # a bad command line or a missing file makes QEMU exit at once
                 self.proc.wait(timeout=0.3)
             except subprocess.TimeoutExpired:
@@ -246,7 +252,7 @@ class SwitchHandler(BaseHTTPRequestHandler):
             return
         try:
             outlet.on() if body == b"1" else outlet.off()
-        except RuntimeError as e:
+        except (RuntimeError, loads.LoadError) as e:
             self._reply(500, f"{e}\n")
             return
         self._reply(200, body.decode())
