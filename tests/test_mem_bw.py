@@ -77,7 +77,10 @@ def test_on_a_root_with_debian_s_set_lava_s_definition_brings_the_programs_for_t
     job = jobs.render_job(load_board("qemu-arm"), "armmp", ["mem_bw"], root="ramdisk", testdefs_url="file:///x")
     params = next(d for a in job["actions"] if "test" in a for d in a["test"]["definitions"])["parameters"]
     assert params["TOOLS"] == families.OWN and params["OWN_ISA"] == "armhf"
-    tarball = jobs.testdefs_tarball(tmp_path / "testdefs.tar.gz")
+    assert jobs.own_isas_of(load_board("qemu-arm"), ["mem_bw"]) == ("armhf",)
+    assert jobs.own_isas_of(load_board("qemu-arm"), ["memory", "lmbench"]) == ()    # its overlay stays as it was
+    assert jobs.own_isas_of(load_board("qemu-ppc"), ["mem_bw"]) == ()               # its root has them
+    tarball = jobs.testdefs_tarball(tmp_path / "testdefs.tar.gz", own_isas=("armhf",))
     defs = tmp_path / "lava"
     with tarfile.open(tarball) as tar:
         tar.extractall(defs)

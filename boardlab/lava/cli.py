@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from boardlab import lava
+from boardlab import lava, yamltext
 from boardlab.sharing.placehold import UNSHARED, place_held
 from boardlab.errors import one_line
 from boardlab.facts.board import load_board
@@ -18,21 +18,21 @@ from boardlab.history.submit import land
 from boardlab.judge.verdict import MISSING, OTHER_HOST, REGRESSED, UNKNOWN
 from boardlab.measure.clocks import switch_clock
 from boardlab.vlab.host import prepare_if_virtual
-from boardlab import yamltext
 
 
-def _testdefs_url(args, work) -> str:
-    """--testdefs-url, or a tarball of jobs/testdefs made in work (a file:// URL)."""
-    return args.testdefs_url or lava.testdefs_tarball(work.resolve() / "boardlab-testdefs.tar.gz").as_uri()
+def _testdefs_url(args, work, own_isas=()) -> str:
+    """--testdefs-url, or jobs/testdefs as a tarball in work (file://), with the programs for own_isas."""
+    name = "boardlab-testdefs" + "".join(f"-own-{i}" for i in own_isas) + ".tar.gz"
+    return args.testdefs_url or lava.testdefs_tarball(work.resolve() / name, own_isas).as_uri()
 
 
 def _render(board, args, work):
-    """The job of --board/--kernel/--root/--suites. The request is checked before the test
-    definitions' tarball is written."""
-    lava.check_request(board, args.kernel, args.suites.split(","), args.root)
-    return lava.render_job(board, args.kernel, args.suites.split(","), args.root,
-                           quick=args.quick, jitter_duration=args.jitter_duration,
-                           testdefs_url=_testdefs_url(args, work), image_base=args.image_base)
+    """The job of --board/--kernel/--root/--suites, checked before the definitions' tarball is written."""
+    suites = args.suites.split(",")
+    lava.check_request(board, args.kernel, suites, args.root)
+    return lava.render_job(board, args.kernel, suites, args.root, quick=args.quick, jitter_duration=args.jitter_duration,
+                           testdefs_url=_testdefs_url(args, work, lava.jobs.own_isas_of(board, suites)),
+                           image_base=args.image_base)
 
 
 def _report_invalid(errors: dict) -> int:
@@ -178,14 +178,12 @@ def _scheduled(args) -> dict:
 
 def cmd_submit(args):
     work = Path(args.out or "results/lava-submit")
-    url = _testdefs_url(args, work)
     ids = []
     for name, spec in _scheduled(args).items():
-        job = lava.render_job(load_board(spec["board"]), spec.get("kernel"),
-                              spec.get("suites", lava.DEFAULT_SUITES), spec.get("root"),
-                              quick=spec.get("quick", False),
-                              jitter_duration=spec.get("jitter_duration"), testdefs_url=url,
-                              image_base=args.image_base)
+        board, suites = load_board(spec["board"]), spec.get("suites", lava.DEFAULT_SUITES)
+        job = lava.render_job(board, spec.get("kernel"), suites, spec.get("root"), quick=spec.get("quick", False),
+                              jitter_duration=spec.get("jitter_duration"), image_base=args.image_base,
+                              testdefs_url=_testdefs_url(args, work, lava.jobs.own_isas_of(board, suites)))
         job["metadata"]["boardlab.schedule"] = name
         path = work / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -65,10 +65,11 @@ def settings_of(job: dict) -> dict[str, dict]:
     return out
 
 
-def testdefs_tarball(dest: Path) -> Path:
+def testdefs_tarball(dest: Path, own_isas=()) -> Path:
     """jobs/testdefs as the tarball a `from: url` test definition names, with the project's
-    programs (own/<cpu>/) for each CPU whose boards' roots carry Debian's set: a family
-    measured by the project's programs alone (mem_bw) finds them there (lib/raw.sh)."""
+    programs (own/<cpu>/) for each of own_isas (own_isas_of: a job whose root carries
+    Debian's set runs a family measured by the project's programs alone, mem_bw): only for
+    such a job, as LAVA's overlay is in the board's RAM (280 kB of it, its memory figures)."""
     from boardlab.images import ownprograms
     dest.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
@@ -76,7 +77,7 @@ def testdefs_tarball(dest: Path) -> Path:
         for p in sorted(TESTDEFS_DIR.rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 tar.add(p, arcname=str(p.relative_to(TESTDEFS_DIR)))
-        for isa in debian_set_cpus():
+        for isa in own_isas:
             tar.add(ownprograms.build(isa), arcname=f"own/{isa}/{ownprograms.BINARY}")
             names = tarfile.TarInfo(f"own/{isa}/programs")
             text = " ".join(ownprograms.PROGRAMS).encode() + b"\n"
@@ -92,6 +93,15 @@ def debian_set_cpus() -> list[str]:
     from boardlab.images import ownprograms
     return [isa for isa in ownprograms.CPUS
             if any(families.tool_set(f.name, isa) == families.DEBIAN for f in families.FAMILIES if f.tools)]
+
+
+def own_isas_of(board: Board, suites) -> tuple:
+    """The CPUs whose programs a job's definitions must bring: the board's, when its root
+    carries Debian's set and a suite of the job runs the project's programs."""
+    if board.isa not in debian_set_cpus():
+        return ()
+    return (board.isa,) if any(families.get(s).tools is not None and families.tool_set(s, board.isa) == families.OWN
+                               for s in suites if s in families.BY_NAME) else ()
 
 
 def _image_url(board: Board, name: str, image_base: str | None) -> str:
