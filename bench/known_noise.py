@@ -13,6 +13,8 @@ bench/noisy_board.py (--board qemu-arm --load perboot:L: one pool of boots a lev
   every metric no fewer: an unknown is no answer, 2 x floor found no fewer), and what the
   loop saves against it (goal: at least 30 % fewer).
 
+Runs of one level (board, load size, clock, host, kernel) are pooled: a level measured
+again with other seeds (`--load perboot:1@3807`) adds its boots to the first run's.
 Rounds are resampled from one pool (B drawn, the rest the stored baseline), so they are
 not independent of each other: the pool bounds them, and the bench says its size.
 
@@ -74,11 +76,30 @@ def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_flo
     return alarms, same, found
 
 
-def level(path: Path, families, n_rounds: int, budget: int) -> list[str]:
-    data = json.loads(path.read_text())
+def _level_of(data: dict) -> tuple:
+    """What must match for two runs' boots to be one pool: board, load (its size, not its
+    seed: a later run takes other seeds), clock, host and kernel."""
+    load = data.get("load", "none").split("@")[0]
+    return data["board"], load, data["clock"], data["host"], data.get("identity", {}).get("uimage_sha256")
+
+
+def pooled(paths) -> list[tuple[str, dict]]:
+    """The runs' boots, one pool per level (_level_of): a level measured again with other
+    seeds (noisy_board.py --load perboot:L@SEED) joins the first run's boots."""
+    levels: dict[tuple, tuple[list, dict]] = {}
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        names, first = levels.setdefault(_level_of(data), ([], {**data, "boots": []}))
+        names.append(Path(path).name)
+        first["boots"] = first["boots"] + data["boots"]
+        first["load"] = _level_of(data)[1]
+    return [(" + ".join(names), data) for names, data in levels.values()]
+
+
+def level(name: str, data: dict, families, n_rounds: int, budget: int) -> list[str]:
     board = load_board(data["board"])
     clock, host = data["clock"], data["host"]
-    lines = [f"{path.name}: board {data['board']}, load {data.get('load', 'none')}, {len(data['boots'])} boots, "
+    lines = [f"{name}: board {data['board']}, load {data.get('load', 'none')}, {len(data['boots'])} boots, "
              f"clock {clock} (QEMU; figures guest-deterministic), host {host}, measured {data['date']}; "
              f"{n_rounds} rounds resampled from the pool, budget {budget} boots", "",
              "| family | target | floor | MDC | MDC shift found | A/A alarms | A/A all same | 2 x floor found "
@@ -120,8 +141,8 @@ def main():
     ap.add_argument("--max-repeats", type=int, default=mdc.DEFAULT_BUDGET, help="the budget of boots")
     ap.add_argument("--families", default="boot_time,memory,lmbench,jitter,hackbench")
     args = ap.parse_args()
-    for path in args.pools:
-        print("\n".join(level(Path(path), args.families.split(","), args.rounds, args.max_repeats)) + "\n",
+    for name, data in pooled(args.pools):
+        print("\n".join(level(name, data, args.families.split(","), args.rounds, args.max_repeats)) + "\n",
               flush=True)
 
 

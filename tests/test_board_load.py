@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from boardlab.errors import Bug
 from boardlab.facts import loads
 from boardlab.facts.board import load_board
 from boardlab.facts.labhosts import load_lab_host
@@ -65,6 +66,8 @@ def test_a_host_cpu_cap_adds_nothing_to_the_boards_qemu_and_caps_a_process(tmp_p
     lab = dataclasses.replace(load_lab_host(board.lab_host), run_dir=str(tmp_path))
     assert power.qemu_command(board, lab, uart_fd=3, load=loads.parse("hostcpu:50")) == \
         power.qemu_command(board, lab, uart_fd=3)
+    with pytest.raises(Bug, match="not a load the board runs"):   # the host's cap has no board program
+        loads.parse("hostcpu:50").program(0)
     v1 = tmp_path / "cpu"
     v1.mkdir()
     (v1 / "cpu.cfs_quota_us").write_text("-1\n")

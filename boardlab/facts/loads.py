@@ -11,7 +11,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from boardlab.errors import InputError
+from boardlab.errors import Bug, InputError
 
 NONE = "none"
 KINDS = ("steady", "bursts", "perboot", "hostcpu")
@@ -62,6 +62,8 @@ class Load:
         Time is the board's own (/proc/uptime); a millisecond's worth of each kind of work
         is counted first (over 300 ms), then, in every 100 ms, the burst and the rest of
         the 100 ms waited out by a read with a timeout on a FIFO nobody writes."""
+        if self.kind not in ON_BOARD:   # hostcpu is the host's cgroup cap: nothing runs on the board
+            raise Bug(f"load {self}: not a load the board runs (kinds that do: {', '.join(ON_BOARD)})")
         tenths = round(self.share(power_on) * 10)   # of a percent: of a ms in every 100 ms
         if self.kind in ("steady", "perboot"):
             step = f"x={tenths}; spin $((c * x / 1000))"

@@ -99,19 +99,22 @@ def measure_groups(shell, small: bool = False, groups=None, tools: str | None = 
     return output.figures(runner(shell, small=small, tools=tools)(*(groups or ())), tools)
 
 
+def runs_of(metrics) -> list[str]:
+    """The smallest runs of runs.sh that give `metrics` (a latency is a run of its own)."""
+    return list(dict.fromkeys(output.run_of(m) for m in metrics))
+
+
 def raw_commands(metrics, tools: str | None = None) -> list[str]:
     """The shell lines that print `metrics`' smallest runs raw (runs.sh written to the board
     first, then its runs): what `measure` runs, as lines LAVA's interactive health test types."""
-    runs = list(dict.fromkeys(output.run_of(m) for m in metrics))
-    return target_load.install_commands(RUNS) + [groups_command(runs, True, False, tools)]
+    return target_load.install_commands(RUNS) + [groups_command(runs_of(metrics), True, False, tools)]
 
 
 def measure(shell, rec, metric=None, small=False, tools=None, **_) -> dict:
     """On a boot: every group, or the smallest runs that give `metric` (one catalogue name
     or several: a bisect's figures, a health check's; a latency is a run of its own)."""
     wanted = [metric] if isinstance(metric, str) else list(metric or ())
-    runs = list(dict.fromkeys(output.run_of(m) for m in wanted))
-    return measure_groups(shell, small, groups=runs or None, tools=tools)
+    return measure_groups(shell, small, groups=runs_of(wanted) or None, tools=tools)
 
 
 # the study's deltas by what they measure: the relative change of the 2.6 result, positive
