@@ -15,7 +15,8 @@ bench/noisy_board.py (--board qemu-arm --load perboot:L: one pool of boots a lev
 
 Runs of one level (board, load size, clock, host, kernel) are pooled: a level measured
 again with other seeds (`--load perboot:1@3807`) adds its boots to the first run's.
-Rounds are resampled from one pool (B drawn, the rest the stored baseline), so they are
+Rounds are resampled from one pool (B drawn, the rest, or --stored boots of it, the stored
+baseline), so they are
 not independent of each other: the pool bounds them, and the bench says its size.
 
     .venv/bin/python bench/known_noise.py bench/data/noisy-qemu-arm-perboot1-2026-12-07.json ...
@@ -39,16 +40,18 @@ from boardlab.judge.decide import Figures, decide  # noqa: E402
 from boardlab.measure import catalogue, clocks  # noqa: E402
 
 
-def target_mdc(board, pool: list, family: str, budget: int, clock: str, host: str) -> mdc.Detectable:
-    """The family's target metric's MDC from the pool's spread, as lab status states it."""
-    key = nb.TARGET[family]
+def target_mdc(board, pool: list, family: str, budget: int, clock: str, host: str,
+               stored: int | None = None) -> mdc.Detectable:
+    """The family's target metric's MDC from the pool's spread (its first `stored` boots: a
+    baseline of the lab's size), as lab status states it."""
+    key, pool = nb.TARGET[family], pool[:stored]
     spec = catalogue.spec(key)
     stored = Figures([b[key] for b in pool], clocks.metric_clock(family, spec.name, spec.unit, board, clock), host)
     return mdc.detectable(spec, stored, budget, board)
 
 
 def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_floors: float, clock: str,
-                budget: int, host: str, seed: int = 7) -> tuple[int, int, int]:
+                budget: int, host: str, seed: int = 7, stored: int | None = None) -> tuple[int, int, int]:
     """(A/A rounds with a false alarm in the family, A/A rounds every metric same, shifted
     rounds whose target is found)
     judging exactly n boots of B once, by the one judge, against the pool's rest less the
@@ -58,7 +61,7 @@ def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_flo
     alarms = same = found = 0
     for _ in range(n_rounds):
         order = rng.sample(pool, len(pool))
-        b_boots, a_boots = order[:n], order[budget:]
+        b_boots, a_boots = order[:n], order[budget:][:stored]
         for shift in (0, shift_floors):
             outcomes = {}
             for key in keys:
@@ -96,12 +99,13 @@ def pooled(paths) -> list[tuple[str, dict]]:
     return [(" + ".join(names), data) for names, data in levels.values()]
 
 
-def level(name: str, data: dict, families, n_rounds: int, budget: int) -> list[str]:
+def level(name: str, data: dict, families, n_rounds: int, budget: int, stored: int | None) -> list[str]:
     board = load_board(data["board"])
     clock, host = data["clock"], data["host"]
     lines = [f"{name}: board {data['board']}, load {data.get('load', 'none')}, {len(data['boots'])} boots, "
              f"clock {clock} (QEMU; figures guest-deterministic), host {host}, measured {data['date']}; "
-             f"{n_rounds} rounds resampled from the pool, budget {budget} boots", "",
+             f"{n_rounds} rounds resampled from the pool, budget {budget} boots, stored baseline "
+             + (f"{stored} boots" if stored else "the pool's other boots"), "",
              "| family | target | floor | MDC | MDC shift found | A/A alarms | A/A all same | 2 x floor found "
              "| loop boots A/A, shift | fixed n for the same rates | boots saved |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -109,22 +113,23 @@ def level(name: str, data: dict, families, n_rounds: int, budget: int) -> list[s
         pool = [b["figures"] for b in data["boots"] if family in b["families"]]
         if len(pool) <= budget + 2:
             continue
-        d = target_mdc(board, pool, family, budget, clock, host)
+        d = target_mdc(board, pool, family, budget, clock, host, stored)
         if d.mdc_pct is None:
             mdc_cell, found_mdc = "none in budget", "-"
         else:
             floors = d.mdc_pct / d.floor_pct * (1.001 if d.how.startswith("exact") else 1)
-            r = nb.rounds(board, pool, family, n_rounds, budget, floors, 3, clock)
+            r = nb.rounds(board, pool, family, n_rounds, budget, floors, 3, clock, stored=stored)
             hit = sum(v.get(nb.TARGET[family]) == vd.REGRESSED for v in r["verdicts"])
             mdc_cell, found_mdc = f"{d.mdc_pct:.3g} %", f"{hit} of {len(r['verdicts'])}"
-        aa = nb.rounds(board, pool, family, n_rounds, budget, 0, 1, clock)
-        sh = nb.rounds(board, pool, family, n_rounds, budget, 2, 2, clock)
+        aa = nb.rounds(board, pool, family, n_rounds, budget, 0, 1, clock, stored=stored)
+        sh = nb.rounds(board, pool, family, n_rounds, budget, 2, 2, clock, stored=stored)
         t = nb.tally(aa, sh, family)
         loop_mean = statistics.mean(aa["boots"] + sh["boots"])
         loop_same = sum(all(v == vd.SAME for v in r.values()) for r in aa["verdicts"])
         fixed = next((n for n in range(1, budget + 1)
                       if (lambda a, s_, f: a <= t["alarms"] and s_ >= loop_same and f >= t["found"][nb.TARGET[family]])(
-                          *fixed_count(board, pool, family, n, n_rounds, 2, clock, budget, host))), None)
+                          *fixed_count(board, pool, family, n, n_rounds, 2, clock, budget, host,
+                                       stored=stored))), None)
         saved = f"{100 * (1 - loop_mean / fixed):.0f} %" if fixed else "-"
         lines.append(f"| {family} | {nb.TARGET[family]} | {d.floor_pct:.3g} % | {mdc_cell} | {found_mdc} | "
                      f"{t['alarms']} of {t['rounds']} | {loop_same} of {t['rounds']} | "
@@ -140,9 +145,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--max-repeats", type=int, default=mdc.DEFAULT_BUDGET, help="the budget of boots")
     ap.add_argument("--families", default="boot_time,memory,lmbench,jitter,hackbench")
+    ap.add_argument("--stored", type=int, default=None,
+                    help="boots of the stored baseline a round judges against (the lab's hold 10: "
+                         "kernels/armmp/qemu-arm.yaml); default: the pool less the budget")
     args = ap.parse_args()
     for name, data in pooled(args.pools):
-        print("\n".join(level(name, data, args.families.split(","), args.rounds, args.max_repeats)) + "\n",
+        print("\n".join(level(name, data, args.families.split(","), args.rounds, args.max_repeats, args.stored)) + "\n",
               flush=True)
 
 

@@ -117,9 +117,10 @@ def as_real_board(board):
 
 
 def rounds(board, boots: list, family: str, n_rounds: int, max_repeats: int, shift_floors: float,
-           seed: int = 1, clock: str = "realtime", jitter_s=None) -> dict:
+           seed: int = 1, clock: str = "realtime", jitter_s=None, stored: int | None = None) -> dict:
     """n_rounds comparisons of one family: each draws max_repeats boots for B and keeps the
-    rest as the stored baseline (disjoint: A/A, or B shifted by shift_floors floors) ->
+    rest (or `stored` of them, as many as the lab's baseline holds) as the stored baseline
+    (disjoint: A/A, or B shifted by shift_floors floors) ->
     {"verdicts": [{metric: verdict}], "boots": [boots taken], "keys": [...]}."""
     keys = judged_keys(boots, family)
     rng = random.Random(seed)
@@ -128,7 +129,7 @@ def rounds(board, boots: list, family: str, n_rounds: int, max_repeats: int, shi
         return out
     for i in range(n_rounds):
         order = rng.sample(boots, len(boots))
-        b_boots, a_boots = order[:max_repeats], order[max_repeats:]
+        b_boots, a_boots = order[:max_repeats], order[max_repeats:][:stored]
         with tempfile.TemporaryDirectory() as work:
             verdicts, taken = gate_round(board, family, keys, a_boots, b_boots, shift_floors, max_repeats,
                                          Path(work), clock, settings_of(family, jitter_s))

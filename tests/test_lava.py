@@ -587,6 +587,24 @@ def test_lava_lmbench_reports_every_metric_of_the_pytest_suite(vlab, tmp_path):
     judged_where_it_can_be(board, entries, res)
 
 
+@pytest.mark.vlab
+@pytest.mark.slow
+def test_lava_mem_bw_job_brings_the_projects_programs_to_a_debian_root(vlab, tmp_path):
+    """The family added last, through LAVA: the board's root carries Debian's set, so the
+    definitions' tarball brings the project's programs for the board's CPU; every figure
+    of the suite, read with the family's parser and judged against the suite's baseline
+    (the same programs: tools own)."""
+    board = load_board("qemu-arm")
+    rc, entries, res = run_job(board, tmp_path, ["mem_bw"], lab=vlab.lab)
+    assert rc == 0 and lava.job_failure(entries) is None, lava.job_failure(entries)
+    base = bl.load("armmp", "qemu-arm")
+    got = {m.key: m for m in res.metrics if m.suite == "mem_bw"}
+    assert set(got) == {k for k in base if k.startswith("mem_bw.")}
+    assert all(got[k].unit == base[k].unit for k in got)
+    assert all(m.verdict not in vd.NOT_COMPARED for m in got.values()), [m.describe() for m in got.values()]
+    judged_where_it_can_be(board, entries, res)
+
+
 # ---- the full loop through a LAVA server ---------------------------------------------------
 
 def health_checks_done(identity: str, boards, timeout: float = 900):

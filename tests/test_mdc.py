@@ -79,3 +79,14 @@ def test_booted_in_turn_a_host_bound_figure_can_be_decided_and_compare_says_so_f
     line = mdc.before_sampling(load_board("qemu-arm"), ["lmbench"], 5, both=True)
     assert line.startswith("on qemu-arm, 5 boots a side decide (the stored spread of armmp): ")
     assert re.search(r"lmbench.lat_pipe_us 3(\.\d+)? %", line) and "boot_time" not in line
+
+
+def test_a_compare_narrowed_to_some_figures_states_only_theirs():
+    """compare --families lmbench:lat_udp_us: the line before the first boot names the
+    figures the rounds measure, not the whole family."""
+    from boardlab.measure import sample
+    line = mdc.before_sampling(load_board("qemu-arm"), sample.narrowed(["lmbench:lat_udp_us", "memory"]), 6,
+                               both=True)
+    named = re.findall(r"(\w+\.\w+) ", line.split(": ", 1)[1])
+    assert "lmbench.lat_udp_us" in named and not [k for k in named if k.startswith("lmbench.") and k != "lmbench.lat_udp_us"]
+    assert any(k.startswith("memory.") for k in named)

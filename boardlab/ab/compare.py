@@ -279,7 +279,7 @@ def compare(env_path: str, specs: list[str], *, families=sample.FAMILIES, repeat
         if side.kernel and board is not None:
             bootplan.require_files(board, bootplan.plan_boot(board, side.kernel).stage)
     out_dir = prepare_run_dir(out_dir, prefix="compare-")   # before any boot
-    said = mdc.before_sampling(board, list(sample.narrowed(families)), repeats, both=True) if board and any(s.kernel for s in sides) \
+    said = mdc.before_sampling(board, sample.narrowed(families), repeats, both=True) if board and any(s.kernel for s in sides) \
         else None
     if said:
         progress(said)

@@ -93,7 +93,7 @@ DEFAULT_BUDGET = 5   # boots: the suites' --max-repeats (the gate's at_most)
 def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None, both: bool = False,
              suites=None) -> list[Detectable]:
     """Every metric the board's stored baseline of the kernel holds samples of (of these
-    suites: default all), with its MDC."""
+    suites: default all; a dict {suite: its keys or None}: some figures of some), with its MDC."""
     from boardlab.measure import baselines as bl, catalogue
     stored = bl.load(kernel, board.name, **({"root": root} if root else {}))
     out = []
@@ -104,6 +104,8 @@ def of_board(board, kernel: str, budget: int = DEFAULT_BUDGET, root=None, both: 
             continue
         if spec.not_judged or not base.samples or (suites is not None and spec.suite not in suites):
             continue
+        if isinstance(suites, dict) and suites[spec.suite] is not None and key not in suites[spec.suite]:
+            continue   # a family narrowed to some of its figures (sample.narrowed)
         out.append(detectable(spec, stored_figures(base), budget, board, both=both))
     return out
 
@@ -117,7 +119,8 @@ def of_suites(board, suites, budget: int, both: bool = False) -> tuple[str | Non
     """(the kernel whose stored spread stands for the kernels measured: the board's
     default, its rows of these suites) for a budget of boots; (None, []) without one."""
     kernel = board.images.default_kernel if getattr(board, "images", None) else None
-    return kernel, (of_board(board, kernel, budget, both=both, suites=set(suites)) if kernel else [])
+    suites = suites if isinstance(suites, dict) else set(suites)
+    return kernel, (of_board(board, kernel, budget, both=both, suites=suites) if kernel else [])
 
 
 def before_sampling(board, suites, budget: int, both: bool = False) -> str | None:
