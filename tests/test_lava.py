@@ -417,6 +417,26 @@ def test_a_board_whose_output_gives_no_figure_failed_to_measure(tmp_path, capsys
     assert got["memory.mem_eat_kb"]["verdict"] == vd.MISSING and got["jitter.max_us"]["value"] == 2100
 
 
+def test_the_projects_program_printing_another_tools_output_is_the_tests_fault(tmp_path, capsys):
+    """mem_bw's lines in lmbench's bw_mem form ('7.18 469.89', what Debian's namesake prints
+    when it ran in the project's program's place): its family failed to measure, the test's
+    fault and said so; the other family's figures kept."""
+    from boardlab.lava.cli import cmd_results
+    board = load_board("qemu-arm")
+    run = tmp_path / "lava-run"
+    run.mkdir()
+    job = lava.render_job(board, "armmp", ["mem_bw", "jitter"], "ramdisk", testdefs_url=URL)
+    (run / "job.yaml").write_text(lava.dump_job(job))
+    entries = (_raw_section("mem_bw", ["mem_bw: working set 8192k", "7.18 469.89", "7.18 899.10", "7.18 462.87"])
+               + _raw_section("jitter", ["H 90 4", "H 2100 1", "N 5 0 90 2100 2460"]))
+    (run / "job.log").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    assert cmd_results(argparse.Namespace(job=str(run), run_dir=None)) == 1
+    said = capsys.readouterr().err
+    assert "failed to measure: mem_bw: " in said and "(the test's fault)" in said and "Traceback" not in said
+    got = {f'{m["suite"]}.{m["name"]}': m for m in json.loads((run / "results.json").read_text())["metrics"]}
+    assert got["mem_bw.rd_mb_s"]["verdict"] == vd.MISSING and got["jitter.max_us"]["value"] == 2100
+
+
 def test_schedule_renders_every_job_and_its_timers(tmp_path):
     sched = lava.load_schedule()
     assert lava.schedule_jobs(sched, "nightly") and lava.schedule_jobs(sched, "weekly")
@@ -449,7 +469,7 @@ JOB_IDS = itertools.count(int(time.time()) % 1_000_000)
 def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, root="ramdisk",
             kernel="armmp"):
     work = tmp_path / "job"
-    url = lava.testdefs_tarball(work / "testdefs.tar.gz").as_uri()
+    url = lava.testdefs_tarball(work / "testdefs.tar.gz", lava.jobs.own_isas_of(board, suites)).as_uri()   # as `lava run`
     job = lava.render_job(board, kernel, suites, root, quick=True, jitter_duration=5,
                           testdefs_url=url, baselines_root=baselines_root)
     files = lava.prepare_run(board, job, work, lab)

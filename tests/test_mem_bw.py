@@ -100,3 +100,22 @@ def test_on_a_root_with_debian_s_set_lava_s_definition_brings_the_programs_for_t
     (section, rc), = tagged.sections(r.stdout.splitlines()).values()
     assert rc == 0 and set(mem_bw.read(section)) == {m.key for m in mem_bw.METRICS}
     assert (tmp_path / "reported").read_text().split() == ["measured", "pass"]
+
+
+def test_without_the_projects_programs_the_definition_fails_and_runs_no_debian_namesake(tmp_path):
+    """A job whose definitions came without own/<cpu>/ (a tarball made without the job's
+    CPUs) on a root of Debian's set: the case fails, saying what is missing, and Debian's
+    bw_mem (lmbench's, another output) never runs in the project's program's place."""
+    import tarfile
+    from testdefs import stub_commands
+    from boardlab.lava import jobs
+    defs = tmp_path / "lava"
+    with tarfile.open(jobs.testdefs_tarball(tmp_path / "testdefs.tar.gz")) as tar:
+        tar.extractall(defs)
+    stubs = stub_commands(tmp_path, {"bw_mem": f"echo ran >> {tmp_path}/debian-bw_mem"})   # Debian's, lmbench's
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "TOOLS": "own", "OWN_ISA": "armhf", "QUICK": "true"}
+    r = subprocess.run(["sh", "./mem_bw.sh"], cwd=defs / "mem_bw", env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and "neither on the root" in r.stdout and "own/armhf" in r.stdout, r.stdout
+    assert "@boardlab-raw" not in r.stdout and not (tmp_path / "debian-bw_mem").exists()
+    assert (tmp_path / "reported").read_text().split() == ["measured", "fail"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.boot.bootplan import milestone_patterns
-from boardlab.errors import KERNEL, LAB, Fault
+from boardlab.errors import KERNEL, LAB, Fault, TestFault
 from boardlab.facts.board import Board
 from boardlab.measure import baselines as bl
 from boardlab.judge import outcomes
@@ -182,6 +182,8 @@ def raw_figures(entries, settings: dict | None = None) -> tuple[dict, dict]:
             got[family] = {k: v for k, v in figures.items() if k in catalogue.METRICS and catalogue.METRICS[k].lava}
         except tagged.RawOutputError as e:
             failed[family] = str(e)
+        except TestFault as e:   # the project's own program printed what is no figure: not the kernel's
+            failed[family] = f"{family}: {e} (the test's fault)"
     return got, failed
 
 

@@ -9,14 +9,20 @@
 # for the board's CPU (OWN_ISA: own/<cpu>/, the multi-call binary and its programs' names)
 if [ "$TOOLS" = own ]; then
     own=../own/$OWN_ISA
-    if [ ! -x /usr/lib/boardlab/bin/blmeasure ] && [ -n "$OWN_ISA" ] && [ -x $own/blmeasure ]; then
+    root_bin=${OWN_ROOT_BIN:-/usr/lib/boardlab/bin}   # where a root of the project's set has them
+    if [ ! -x $root_bin/blmeasure ] && [ -n "$OWN_ISA" ] && [ -x $own/blmeasure ]; then
         bin=${OWN_BIN_DIR:-/tmp/boardlab-bin}
         mkdir -p $bin && cp $own/blmeasure $bin/ &&
             for p in $(cat $own/programs); do ln -sf blmeasure $bin/$p; done
         PATH=$bin:$PATH
         echo "boardlab: the project's programs for $OWN_ISA from the test definitions"
-    else
-        PATH=/usr/lib/boardlab/bin:$PATH
+    elif [ -x $root_bin/blmeasure ]; then
+        PATH=$root_bin:$PATH
+    else   # never a program of the same name from Debian's set in their place
+        echo "boardlab: TOOLS=own, but the project's programs are neither on the root" \
+             "($root_bin) nor in these definitions (own/${OWN_ISA:-<OWN_ISA unset>})"
+        lava-test-case measured --result fail
+        exit 1
     fi
     export PATH
 fi
