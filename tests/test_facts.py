@@ -451,6 +451,51 @@ def test_the_virtual_labs_tftpd_retransmits_in_real_time():
     assert tftpd_retransmit_args(load_lab_host("labhost1")) == []
 
 
+def test_the_labs_tftpd_resends_a_lost_block_fast_and_keeps_on(tmp_path):
+    """What docs/powerpc.md says tftpd does with the lab's arguments, measured on this
+    host's tftpd-hpa (on 127.0.0.1, a port of its own): to a client that never
+    acknowledges, block 1 again after 0.1, 0.3, 0.7 and 1.5 s of real time (doubling: it
+    goes on to 3.1 s and gives up at 6.3), well inside U-Boot's first 5 s timeout."""
+    import getpass
+    import socket
+    import struct
+    import subprocess
+    import time
+    from boardlab.facts.hostconfigs import tftpd_retransmit_args
+    (tmp_path / "f.bin").write_bytes(b"x" * 4096)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    srv = subprocess.Popen(["/usr/sbin/in.tftpd", "--foreground", "--listen", "--address", f"127.0.0.1:{port}",
+                            "--secure", "--user", getpass.getuser(),   # (it reads tmp_path as its user)
+                            *tftpd_retransmit_args(load_lab_host("vlab")), str(tmp_path)])
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(0.02)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:   # until tftpd listens
+                s.sendto(b"\x00\x01f.bin\x00octet\x00", ("127.0.0.1", port))
+                try:
+                    s.recvfrom(2048)
+                    break
+                except (socket.timeout, ConnectionRefusedError):
+                    time.sleep(0.05)
+            t0, resends = time.monotonic(), []
+            while time.monotonic() - t0 < 2.0:
+                try:
+                    data, _ = s.recvfrom(2048)
+                except socket.timeout:
+                    continue
+                if struct.unpack("!HH", data[:4]) == (3, 1):
+                    resends.append(time.monotonic() - t0)
+    finally:
+        srv.terminate()
+        srv.wait()
+    # its timer is real time: late under load, never early (a margin for a busy CI host)
+    assert len(resends) == 4 and all(due - 0.02 <= t <= due + 0.3 for t, due in zip(resends, (0.1, 0.3, 0.7, 1.5))), \
+        resends
+
+
 def test_a_boot_on_a_virtual_board_whose_lab_host_is_down_is_refused(monkeypatch):
     """Down, a lab host's addresses route off this machine, where a stranger answers its
     power switch (404): said as the cause instead, before any power action."""
