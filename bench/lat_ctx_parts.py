@@ -17,7 +17,6 @@ the figure, the ring hop, the overhead loop, and "hop beyond its 0k hop less the
                             # the deterministic one for the run, and back
 Brings the virtual lab up if it is not."""
 import argparse
-import base64
 import re
 import shutil
 import statistics
@@ -62,14 +61,6 @@ def lmbench_sum_build(isa: str, work: Path) -> Path:
     return out
 
 
-def onto_board(sh, binary: Path, where: str) -> None:
-    data = base64.b64encode(binary.read_bytes()).decode()
-    sh.run_check(f"rm -f {where}.b64; mkdir -p {Path(where).parent}")
-    for i in range(0, len(data), op.CONSOLE_CHUNK):
-        sh.run_check(f"printf '%s' '{data[i:i + op.CONSOLE_CHUNK]}' >> {where}.b64")
-    sh.run_check(f"base64 -d {where}.b64 > {where} && chmod 755 {where} && rm {where}.b64")
-
-
 def parts(lines) -> dict:
     """{procs: (figure, hop, overhead)} of either program's output, us."""
     out, ovr = {}, None
@@ -105,7 +96,7 @@ def run(board_name: str, rounds: int, deterministic: bool) -> dict:
                 strategy.reboot()
                 sh = shell()
                 op.onto_running_board(sh, board.isa)
-                onto_board(sh, variant, "/tmp/lmbench-sum/blmeasure")
+                op.over_console(sh, variant.read_bytes(), "/tmp/lmbench-sum/blmeasure")
                 debian = sh.run_check("command -v lat_ctx || ls /usr/lib/lmbench/bin/*/lat_ctx")[0]
                 programs = {"Debian's": debian, "the project's": f"/{op.ON_BOARD_DIR}/{op.BINARY} lat_ctx",
                             "the project's, lmbench's sum": "/tmp/lmbench-sum/blmeasure lat_ctx"}

@@ -181,15 +181,22 @@ def onto_running_board(sh, isa: str) -> None:
     made_of = binary.parent.name   # <isa>-<digest>: what it was built from
     if sh.run(f"test -x /{ON_BOARD_DIR}/{BINARY} && cat {stamp}")[0] == [made_of]:
         return
-    data = base64.b64encode(binary.read_bytes()).decode()
-    progress(f"the project's programs for {isa} onto the board over its console ({len(data) // 1024} KiB base64)")
-    sh.run_check("rm -f /tmp/blmeasure.b64")
-    for i in range(0, len(data), CONSOLE_CHUNK):
-        sh.run_check(f"printf '%s' '{data[i:i + CONSOLE_CHUNK]}' >> /tmp/blmeasure.b64")
-    sh.run_check(f"mkdir -p /{ON_BOARD_DIR} && base64 -d /tmp/blmeasure.b64 > /{ON_BOARD_DIR}/{BINARY} "
-                 f"&& chmod 755 /{ON_BOARD_DIR}/{BINARY} && rm /tmp/blmeasure.b64 && cd /{ON_BOARD_DIR} "
-                 f"&& for p in {' '.join(PROGRAMS)}; do ln -sf {BINARY} $p; done; cd / "
+    progress(f"the project's programs for {isa} onto the board over its console "
+             f"({len(base64.b64encode(binary.read_bytes())) // 1024} KiB base64)")
+    over_console(sh, binary.read_bytes(), f"/{ON_BOARD_DIR}/{BINARY}")
+    sh.run_check(f"cd /{ON_BOARD_DIR} && for p in {' '.join(PROGRAMS)}; do ln -sf {BINARY} $p; done; cd / "
                  f"&& echo {made_of} > {stamp}")
+
+
+def over_console(sh, blob: bytes, dest: str) -> None:
+    """blob written to dest (mode 755) on a running board through its shell: base64 in
+    console-sized lines, which busybox decodes."""
+    import base64
+    data = base64.b64encode(blob).decode()
+    sh.run_check(f"rm -f {dest}.b64 && mkdir -p {os.path.dirname(dest)}")
+    for i in range(0, len(data), CONSOLE_CHUNK):
+        sh.run_check(f"printf '%s' '{data[i:i + CONSOLE_CHUNK]}' >> {dest}.b64")
+    sh.run_check(f"base64 -d {dest}.b64 > {dest} && chmod 755 {dest} && rm {dest}.b64")
 
 
 def tarball(isa: str, out_dir: Path) -> Path:
