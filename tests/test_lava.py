@@ -469,7 +469,7 @@ JOB_IDS = itertools.count(int(time.time()) % 1_000_000)
 def run_job(board, tmp_path, suites, baselines_root=bl.KERNELS_DIR, lab=None, root="ramdisk",
             kernel="armmp"):
     work = tmp_path / "job"
-    url = lava.testdefs_tarball(work / "testdefs.tar.gz", lava.jobs.own_isas_of(board, suites)).as_uri()   # as `lava run`
+    url = lava.jobs.job_testdefs(work, board, suites).as_uri()   # as `lava run` makes it
     job = lava.render_job(board, kernel, suites, root, quick=True, jitter_duration=5,
                           testdefs_url=url, baselines_root=baselines_root)
     files = lava.prepare_run(board, job, work, lab)

@@ -20,10 +20,9 @@ from boardlab.measure.clocks import switch_clock
 from boardlab.vlab.host import prepare_if_virtual
 
 
-def _testdefs_url(args, work, own_isas=()) -> str:
-    """--testdefs-url, or jobs/testdefs as a tarball in work (file://), with the programs for own_isas."""
-    name = "boardlab-testdefs" + "".join(f"-own-{i}" for i in own_isas) + ".tar.gz"
-    return args.testdefs_url or lava.testdefs_tarball(work.resolve() / name, own_isas).as_uri()
+def _testdefs_url(args, work, board, suites) -> str:
+    """--testdefs-url, or the job's definitions as a tarball in work (file://, jobs.job_testdefs)."""
+    return args.testdefs_url or lava.jobs.job_testdefs(work.resolve(), board, suites).as_uri()
 
 
 def _render(board, args, work):
@@ -31,7 +30,7 @@ def _render(board, args, work):
     suites = args.suites.split(",")
     lava.check_request(board, args.kernel, suites, args.root)
     return lava.render_job(board, args.kernel, suites, args.root, quick=args.quick, jitter_duration=args.jitter_duration,
-                           testdefs_url=_testdefs_url(args, work, lava.jobs.own_isas_of(board, suites)),
+                           testdefs_url=_testdefs_url(args, work, board, suites),
                            image_base=args.image_base)
 
 
@@ -183,7 +182,7 @@ def cmd_submit(args):
         board, suites = load_board(spec["board"]), spec.get("suites", lava.DEFAULT_SUITES)
         job = lava.render_job(board, spec.get("kernel"), suites, spec.get("root"), quick=spec.get("quick", False),
                               jitter_duration=spec.get("jitter_duration"), image_base=args.image_base,
-                              testdefs_url=_testdefs_url(args, work, lava.jobs.own_isas_of(board, suites)))
+                              testdefs_url=_testdefs_url(args, work, board, suites))
         job["metadata"]["boardlab.schedule"] = name
         path = work / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -87,6 +87,13 @@ def testdefs_tarball(dest: Path, own_isas=()) -> Path:
     return dest
 
 
+def job_testdefs(work: Path, board: Board, suites) -> Path:
+    """The definitions' tarball a job of these suites on this board needs, written in work:
+    with the programs own_isas_of names (its file name says which), so no caller forgets them."""
+    own = own_isas_of(board, suites)
+    return testdefs_tarball(work / ("boardlab-testdefs" + "".join(f"-own-{i}" for i in own) + ".tar.gz"), own)
+
+
 def debian_set_cpus() -> list[str]:
     """The CPUs of the project's programs whose boards' roots carry Debian's set of some
     family (armhf): the roots a family measured by the project's programs alone lacks them."""

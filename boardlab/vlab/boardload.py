@@ -107,10 +107,6 @@ def cpu_controller() -> tuple[Path, bool]:
     return OWN_MOUNT, (OWN_MOUNT / "cpu.cfs_quota_us").exists()
 
 
-def cgroup_of(board) -> Path:
-    return cpu_controller()[0] / "boardlab" / board.name
-
-
 def cap_cpu(board, pid: int, percent: float) -> Path:
     """The process (and its threads, and any it starts) into the board's cgroup, its CPU
     time capped at percent of one core -> the cgroup. LoadError where the host has no cpu
@@ -133,9 +129,12 @@ def cap_cpu(board, pid: int, percent: float) -> Path:
     return d
 
 
-def uncap_cpu(board) -> None:
-    """The board's cgroup gone, once its QEMU has exited (an empty cgroup is removed)."""
+def uncap_cpu(cgroup: Path | None) -> None:
+    """The cgroup cap_cpu made gone, once its QEMU has exited (an empty cgroup is removed);
+    None: nothing was capped, nothing is looked up or mounted."""
+    if cgroup is None:
+        return
     try:
-        cgroup_of(board).rmdir()
+        cgroup.rmdir()
     except OSError:
         pass

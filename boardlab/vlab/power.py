@@ -118,6 +118,7 @@ class Outlet:
         self.load = loads.seeded(loads.parse(board.qemu.load, board.name), board.name)   # next power-on
         self.running_load = None
         self.power_ons = 0                # a seeded load's seed moves on by one each
+        self.cgroup = None                # the cgroup of a hostcpu-capped QEMU (boardload.cap_cpu)
         self.lock = threading.Lock()
         self.pidfile = Path(lab.run_dir) / "pids" / f"qemu-{board.name}.pid"
         self.logfile = Path(lab.run_dir) / "logs" / f"qemu-{board.name}.log"
@@ -148,7 +149,7 @@ class Outlet:
             self.pidfile.write_text(f"{self.proc.pid}\n")
             if self.load.kind == "hostcpu":   # `ip netns exec` execs QEMU: the same process
                 try:
-                    boardload.cap_cpu(self.board, self.proc.pid, self.load.size)
+                    self.cgroup = boardload.cap_cpu(self.board, self.proc.pid, self.load.size)
                 except loads.LoadError:   # never a board running uncapped that was asked capped
                     self.proc.kill()
                     self.proc.wait()
@@ -175,7 +176,8 @@ class Outlet:
                     self.proc.wait()
             self.proc = None
             self.pidfile.unlink(missing_ok=True)
-            boardload.uncap_cpu(self.board)
+            boardload.uncap_cpu(self.cgroup)   # only a QEMU that was capped had one
+            self.cgroup = None
 
 
 class SwitchHandler(BaseHTTPRequestHandler):
