@@ -2,6 +2,7 @@
 from the kernel's baseline, a power switch that never answers, one run per board, the
 run directory checked before any boot. The same faults on boards: test_scripted_boards
 (the old U-Boot and 2.4) and test_vlab_faults (the virtual board)."""
+import contextlib
 import os
 import re
 import shutil
@@ -493,3 +494,27 @@ def test_a_program_the_root_lacks_is_the_lab_s_image_not_the_kernel(monkeypatch)
     with pytest.raises(sample.MeasureError) as e:
         sample.by_script("hackbench", Shell(["Segmentation fault"], 139))
     assert not isinstance(e.value, boardrun.ProgramMissing) and fault_of(e.value).party == "kernel"
+
+
+def test_a_session_that_found_its_board_busy_leaves_the_board_alone(tmp_path, monkeypatch):
+    """Another run holds qemu-arm: this session's first transition says so, once, and its
+    clean-up neither powers the board off (it is the other run's) nor says it twice."""
+    from boardlab.boot import session
+    monkeypatch.setenv("BOARDLAB_LOCK_DIR", str(tmp_path))
+    monkeypatch.setattr(session, "place_held", lambda board, command: contextlib.nullcontext())
+    other = BoardLock("qemu-arm", tmp_path)
+    other.acquire()
+    powered = []
+    try:
+        with pytest.raises(BoardBusy, match="in use by pid") as busy:
+            with session.board_session(ROOT / "lab/qemu-arm.yaml", tmp_path) as (strategy, _):
+                monkeypatch.setattr(strategy, "_go", lambda status, step: powered.append(status))
+                strategy.transition("shell")
+        chain, e = [], busy.value.__context__
+        while e is not None:
+            chain.append(type(e).__name__)
+            e = e.__context__
+        assert "BoardBusy" not in chain and powered == []
+        assert other.held and "pid" in other.holder()
+    finally:
+        other.release()

@@ -420,6 +420,18 @@ def test_a_failed_health_run_is_a_failed_case_not_a_figure(tmp_path):
     r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, cwd=tmp_path,
                        env={"PATH": f"{tmp_path}:/usr/bin:/bin"})   # no lmbench here
     assert "@lm-failed" in r.stdout
-    from boardlab.measure.tagged import RawOutputError
-    with pytest.raises(RawOutputError, match="lmbench: lmbench: 127: lat_syscall null"):
-        health.figures_of_log(_as_lava_log(r.stdout), "armhf")
+    failed = {}   # the family left out, said; the check's other figures would be kept
+    assert health.figures_of_log(_as_lava_log(r.stdout), "armhf", failed) == {}
+    assert re.search("lmbench: lmbench: 127: lat_syscall null", failed["lmbench"])
+
+
+def test_a_health_check_keeps_the_figures_of_the_families_that_measured(tmp_path):
+    """The board's own lmbench printed what is no figure (the test's fault): lmbench is
+    left out with its reason, the boot's answer kept."""
+    log = "\n".join(["health-check: good boot_time.guest_login=20.729278",
+                     "@boardlab-raw lmbench begin", "@lm-group lat_syscall", "@lm lat_syscall_null_us",
+                     "@raw lat_syscall ns=garbage", "@boardlab-raw lmbench end rc=0"])
+    failed = {}
+    figures = health.figures_of_log(_as_lava_log(log), "armhf", failed)
+    assert figures == {"boot_time.guest_login": 20.729278}
+    assert "printed what is no figure" in failed["lmbench"], failed

@@ -173,6 +173,7 @@ def test_lavas_arbiter_gives_the_board_to_the_hold_as_to_a_person(lab, tmp_path)
 
 def fake_env(events):
     strategy = SimpleNamespace(board=load_board(BOARD), release_board=lambda: events.append("unlocked"),
+                               lock=SimpleNamespace(held=True), status=SimpleNamespace(name="shell"),
                                transition=lambda status: events.append(f"power {status}"))
     target = SimpleNamespace(resources=[], get_driver=lambda name: strategy)
     return SimpleNamespace(get_target=lambda name: target, cleanup=lambda: events.append("cleanup"))

@@ -29,6 +29,13 @@ def open_env(env_path):
                          f"{type(e).__name__}: {one_line(e)}") from None
 
 
+def touched(strategy) -> bool:
+    """Whether this session may have powered its board: it holds the board's lock, or
+    the board is on. A session whose first transition found the board busy never touched
+    it: powering it off would be another run's board (or a second BoardBusy)."""
+    return strategy.lock.held or strategy.status.name not in ("off", "unknown")
+
+
 @contextlib.contextmanager
 def board_session(env_path, log_dir: Path, milestones_due=None, command: str = "session"):
     """-> (strategy, shell): shell() is the environment's ShellDriver. milestones_due:
@@ -50,7 +57,8 @@ def board_session(env_path, log_dir: Path, milestones_due=None, command: str = "
                 yield strategy, lambda: target.get_driver("ShellDriver")
             finally:
                 try:
-                    strategy.transition("off")
+                    if touched(strategy):
+                        strategy.transition("off")
                 finally:
                     strategy.release_board()
     finally:

@@ -167,7 +167,11 @@ class Arbiter:
         from boardlab.lava.health import figures_of_log
         try:
             b = load_board(board)
-            figures = figures_of_log(lavacli(self.identity, "jobs", "logs", "--raw", str(job_id)), b.isa)
+            unmeasured = {}
+            figures = figures_of_log(lavacli(self.identity, "jobs", "logs", "--raw", str(job_id)), b.isa,
+                                     unmeasured)
+            for family, why in unmeasured.items():
+                self.echo(f"{board}: health check {job_id}: {family} not measured ({why})")
             if not figures:
                 return
             h = boardhealth.record(b, b.images.default_kernel, figures)

@@ -38,7 +38,9 @@ from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt, read_log
+from boardlab.errors import TestFault, one_line
 from boardlab.measure import families, tagged
+from boardlab.measure.boardrun import MeasureError
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
@@ -54,12 +56,14 @@ READ = {METRIC: "v=$(free | awk '/^Mem:/ { print $2 }')",
 _ANSWER = re.compile(rf"{SAID}: (?:good|bad) ([a-z_]+\.[a-z0-9_]+)=([0-9][0-9.]*)")
 
 
-def figures_of_log(text: str, isa: str | None = None) -> dict:
+def figures_of_log(text: str, isa: str | None = None, failed: dict | None = None) -> dict:
     """{key: value} of the figures a health check's board printed in the job's log (LAVA's
     raw log, as `lavacli jobs logs --raw` gives it), parsed off the board: the banded
     figures' answers, and each family's tagged raw output (measure.tagged, as LAVA's test
     definitions print it) read by the family's own reader with the programs the board's CPU
-    runs (`isa`). The echoed command lines name `$v` and `@$t`, so they match neither."""
+    runs (`isa`). The echoed command lines name `$v` and `@$t`, so they match neither.
+    A family that gave no figure (its run failed, or its program printed what is none) is
+    left out, the others kept; failed, when given, gets {family: why}."""
     out, lines = {}, []
     for e in read_log(text):
         if e.get("lvl") == "target" and isinstance(e.get("msg"), str):
@@ -67,7 +71,11 @@ def figures_of_log(text: str, isa: str | None = None) -> dict:
             for key, value in _ANSWER.findall(e["msg"]):
                 out[key] = float(value)
     for name, (raw, rc) in tagged.sections(lines).items():
-        out.update(tagged.figures(name, raw, rc, families.tool_set(name, isa) if isa else None))
+        try:
+            out.update(tagged.figures(name, raw, rc, families.tool_set(name, isa) if isa else None))
+        except (MeasureError, TestFault) as e:   # a run that failed, or a program's nonsense
+            if failed is not None:
+                failed[name] = one_line(e)
     return out
 
 
