@@ -236,7 +236,8 @@ def _vlab_parser(sub):
                    help="clock: the QEMU clock of the lab's boards from their next power-on "
                         "(deterministic: icount, for measurements; realtime: as fast as the host); "
                         "load: work on the board no test asked for (none, steady:PERCENT: the sick "
-                        "board, bursts:PERCENT[@SEED] or perboot:PERCENT[@SEED]: known noise; boardlab/facts/loads.py)")
+                        "board, bursts:PERCENT[@SEED] or perboot:PERCENT[@SEED]: known noise, lan:MS[@SEED] or "
+                        "LOAD+lan:MS: a delay on its LAN; boardlab/facts/loads.py)")
     v.add_argument("--lab", help="one lab host only (places/<lab>/lab-host.yaml; default: the whole lab)")
     v.add_argument("--json", action="store_true", help="status as JSON")
     v.add_argument("--force", action="store_true", help="build: even if up to date; down: even in use")

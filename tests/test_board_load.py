@@ -29,6 +29,8 @@ RCS = ROOT / "target/rootfs/etc/init.d/rcS"
     ("bursts:2@41", loads.Load("bursts", 2.0, 41)),
     ("perboot:1@3", loads.Load("perboot", 1.0, 3)),
     ("hostcpu:50", loads.Load("hostcpu", 50.0)),
+    ("lan:1@5", loads.Load("lan", 1.0, 5, 1.0)),
+    ("perboot:1@3807+lan:0.5", loads.Load("perboot", 1.0, 3807, 0.5)),
 ])
 def test_a_load_is_read_and_written_back_the_same(text, load):
     assert loads.parse(text) == load and str(load) == text
@@ -43,6 +45,9 @@ def test_a_load_is_read_and_written_back_the_same(text, load):
     ("steady:0", "more than 0 and at most 90 %"),
     ("bursts:25", "at most 20 %"),
     ("steady:10@3", "a steady load has no seed"),
+    ("lan:25", "a LAN's delay takes more than 0 and at most 20 ms"),
+    ("steady:10+lan:1", "a delay on the LAN rides a seeded load"),
+    ("perboot:1+lan", "written LOAD\\+lan:MS"),
 ])
 def test_a_load_written_wrong_is_one_line_naming_the_board(text, why):
     with pytest.raises(loads.LoadError, match=why) as e:
@@ -217,3 +222,24 @@ def test_a_load_or_clock_the_lab_cannot_set_is_one_line_exit_2(argv, why):
     import sys
     r = subprocess.run([sys.executable, "-m", "boardlab.cli", *argv], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_delay_on_the_lan_is_a_filter_on_the_boards_netdev_in_its_own_time(tmp_path):
+    """lan:MS: QEMU's filter-buffer on the board's netdev (its timer on the virtual clock:
+    the board's own time), its period drawn per power-on from the seed, 0.5 to 1.5 x MS;
+    beside a load, its node is there as before."""
+    board = load_board("qemu-arm")
+    lab = dataclasses.replace(load_lab_host(board.lab_host), run_dir=str(tmp_path))
+    plain = power.qemu_command(board, lab, uart_fd=3)
+    lan = loads.parse("lan:2@7")
+    cmd = power.qemu_command(board, lab, uart_fd=3, load=lan, power_on=1)
+    assert cmd[:len(plain)] == plain and cmd[len(plain)] == "-object"
+    assert cmd[len(plain) + 1] == f"filter-buffer,id=lan-delay,netdev=lan,queue=all,interval={lan.lan_period_us(1)}"
+    assert f"tap,id=lan,ifname={board.qemu.tap},script=no,downscript=no" in plain
+    periods = [lan.lan_period_us(i) for i in range(200)]
+    assert 1000 <= min(periods) and max(periods) <= 3000 and len(set(periods)) > 150
+    assert periods == [loads.parse("lan:2@7").lan_period_us(i) for i in range(200)]   # a rerun repeats it
+    both = power.qemu_command(board, lab, uart_fd=3, load=loads.parse("perboot:1@3807+lan:1"), power_on=0)
+    assert any(a.startswith("guest-loader,") for a in both) and any(a.startswith("filter-buffer,") for a in both)
+    loads.check_board(load_board("qemu-ppc"), loads.parse("lan:1"))   # any board's netdev takes it
+    assert loads.parse("perboot:1@3807").lan_period_us(0) is None

@@ -2,7 +2,8 @@
 running on the board that no test asked for (boardlab.vlab.boardload carries it to the
 board). `none`, `steady:P` (busy P % of every 100 ms of the board's time: the sick board
 on demand) or `bursts:L[@SEED]` (seeded random bursts of CPU work and memory traffic, L %
-of the board's time on average: the known-noise stand-in)."""
+of the board's time on average: the known-noise stand-in). Any of them may carry a delay on
+the board's LAN, `+lan:MS` (or `lan:MS[@SEED]` alone): see Load.lan_period_us."""
 from __future__ import annotations
 
 import math
@@ -14,13 +15,14 @@ from dataclasses import dataclass
 from boardlab.errors import Bug, InputError
 
 NONE = "none"
-KINDS = ("steady", "bursts", "perboot", "hostcpu")
+KINDS = ("steady", "bursts", "perboot", "hostcpu", "lan")
 ON_BOARD = ("steady", "bursts", "perboot")   # the kinds that run on the board (a device-tree node)
-SEEDED = ("bursts", "perboot")
+SEEDED = ("bursts", "perboot", "lan")
 STEADY_MAX = 90          # % of the board's time: beyond it the board barely runs its tests
 BURSTS_MAX = 20.0
 PERBOOT_MAX = 10.0       # a standard deviation: its shares reach 2 sqrt(3) x it
 HOSTCPU_MAX = 100.0      # % of one host core QEMU may use
+LAN_MAX = 20.0           # ms: the LAN's mean hold of a packet (a real lab LAN's is under 1)
 MACHINES = ("virt",)     # QEMU machines whose device tree exists when -device is applied
 
 
@@ -32,13 +34,32 @@ class LoadError(InputError):
 class Load:
     kind: str              # none, steady, bursts or perboot
     size: float = 0.0      # % of the board's time (perboot: the standard deviation of its share)
-    seed: int | None = None   # bursts, perboot: the first power-on's seed (then +1 each power-on)
+    seed: int | None = None   # bursts, perboot, lan: the first power-on's seed (then +1 each power-on)
+    lan_ms: float = 0.0    # a delay on the board's LAN beside the load (`+lan:MS`); kind lan: its size
 
     def __str__(self) -> str:
         if self.kind == NONE:
             return NONE
         size = f"{self.size:g}"
-        return f"{self.kind}:{size}" + (f"@{self.seed}" if self.seed is not None else "")
+        lan = f"+lan:{self.lan_ms:g}" if self.lan_ms and self.kind != "lan" else ""
+        return f"{self.kind}:{size}" + (f"@{self.seed}" if self.seed is not None else "") + lan
+
+    def lan_period_us(self, power_on: int) -> int | None:
+        """The board's LAN this power-on: every packet, either way, is held until the next
+        tick of a clock in the board's own time (QEMU's filter-buffer on the board's netdev,
+        its timer on the virtual clock), whose period is drawn from the power-on's seed,
+        uniform over 0.5 to 1.5 x the mean MS: each packet waits 0 to one period, MS/2 on
+        average, so a board's network-bound figures move with each boot's period. The
+        model, stated before it was measured: a LAN switch, an NFS server's queue, a
+        PHY's interrupt moderation hold a real board's packets for a time that differs
+        from one boot (one server's load, one link's negotiation) to the next. None: no
+        delay. (netem on the tap would delay in the host's time, and this host's kernel
+        has no sch_netem.)"""
+        ms = self.size if self.kind == "lan" else self.lan_ms
+        if not ms:
+            return None
+        drawn = random.Random(0x1a40000 + self.seed_of(power_on)).uniform(0.5, 1.5) * ms
+        return max(1, round(drawn * 1000))
 
     def seed_of(self, power_on: int) -> int:
         """This power-on's seed: the first one's, one more each power-on (busybox ash's
@@ -97,13 +118,27 @@ def parse(text: str, board_name: str = "") -> Load:
     naming what is wrong."""
     who = f"board {board_name}: " if board_name else ""
     text = text.strip()
+    base, plus, lan = text.partition("+")
+    if plus:
+        m = re.fullmatch(r"lan:([0-9.]+)", lan.strip())
+        if not m or base.strip().startswith(("lan", NONE)):
+            raise LoadError(f"{who}load {text!r}: a load's delay on the LAN is written LOAD+lan:MS "
+                            f"(e.g. perboot:1@3807+lan:1)")
+        load = parse(base, board_name)
+        if load.kind not in SEEDED:   # its period drawn from the load's seed, which only these have
+            raise LoadError(f"{who}load {text!r}: a delay on the LAN rides a seeded load "
+                            f"({', '.join(k for k in SEEDED if k != 'lan')}), or is one: lan:MS[@SEED]")
+        return Load(load.kind, load.size, load.seed, _lan_ms(m.group(1), who, text))
     if text == NONE:
         return Load(NONE)
     m = re.fullmatch(r"(\w+):([0-9.]+)(?:@(\d+))?", text)
     if not m or m.group(1) not in KINDS:
-        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT, bursts:PERCENT[@SEED], perboot:PERCENT[@SEED] "
-                        f"or hostcpu:PERCENT")
+        raise LoadError(f"{who}load {text!r}: none, steady:PERCENT, bursts:PERCENT[@SEED], perboot:PERCENT[@SEED], "
+                        f"hostcpu:PERCENT or lan:MS[@SEED], any of them +lan:MS")
     kind, size, seed = m.group(1), float(m.group(2)), m.group(3)
+    if kind == "lan":
+        ms = _lan_ms(m.group(2), who, text)
+        return Load("lan", ms, int(seed) if seed is not None else None, ms)
     top = {"steady": STEADY_MAX, "bursts": BURSTS_MAX, "perboot": PERBOOT_MAX, "hostcpu": HOSTCPU_MAX}[kind]
     if not 0 < size <= top:
         raise LoadError(f"{who}load {text!r}: {kind} takes more than 0 and at most {top:g} % of "
@@ -111,6 +146,13 @@ def parse(text: str, board_name: str = "") -> Load:
     if kind in ("steady", "hostcpu") and seed is not None:
         raise LoadError(f"{who}load {text!r}: a {kind} load has no seed")
     return Load(kind, size, int(seed) if seed is not None else None)
+
+
+def _lan_ms(text: str, who: str, whole: str) -> float:
+    ms = float(text)
+    if not 0 < ms <= LAN_MAX:
+        raise LoadError(f"{who}load {whole!r}: a LAN's delay takes more than 0 and at most {LAN_MAX:g} ms")
+    return ms
 
 
 def check_board(board, load: Load) -> None:
@@ -123,6 +165,6 @@ def check_board(board, load: Load) -> None:
 
 def seeded(load: Load, board_name: str) -> Load:
     """A seeded load without a seed gets the board's: from its name, so a rerun repeats it."""
-    if load.kind not in SEEDED or load.seed is not None:
+    if (load.kind not in SEEDED and not load.lan_ms) or load.seed is not None:
         return load
-    return Load(load.kind, load.size, zlib.crc32(board_name.encode()) & 0x7fff)
+    return Load(load.kind, load.size, zlib.crc32(board_name.encode()) & 0x7fff, load.lan_ms)

@@ -46,15 +46,27 @@ RAM_BASE = 0x40000000
 
 def qemu_args(board, run_dir: Path, load: Load, power_on: int) -> list[str]:
     """QEMU's arguments for the load (none for none, or one of the host's): a guest-loader
-    whose node carries it."""
+    whose node carries it; a filter on the board's netdev for a delay on its LAN."""
+    lan = lan_args(load, power_on)
     if load.kind not in ON_BOARD:
-        return []   # (checked for the board where it was set: its facts, or the switch's PUT)
+        return lan   # (checked for the board where it was set: its facts, or the switch's PUT)
     blob = Path(run_dir) / "load.blob"
     if not blob.exists():
         blob.write_bytes(b"\0")
     addr = RAM_BASE + (board.ram_mb << 20) - (1 << 20)
     program = load.program(power_on).replace(",", ",,")   # QEMU's option syntax: ",," is a comma
-    return ["-device", f"guest-loader,addr={addr:#x},kernel={blob},bootargs={program}"]
+    return ["-device", f"guest-loader,addr={addr:#x},kernel={blob},bootargs={program}"] + lan
+
+
+NETDEV = "lan"   # the board's netdev (vlab.power.qemu_command)
+
+
+def lan_args(load: Load, power_on: int) -> list[str]:
+    """The board's LAN holding its packets (facts.loads.Load.lan_period_us), or nothing."""
+    period = load.lan_period_us(power_on)
+    if period is None:
+        return []
+    return ["-object", f"filter-buffer,id=lan-delay,netdev={NETDEV},queue=all,interval={period}"]
 
 
 def load_url(board) -> str:

@@ -87,11 +87,11 @@ def qemu_command(board: Board, lab: LabHost, clock: str | None = None,
     run_dir = Path(lab.run_dir)
     mac = board.network.mac
     # romfile= : U-Boot drives the NIC itself, no iPXE option ROM needed
-    nic = "virtio-net-pci,netdev=lan,romfile=" + (f",mac={mac}" if mac else "")
+    nic = f"virtio-net-pci,netdev={boardload.NETDEV},romfile=" + (f",mac={mac}" if mac else "")
     return [
         q.binary, "-M", q.machine, "-cpu", q.cpu, "-smp", str(q.smp),
         "-m", str(board.ram_mb), "-bios", str(flash.flashed(board, lab)),   # its own U-Boot
-        "-netdev", f"tap,id=lan,ifname={q.tap},script=no,downscript=no",
+        "-netdev", f"tap,id={boardload.NETDEV},ifname={q.tap},script=no,downscript=no",
         "-device", nic,
         *uart_args(run_dir, board, uart_fd),
         "-display", "none", "-monitor", "none", "-nodefaults",
