@@ -60,6 +60,25 @@ def test_nft_accepts_the_generated_rule_set(tmp_path):
         assert r.returncode == 0, f"{lab.name}: {r.stderr}"
 
 
+@pytest.mark.parametrize("name", ["vlab", "vlab2"])
+def test_a_virtual_bridge_floods_a_board_only_what_is_for_it_and_nft_takes_it(name, tmp_path):
+    """Each board's tap: an ARP request for its own address and DHCP's replies pass, every
+    other broadcast or multicast is dropped, whether another board or the host sent it."""
+    boards = [load_board(b) for b in load_lab_host(name).boards]
+    rules = lanfirewall.board_flood_conf(boards)
+    for hook in ("forward", "output"):
+        chain = rules.split(f"chain {hook} {{")[1].split("}")[0]
+        for b in boards:
+            mine = [ln.strip() for ln in chain.splitlines() if f'oifname "{b.qemu.tap}"' in ln]
+            assert [ln.rsplit(" ", 1)[-1] if "comment" not in ln else "drop" for ln in mine] == \
+                ["accept", "accept", "drop"]
+            assert f"arp daddr ip {b.network.ip} accept" in mine[0] and "udp dport 68" in mine[1]
+    f = tmp_path / f"{name}.nft"
+    f.write_text(lanfirewall.nftables_conf(load_lab_host(name)) + rules)
+    r = subprocess.run(["nft", "-c", "-f", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 def _exports(text):
     """{directory: (clients, options of each)} of /etc/exports lines."""
     out = {}

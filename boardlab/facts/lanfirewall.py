@@ -18,6 +18,7 @@ from boardlab.facts.hostconfigs import MOUNTD_PORT, lan_network
 from boardlab.facts.labhosts import LabHost
 
 TABLE = "boardlab_lan"
+FLOOD_TABLE = "boardlab_lan_flood"   # a virtual lab host's bridge: what of its floods reaches a board
 # a board's boot: TFTP (69), the portmapper (111), NFS (2049), mountd; DHCP/BOOTP (67)
 # comes broadcast, to no address of the host
 BOOT_UDP = (69, 111, 2049, MOUNTD_PORT)
@@ -109,3 +110,25 @@ def sshd_dropin(lab: LabHost) -> str:
             f"# /etc/ssh/sshd_config.d/boardlab.conf. sshd listens on the management address only,\n"
             f"# never on the lab LAN ({lab.address}); the LAN's rule set drops port 22 as well.\n"
             f"ListenAddress {lab.sshd_address}\n")
+
+
+def board_flood_conf(boards) -> str:
+    """A virtual lab host's bridge only (`nft -f`, with nftables_conf): a frame sent to
+    every port (broadcast, multicast) reaches a board's tap only when it is for that board:
+    an ARP request for its own address, or a DHCP reply. Why: Debian's U-Boot gives its
+    virtio-net receive buffers back without notifying QEMU, and nothing polls the NIC while
+    U-Boot sits at its prompt; once about 30 frames have come in there (other boards' ARP
+    and IPv6 multicast while LAVA types its commands), QEMU has no buffer left, stops
+    reading the tap and is never told of the returned ones: the next `tftp` fails, "ARP
+    Retry count exceeded" (tests/test_vlab_faults.py). A real board's NIC drops what its
+    ring cannot hold and goes on, so this is the stand-in's fault, kept off its LAN."""
+    rules = []
+    for b in boards:
+        flood = f'oifname "{b.qemu.tap}" ether daddr & 01:00:00:00:00:00 == 01:00:00:00:00:00'
+        rules += [f"        {flood} arp operation request arp daddr ip {b.network.ip} accept",
+                  f"        {flood} udp sport 67 udp dport 68 accept",
+                  f'        {flood} counter drop comment "{b.name}: no flood that is not for it"']
+    chains = [line for hook in ("forward", "output") for line in (   # from other boards, from the host
+        f"    chain {hook} {{", f"        type filter hook {hook} priority filter; policy accept;", *rules, "    }")]
+    return "\n".join([f"table bridge {FLOOD_TABLE}", f"delete table bridge {FLOOD_TABLE}",
+                      f"table bridge {FLOOD_TABLE} {{", *chains, "}", ""])

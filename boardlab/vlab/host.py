@@ -129,7 +129,7 @@ class VirtualLabHost:
             sh("ip", "addr", "add", self.lab.address, "dev", br, netns=self.ns)
             sh("ip", "link", "set", br, "up", netns=self.ns)
         rules = self.run_dir / "nftables.conf"   # what the boards may reach of this host
-        rules.write_text(lanfirewall.nftables_conf(self.lab))
+        rules.write_text(lanfirewall.nftables_conf(self.lab) + lanfirewall.board_flood_conf(self.boards))
         sh("nft", "-f", str(rules), netns=self.ns)   # replaces its table: every up
         if self.lab.management:
             link_host(self.lab)
