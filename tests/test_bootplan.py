@@ -19,10 +19,11 @@ def test_a_ramdisk_boot_of_the_default_kernel(qemu_arm):
     assert plan.kernel.name == "armmp" and plan.root == "ramdisk"
     assert plan.stage == ((images / "armmp.uImage", "qemu-arm/armmp.uImage"),
                           (images / "rootfs.uImage", "qemu-arm/rootfs.uImage"))
-    assert plan.setup_commands[:3] == ("setenv ipaddr 192.168.10.10",
+    assert plan.setup_commands[:4] == ("setenv -f ethaddr 52:54:00:10:00:0a",   # its own, not U-Boot's 52:52:...
+                                       "setenv ipaddr 192.168.10.10",
                                        "setenv serverip 192.168.10.1",
                                        "setenv netmask 255.255.255.0")
-    assert plan.setup_commands[3].startswith("setenv bootargs console=ttyAMA0,115200 rdinit=/init")
+    assert plan.setup_commands[4].startswith("setenv bootargs console=ttyAMA0,115200 rdinit=/init")
     assert [ld.command for ld in plan.loads] == [
         "tftpboot ${kernel_addr_r} qemu-arm/armmp.uImage",
         "tftpboot ${ramdisk_addr_r} qemu-arm/rootfs.uImage"]
@@ -34,12 +35,12 @@ def test_a_ramdisk_boot_of_the_default_kernel(qemu_arm):
 def test_the_phase_log_is_on_the_command_line_only_when_asked(qemu_arm):
     """initcall_debug moves the milestones: never on a boot that measures them."""
     from boardlab.measure.phases import BOOT_ARGS
-    plain = bootplan.plan_boot(qemu_arm).setup_commands[3]
+    plain = bootplan.plan_boot(qemu_arm).setup_commands[-1]
     logged = bootplan.plan_boot(qemu_arm, phase_log=True)
     assert "initcall_debug" not in plain and logged.phase_log
-    assert logged.setup_commands[3] == f"{plain} {BOOT_ARGS}"
+    assert logged.setup_commands[-1] == f"{plain} {BOOT_ARGS}"
     both = bootplan.plan_boot(qemu_arm, phase_log=True, kernel_args="boardlab_delay_us=2000")
-    assert both.setup_commands[3] == f"{plain} {BOOT_ARGS} boardlab_delay_us=2000"
+    assert both.setup_commands[-1] == f"{plain} {BOOT_ARGS} boardlab_delay_us=2000"
     with pytest.raises(bootplan.PlanError, match="may not hold ';'"):
         bootplan.plan_boot(qemu_arm, kernel_args="quiet; reset")
 
@@ -158,3 +159,23 @@ def test_a_file_nothing_has_built_yet_is_named_with_what_makes_it(qemu_arm, tmp_
     tqm = dataclasses.replace(tqm, images=dataclasses.replace(tqm.images, dir=str(tmp_path)))
     with pytest.raises(bootplan.PlanError, match=re.escape(f"belongs in the board's images ({tmp_path})")):
         bootplan.require_files(tqm, bootplan.plan_boot(tqm, "2.4.25").stage)
+
+
+def test_each_virtual_boards_uboot_sends_as_the_board_and_no_two_alike():
+    """Debian's U-Boot gives every virtual board 52:52:52:52:52:52 (a modern virtio-net
+    device's first address byte, six times): two boards in U-Boot at once then took each
+    other's TFTP frames at the lab's bridge. Each virtual board's U-Boot is given its own
+    address, the one its QEMU device has, on both paths (labgrid's plan, LAVA's device
+    dictionary); a real board's U-Boot keeps its own."""
+    from boardlab.facts.board import BOARDS_DIR, load_board
+    from boardlab.lava.devices import device_dictionary
+    macs = {}
+    for board in (load_board(p.stem) for p in sorted(BOARDS_DIR.glob("*.yaml"))):
+        first = bootplan.ethaddr_commands(board)
+        if board.qemu is None:
+            assert first == ()
+            continue
+        assert first == (f"setenv -f ethaddr {board.network.mac}",)
+        assert first[0] in device_dictionary(board)
+        macs.setdefault(board.network.mac.lower(), []).append(board.name)
+    assert len(macs) >= 3 and all(len(names) == 1 for names in macs.values()), macs

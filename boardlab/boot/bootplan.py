@@ -200,6 +200,17 @@ def milestone_patterns(board: Board) -> tuple[tuple[str, str], ...]:
     return patterns
 
 
+def ethaddr_commands(board: Board) -> tuple[str, ...]:
+    """A virtual board's own MAC address given to its U-Boot. Debian's U-Boot reads a
+    modern virtio-net device's address as its first byte six times: every virtual board's
+    U-Boot sent as 52:52:52:52:52:52, so two boards in U-Boot at once took each other's
+    TFTP frames at the lab's bridge (docs/notes/measurement-runs.md). Its ethaddr is
+    write-once: -f. A real board's U-Boot has its own address: nothing."""
+    if board.qemu is None or not board.network.mac:
+        return ()
+    return (f"setenv -f ethaddr {board.network.mac}",)
+
+
 def _ramdisk(board: Board, spec: str | None, tftp_prefix: str):
     """(name on the TFTP server, local file to stage or None) of the ramdisk."""
     rd = spec or board.images.ramdisk
@@ -241,7 +252,7 @@ def plan_boot(board: Board, kernel: str | None = None, root: str | None = None,
         if rd_local is not None:
             stage.append((rd_local, rd_file))
     ub, net = board.uboot, board.network
-    setup = tuple(ub.init_commands) + tuple(
+    setup = tuple(ub.init_commands) + ethaddr_commands(board) + tuple(
         f"setenv {var} {value}" for var, value in (
             ("ipaddr", net.ip), ("serverip", net.server_ip), ("netmask", net.netmask),
             ("bootargs", " ".join(filter(None, (bootargs(board, root, k.name),

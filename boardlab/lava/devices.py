@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jinja2
 
+from boardlab.boot.bootplan import ethaddr_commands
 from boardlab.facts import pdu
 from boardlab.facts.board import BOARDS_DIR, Board, bootargs, load_board
 from boardlab.facts.labhosts import lab_host_of
@@ -104,8 +105,9 @@ def connection_command(board: Board) -> str:
 def device_dictionary(board: Board) -> str:
     net = board.network
     sets = {"connection_command": connection_command(board), **power_commands(board),
-            "uboot_ipaddr_cmd": f"setenv ipaddr {net.ip}; setenv netmask {net.netmask}"
-            if board.uboot.dialect == "hush" else f"setenv ipaddr {net.ip}"}
+            "uboot_ipaddr_cmd": "; ".join(ethaddr_commands(board) + (
+                (f"setenv ipaddr {net.ip}", f"setenv netmask {net.netmask}") if board.uboot.dialect == "hush"
+                else (f"setenv ipaddr {net.ip}",)))}
     lines = [GENERATED.format(name=board.name),
              f"{{% extends '{device_type_name(board)}.jinja2' %}}\n"]
     lines += [f"{{% set {k} = {json.dumps(v)} %}}\n" for k, v in sets.items()]
