@@ -86,3 +86,18 @@ def test_the_lmbench_groups_give_every_lmbench_figure_once():
     assert groups == list(lmbench_output.GROUPS)
     assert all(re.search(rf"^lm_{g}\(\) {{", runs, re.M) for g in groups)
     assert lmbench_output.group_of("lmbench.lat_ctx_16k_4p_us") == "context_switch"
+
+
+def test_a_real_lava_logs_lmbench_section_gives_every_figure_quotes_and_all():
+    """LAVA job (lava-run, qemu-arm, 2026-12-07): the board's lmbench section as LAVA logged
+    it, each `"` written `\\"` (lat_ctx's '"size=0k ovr=' header): read as the board printed
+    it, every lmbench figure a LAVA job measures is there, lat_ctx's too."""
+    import json
+    from boardlab.lava.logs import raw_figures
+    from paths import DATA
+    entries = [json.loads(line) for line in (DATA / "lava" / "lmbench-job-target-qemu-arm.jsonl").read_text().splitlines()]
+    assert any('\\"size=' in e["msg"] for e in entries)
+    got, failed = raw_figures(entries)
+    want = {k for k, m in catalogue.METRICS.items() if k.startswith("lmbench.") and m.lava}
+    assert failed == {} and set(got["lmbench"]) == want
+    assert got["lmbench"]["lmbench.lat_ctx_0k_2p_us"] == 72.18

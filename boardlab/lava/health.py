@@ -37,7 +37,7 @@ from boardlab.judge.health import GUEST_BOOT, HOST_BOOT, METRIC, HealthCheck, bo
 from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
-from boardlab.lava.logs import login_prompt, read_log
+from boardlab.lava.logs import login_prompt, read_log, target_lines
 from boardlab.errors import TestFault, one_line
 from boardlab.measure import families, tagged
 from boardlab.measure.boardrun import MeasureError
@@ -64,12 +64,10 @@ def figures_of_log(text: str, isa: str | None = None, failed: dict | None = None
     runs (`isa`). The echoed command lines name `$v` and `@$t`, so they match neither.
     A family that gave no figure (its run failed, or its program printed what is none) is
     left out, the others kept; failed, when given, gets {family: why}."""
-    out, lines = {}, []
-    for e in read_log(text):
-        if e.get("lvl") == "target" and isinstance(e.get("msg"), str):
-            lines.append(e["msg"].rstrip("\r"))
-            for key, value in _ANSWER.findall(e["msg"]):
-                out[key] = float(value)
+    out, lines = {}, [line.rstrip("\r") for line in target_lines(read_log(text))]
+    for line in lines:
+        for key, value in _ANSWER.findall(line):
+            out[key] = float(value)
     for name, (raw, rc) in tagged.sections(lines).items():
         try:
             out.update(tagged.figures(name, raw, rc, families.tool_set(name, isa) if isa else None))
