@@ -167,9 +167,9 @@ def last_wait(entries) -> str | None:
 def target_lines(entries) -> list[str]:
     """What the board printed in the job's test shell, line by line (lvl target), as it
     printed it: LAVA's dispatcher writes each `"` of the board's as `\\"` (ShellLogger:
-    "escape double quotes for YAML syntax") and keeps the backslash in the log, so
-    lmbench's lat_ctx header '"size=0k ovr=..' arrived as '\\"size=0k' and its figures
-    were missing. (A board's own backslash before a quote is not told apart.)"""
+    "escape double quotes for YAML syntax") and keeps the backslash in the log, so a
+    header such as '"size=0k ovr=..' arrived as '\\"size=0k' and a parser missed its
+    figures. (A board's own backslash before a quote is not told apart.)"""
     return [e["msg"].replace('\\"', '"') for e in entries
             if e.get("lvl") == "target" and isinstance(e.get("msg"), str)]
 
