@@ -55,10 +55,9 @@ class Load:
         from one boot (one server's load, one link's negotiation) to the next. None: no
         delay. (netem on the tap would delay in the host's time, and this host's kernel
         has no sch_netem.)"""
-        ms = self.size if self.kind == "lan" else self.lan_ms
-        if not ms:
+        if not self.lan_ms:
             return None
-        drawn = random.Random(0x1a40000 + self.seed_of(power_on)).uniform(0.5, 1.5) * ms
+        drawn = random.Random(0x1a40000 + self.seed_of(power_on)).uniform(0.5, 1.5) * self.lan_ms
         return max(1, round(drawn * 1000))
 
     def seed_of(self, power_on: int) -> int:

@@ -38,9 +38,7 @@ from boardlab.lava.files import DEVICE_TYPES_DIR, device_type_name
 from boardlab.lava.jobs import dump_job
 from boardlab.lava.limits import RETRY_SLACK_S
 from boardlab.lava.logs import login_prompt, read_log, target_lines
-from boardlab.errors import TestFault, one_line
 from boardlab.measure import families, tagged
-from boardlab.measure.boardrun import MeasureError
 
 HEALTH_CHECKS_DIR = DEVICE_TYPES_DIR.parent / "health-checks"
 FREQUENCY_HOURS = 24     # a check a day on a board nothing failed on
@@ -68,12 +66,11 @@ def figures_of_log(text: str, isa: str | None = None, failed: dict | None = None
     for line in lines:
         for key, value in _ANSWER.findall(line):
             out[key] = float(value)
-    for name, (raw, rc) in tagged.sections(lines).items():
-        try:
-            out.update(tagged.figures(name, raw, rc, families.tool_set(name, isa) if isa else None))
-        except (MeasureError, TestFault) as e:   # a run that failed, or a program's nonsense
-            if failed is not None:
-                failed[name] = one_line(e)
+    read, why = tagged.all_figures(lines, lambda family: families.tool_set(family, isa) if isa else None)
+    for figures in read.values():
+        out.update(figures)
+    if failed is not None:
+        failed.update(why)
     return out
 
 

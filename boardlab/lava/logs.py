@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from boardlab.boot.bootplan import milestone_patterns
-from boardlab.errors import KERNEL, LAB, Fault, TestFault
+from boardlab.errors import KERNEL, LAB, Fault
 from boardlab.facts.board import Board
 from boardlab.measure import baselines as bl
 from boardlab.judge import outcomes
@@ -178,17 +178,12 @@ def raw_figures(entries, settings: dict | None = None) -> tuple[dict, dict]:
     """({suite: {catalogue key: value}}, {suite: why it gave none}) of the families' raw,
     tagged output in the job's log, each read by its family's own parser
     (measure.tagged); settings: {suite: how it was measured} (whose programs)."""
-    got, failed = {}, {}
-    for family, (lines, rc) in tagged.sections(target_lines(entries)).items():
-        try:
-            figures = tagged.figures(family, lines, rc, ((settings or {}).get(family) or {}).get("tools"))
-            # those the catalogue says a LAVA job measures as the suite does (not free's buffers,
-            # which LAVA's overlay fills)
-            got[family] = {k: v for k, v in figures.items() if k in catalogue.METRICS and catalogue.METRICS[k].lava}
-        except tagged.RawOutputError as e:
-            failed[family] = str(e)
-        except TestFault as e:   # the project's own program printed what is no figure: not the kernel's
-            failed[family] = f"{family}: {e} (the test's fault)"
+    read, failed = tagged.all_figures(target_lines(entries),
+                                      lambda family: ((settings or {}).get(family) or {}).get("tools"))
+    # those the catalogue says a LAVA job measures as the suite does (not free's buffers,
+    # which LAVA's overlay fills)
+    got = {family: {k: v for k, v in figures.items() if k in catalogue.METRICS and catalogue.METRICS[k].lava}
+           for family, figures in read.items()}
     return got, failed
 
 

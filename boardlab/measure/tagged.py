@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from boardlab.errors import TestFault
 from boardlab.measure import families, parsers
 from boardlab.measure.boardrun import MeasureError
 
@@ -59,3 +60,19 @@ def figures(family: str, lines, rc: int | None, tools: str | None = None) -> dic
         return fam.read(lines, tools)
     except (parsers.ParseError, KeyError, ValueError, MeasureError) as e:
         raise RawOutputError(f"{family}: {e}") from None
+
+
+def all_figures(lines, tools_of=lambda family: None) -> tuple[dict, dict]:
+    """Every family's figures in a board's output lines, each read by its own reader ->
+    ({family: {key: value}}, {family: why it gave none}). tools_of(family): whose programs
+    measured it. A family that failed to measure leaves the others' figures; a program
+    that printed what is no figure is said to be the test's fault."""
+    got, failed = {}, {}
+    for family, (raw, rc) in sections(lines).items():
+        try:
+            got[family] = figures(family, raw, rc, tools_of(family))
+        except RawOutputError as e:
+            failed[family] = str(e)
+        except TestFault as e:
+            failed[family] = f"{family}: {e} (the test's fault)"
+    return got, failed
