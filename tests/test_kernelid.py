@@ -42,6 +42,19 @@ def test_two_identities_are_compared_on_what_both_sides_know():
     assert kernelid.differs(a, None) is None and kernelid.differs({}, a) is None   # unknown: not decided here
 
 
+def test_two_configs_of_one_reproducible_build_are_two_kernels():
+    """kbuild's builds print the same /proc/version whatever their config (a fixed build
+    timestamp): the config, where both sides know it, tells them apart."""
+    built = {**kernelid.from_console([VIRT_NFS]), "source_version": "linux-source-6.1 6.1.192-2",
+             "config_sha256": "23b6", "compiler": "gcc 12.2.0"}
+    reconfigured = {**built, "config_sha256": "9f01"}
+    assert kernelid.differs(built, reconfigured) == (kernelid.describe(built), kernelid.describe(reconfigured))
+    assert "config 23b6" in kernelid.describe(built)
+    assert kernelid.differs(built, dict(built)) is None
+    printed_only = kernelid.from_console([VIRT_NFS])   # a side that knows only what the board printed
+    assert kernelid.differs(built, printed_only) is None and kernelid.differs(printed_only, reconfigured) is None
+
+
 def test_a_uimage_carries_what_its_maker_knew(tmp_path):
     img = tmp_path / "armmp.uImage"
     img.write_bytes(b"uImage bytes")

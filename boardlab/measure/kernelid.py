@@ -24,8 +24,8 @@ FIELDS = ("release", "proc_version", "package", "package_version", "source_versi
 # flavour: which series of kernels it belongs to (armmp, virt-nfs: one config over
 # versions); it names the series in the history, it does not tell two kernels apart
 # compared in this order: the first group both identities have decides
-KEYS = (("proc_version",), ("package", "package_version"),
-        ("source_version", "config_sha256", "compiler"), ("uimage_sha256",))
+PRINTED, BUILT = ("proc_version",), ("source_version", "config_sha256", "compiler")
+KEYS = (PRINTED, ("package", "package_version"), BUILT, ("uimage_sha256",))
 LINUX_VERSION = re.compile(r"(Linux version (\S+) .*?)\s*$")
 
 
@@ -109,10 +109,15 @@ def merge(*parts: dict) -> dict:
 
 def differs(a: dict | None, b: dict | None) -> tuple[str, str] | None:
     """The two kernels in words when the identities are of two (None: the same one, or
-    not known on a side)."""
+    not known on a side). The first group both sides know decides; but a build made
+    reproducibly prints the same /proc/version whatever its config, so where both sides
+    also know the build's inputs, those must agree too."""
     for group in KEYS:
         if a and b and all(a.get(k) for k in group) and all(b.get(k) for k in group):
             if any(a[k] != b[k] for k in group):
+                return describe(a), describe(b)
+            if group == PRINTED and all(a.get(k) and b.get(k) for k in BUILT) \
+                    and any(a[k] != b[k] for k in BUILT):
                 return describe(a), describe(b)
             return None
     return None
