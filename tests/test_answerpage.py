@@ -103,6 +103,9 @@ def test_a_later_compare_decides_what_the_sweeps_pair_left_unknown(tmp_path, doc
     assert "- memory: boardlab compare, the kernels booted in turn: the families left unknown" in text
     assert "| jitter.max_us |" in text                          # the sweep's pair's figures stay
     assert answerpage.generated_files()[md] == text
+    _, md = answerpage.add_stage("p", later, why="measured again with the seed credited")   # the same run again: replaced
+    assert "- memory: boardlab compare, the kernels booted in turn: measured again with the seed credited" \
+        in md.read_text() and "the families left unknown" not in md.read_text()
     with pytest.raises(InputError, match="no such answer"):
         answerpage.add_stage("nope", later)
 

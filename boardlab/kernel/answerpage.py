@@ -197,16 +197,17 @@ def write(sweep_dir: Path, name: str, a: str | None = None, b: str | None = None
     return path, _write_page(name, data)
 
 
-def add_stage(name: str, run: Path) -> tuple[Path, Path]:
+def add_stage(name: str, run: Path, why: str | None = None) -> tuple[Path, Path]:
     """A later `boardlab compare` of the page's two kernels added to its data (its figures
-    replace the earlier ones' of what it measured), and the page again."""
+    replace the earlier ones' of what it measured), and the page again; why: what the page
+    says of it (default: the families left unknown measured again)."""
     path = DATA_DIR / f"{name}.json"
     if not path.exists():
         raise InputError(f"{path}: no such answer (`boardlab kernel answer --out SWEEP --name {name}` first)")
     data = json.loads(path.read_text())
     a, b = data["single"]["a"]["label"], data["single"]["b"]["label"]
     data["booted"] = [st for st in data.get("booted", []) if st.get("dir") != str(run)] + [
-        stage(run, a, b, "the families left unknown measured again")]
+        stage(run, a, b, why or "the families left unknown measured again")]
     atomic_write(path, json.dumps(data, indent=1) + "\n")
     return path, _write_page(name, data)
 

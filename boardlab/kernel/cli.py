@@ -112,7 +112,7 @@ def cmd_kernel(args):
             print(f"wrote {data} (`boardlab gen` writes docs/own-programs-{args.name}.md from it)")
             return 0
         if args.also and args.name and not args.words:
-            data, md = answerpage.add_stage(args.name, Path(args.also))
+            data, md = answerpage.add_stage(args.name, Path(args.also), args.why)
         elif not args.out or not args.name or len(args.words) not in (0, 2):
             raise InputError("kernel answer [A B] --out SWEEP_DIR --name PAGE: a sweep's pair (default "
                              "its two ends) as docs/data/PAGE.json and docs/PAGE.md; --name PAGE --also "
@@ -160,6 +160,7 @@ def add_parser(sub):
                                    "answer: the page's (docs/<name>.md)")
     k.add_argument("--config", help="build: the config fragment (default kernels/virt-nfs/<board>.config)")
     k.add_argument("--package", help="pin: another package (an ABI bump: linux-image-6.1.0-51-armmp)")
-    k.add_argument("--why", help="pin: why it moves (kept in the pin)")
+    k.add_argument("--why", help="pin: why it moves (kept in the pin); answer --also: why that compare was "
+                                  "added (the page says it; default: the families left unknown measured again)")
     k.set_defaults(func=cmd_kernel)
     return k
