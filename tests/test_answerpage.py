@@ -203,3 +203,12 @@ def test_each_page_names_whose_programs_measured_it():
     ppc = (answerpage.PAGES_DIR / "kernels-6.1-6.12-ppc.md").read_text()
     assert "- Programs: the project's programs for hackbench, jitter, lmbench." in ppc
     assert "## Beside the study" in ppc
+
+
+def test_a_compare_of_fewer_families_than_the_kept_one_is_a_later_stage():
+    from boardlab.kernel import sensitivity
+    kept = ["boot_time", "hackbench", "jitter", "lmbench", "memory"]
+    assert sensitivity._narrower(["lmbench"], kept)                  # one family again
+    assert sensitivity._narrower(["lmbench:lat_udp_us"], kept)       # some figures again
+    assert not sensitivity._narrower(kept, kept)                     # the whole compare again
+    assert not sensitivity._narrower(kept + ["mem_bw"], kept)

@@ -28,10 +28,11 @@ def keep(page: str, run: Path) -> Path:
         raise InputError(f"{run}: not a compare with the project's programs (--tools {families.OWN})")
     a, b = meta["sides"]
     path = DATA / f"{page}.json"
-    if path.exists() and any(":" in f for f in meta.get("families", [])):
-        # a compare narrowed to some figures (--families FAMILY:NAME) measures them again: a later
-        # stage, whose figures replace the earlier ones' of what it measured
-        data = json.loads(path.read_text())
+    kept = json.loads(path.read_text()) if path.exists() else None
+    if kept and _narrower(meta.get("families", []), kept["own"].get("families", [])):
+        # a compare of some figures (--families FAMILY:NAME) or some families measures them
+        # again: a later stage, whose figures replace the earlier ones' of what it measured
+        data = kept
         data["again"] = [st for st in data.get("again", []) if st.get("dir") != str(run)] + [
             answerpage.stage(Path(run), a, b, "the project's programs (--tools own), some figures again")]
     else:
@@ -41,6 +42,12 @@ def keep(page: str, run: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1) + "\n")
     return path
+
+
+def _narrower(families_now, families_kept) -> bool:
+    """Whether a compare of families_now measures less than the kept one did: some figures
+    of a family, or not every family."""
+    return any(":" in f for f in families_now) or not set(families_kept) <= set(families_now)
 
 
 def rows(data: dict) -> list[tuple]:
