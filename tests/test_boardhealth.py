@@ -78,6 +78,27 @@ def test_a_drift_stays_however_many_sick_checks_follow_until_a_level_is_accepted
     assert h.state == bh.STEADY
 
 
+def test_a_reference_kernel_rebuilt_with_another_config_begins_a_new_level(tmp_path):
+    """The reference kernel rebuilt (another config: 6.1 crediting the boot loader's seed
+    booted qemu-ppc 11 % faster) is the kernel's change, not the board's: its figures begin
+    a new level, and the history says why."""
+    built = {"release": "6.1.192", "source_version": "linux-source-6.1 6.1.192-2", "config_sha256": "23b6",
+             "compiler": "gcc 12.2.0"}
+    for c in steady(10):
+        bh.record(BOARD, "armmp", c["figures"], directory=tmp_path, at=c["at"], identity=built)
+    rebuilt = {**built, "config_sha256": "f906"}
+    h = bh.record(BOARD, "armmp", check(10, 0.89)["figures"], directory=tmp_path, at="t0", identity=rebuilt)
+    assert h.state == bh.LEARNING, h.line()
+    said = [e["accepted"] for e in bh.load("qemu-arm", tmp_path) if "accepted" in e]
+    assert said == ["the reference kernel armmp changed: 6.1.192 from linux-source-6.1 6.1.192-2, config 23b6 -> "
+                    "6.1.192 from linux-source-6.1 6.1.192-2, config f906"]
+    # the same kernel again, or a check that knows no identity: the level goes on
+    bh.record(BOARD, "armmp", check(11, 0.89)["figures"], directory=tmp_path, at="t1", identity=rebuilt)
+    bh.record(BOARD, "armmp", check(12, 0.89)["figures"], directory=tmp_path, at="t2")
+    assert len([e for e in bh.load("qemu-arm", tmp_path) if "accepted" in e]) == 1
+    assert bh.judge(bh.load("qemu-arm", tmp_path)).checks == 3
+
+
 # ---- the board's history, its quarantine, its accepted level (boardlab.lab.healthlog) ----
 
 def test_checks_are_kept_per_board_and_a_drift_quarantines_it_until_accepted(tmp_path, monkeypatch):

@@ -73,12 +73,30 @@ def test_not_a_uimage_is_a_clear_error(tmp_path):
 
 
 def test_a_config_option_dropped_by_kconfig_is_reported(tmp_path):
-    from boardlab.kernelbuilds import kbuild
+    from boardlab.kernelbuilds import fragmentcheck
     frag = tmp_path / "frag.config"
     frag.write_text("# comment\nCONFIG_ROOT_NFS=y\nCONFIG_IP_PNP=y\n")
     config = tmp_path / ".config"
     config.write_text("CONFIG_IP_PNP=y\n# CONFIG_ROOT_NFS is not set\n")
-    assert kbuild._unset_options(config, frag) == ["CONFIG_ROOT_NFS"]
+    assert fragmentcheck.unset_options(config, frag) == ["CONFIG_ROOT_NFS"]
+
+
+def test_an_option_gone_in_later_kernels_is_missed_only_where_the_tree_lacks_it(tmp_path):
+    """One fragment serves 6.1 to 6.12: RANDOM_TRUST_BOOTLOADER left Kconfig in 6.2."""
+    from boardlab.kernelbuilds import fragmentcheck
+    frag = tmp_path / "frag.config"
+    frag.write_text(f"{fragmentcheck.GONE_DIRECTIVE} CONFIG_RANDOM_TRUST_BOOTLOADER\n"
+                    "CONFIG_RANDOM_TRUST_BOOTLOADER=y\nCONFIG_ROOT_NFS=y\n")
+    config = tmp_path / ".config"
+    config.write_text("# CONFIG_ROOT_NFS is not set\n")
+    later, older = tmp_path / "later", tmp_path / "older"
+    (later / "drivers/char").mkdir(parents=True)
+    (later / "drivers/char/Kconfig").write_text("config RANDOM_TRUST_CPU\n\tbool\n")
+    (older / "drivers/char").mkdir(parents=True)
+    (older / "drivers/char/Kconfig").write_text("config RANDOM_TRUST_BOOTLOADER\n\tbool \"x\"\n")
+    assert fragmentcheck.unset_options(config, frag, later) == ["CONFIG_ROOT_NFS"]
+    assert fragmentcheck.unset_options(config, frag, older) == ["CONFIG_RANDOM_TRUST_BOOTLOADER", "CONFIG_ROOT_NFS"]
+    assert fragmentcheck.unset_options(config, frag) == ["CONFIG_RANDOM_TRUST_BOOTLOADER", "CONFIG_ROOT_NFS"]
 
 
 def test_an_nfs_export_boardlab_did_not_make_is_never_emptied(tmp_path):

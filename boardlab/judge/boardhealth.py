@@ -28,7 +28,7 @@ from boardlab.errors import InputError
 from boardlab.facts.board import Board, load_board
 from boardlab.judge import verdict as vd
 from boardlab.judge.decide import Figures, decide
-from boardlab.measure import catalogue, clocks
+from boardlab.measure import catalogue, clocks, kernelid
 
 REFERENCE_MIN = 5     # checks of the board's level before its checks are judged (until then: learning)
 REFERENCE_MAX = 20    # the most recent checks of its level that make its reference
@@ -124,13 +124,23 @@ def now() -> str:
 
 
 def record(board: Board, kernel: str, figures: dict, directory: Path | None = None,
-           at: str | None = None, qemu_clock: str | None = None) -> Health:
-    """A passed health check's figures kept, then the board judged against its own level."""
+           at: str | None = None, qemu_clock: str | None = None, identity: dict | None = None) -> Health:
+    """A passed health check's figures kept, then the board judged against its own level.
+    identity: the reference kernel's (measure.kernelid); when it is another kernel than the
+    last check's (rebuilt with another config, moved to a new version), its figures begin
+    a new level, said in the history: the kernel changed, not the board."""
     values = {k: float(v) for k, v in figures.items() if v is not None}
     entry = {"at": at or now(), "kernel": kernel, "figures": values,
              "clocks": {k: clocks.metric_clock(k.split(".")[0], k.split(".", 1)[1], catalogue.spec(k).unit,
                                                board, qemu_clock) for k in values},
              "host": clocks.this_host()["id"]}
+    if identity:
+        entry["kernel_identity"] = identity
+        last = next((e for e in reversed(load(board.name, directory)) if e.get("figures")), None)
+        two = last and kernelid.differs(last.get("kernel_identity"), identity)
+        if two:
+            _append(board.name, {"at": entry["at"], "accepted": f"the reference kernel {kernel} changed: "
+                                 f"{two[0]} -> {two[1]}"}, directory)
     health = judge(load(board.name, directory) + [entry], board)
     if health.state == DRIFTING:
         entry["drifting"] = True

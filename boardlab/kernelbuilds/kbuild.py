@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from boardlab.kernelbuilds import sources
+from boardlab.kernelbuilds import fragmentcheck, sources
 from boardlab.kernelbuilds.buildenv import CACHE_DIR, mkimage
 from boardlab.errors import KernelFault
 from boardlab.facts.board import Board
@@ -168,7 +168,7 @@ def _configure(src, out, xa: CrossArch, fragment: Path, log):
     if r.returncode != 0:
         raise KernelBuildError(f"merging {fragment} failed: {r.stderr or r.stdout}")
     _make(src, out, xa, "olddefconfig", log=log)
-    missing = _unset_options(out / ".config", fragment)
+    missing = fragmentcheck.unset_options(out / ".config", fragment, Path(src))
     if missing:
         raise KernelBuildError(f"{fragment}: not in the resulting .config (dependencies "
                                f"missing?): {', '.join(missing)}")
@@ -290,10 +290,3 @@ def build_tree(board: Board, tree: Path, out: Path, fragment: Path, uimage: Path
     times = _timed_make(tree, out, xa, log, jobs or os.cpu_count(),
                         cc=f"ccache {xa.cross}gcc" if ccache else None)
     return _result(board, tree, out, uimage, times, log, flavour)
-
-
-def _unset_options(config: Path, fragment: Path) -> list[str]:
-    have = set(config.read_text().splitlines())
-    want = [ln.strip() for ln in fragment.read_text().splitlines()
-            if ln.strip().startswith("CONFIG_") and ln.strip().endswith("=y")]
-    return [w.split("=")[0] for w in want if w not in have]

@@ -174,7 +174,8 @@ class Arbiter:
                 self.echo(f"{board}: health check {job_id}: {family} not measured ({why})")
             if not figures:
                 return
-            h = boardhealth.record(b, b.images.default_kernel, figures)
+            h = boardhealth.record(b, b.images.default_kernel, figures,
+                                   identity=healthlog.reference_identity(b, b.images.default_kernel))
             self.echo(f"{board}: health check {job_id}: performance {h.line()}")
             if h.state == "drifting":   # LAVA's device and the place say it, as `lab check` has them
                 self.echo(healthlog.quarantine_line(board, h))

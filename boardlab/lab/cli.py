@@ -37,7 +37,8 @@ def _performance(board, check) -> int:
     board drifting is quarantined (exit 1)."""
     from boardlab.judge import boardhealth
     from boardlab.lab import healthlog
-    health = boardhealth.record(board, check.kernel, check.measured)
+    health = boardhealth.record(board, check.kernel, check.measured,
+                                identity=healthlog.reference_identity(board, check.kernel))
     print(f"{board.name}: performance: {health.line()} ({boardhealth.path_of(board.name)})")
     if health.state != "drifting":
         return 0

@@ -41,3 +41,15 @@ def tell_lab(board: str, description: str | None, health: str, identity: str | N
                                                  f"not set ({(r.stderr or r.stdout).strip()[-200:]})"))
         except (OSError, subprocess.SubprocessError) as e:
             echo(f"  place {board}: comment not set ({e})")
+
+
+def reference_identity(board, kernel: str) -> dict:
+    """The reference kernel's identity as this host's image of it knows it (measure.kernelid;
+    empty where that image is not on this host)."""
+    from boardlab.boot.bootplan import resolve_kernel
+    from boardlab.errors import BoardlabError
+    from boardlab.measure import kernelid
+    try:
+        return kernelid.of_image(resolve_kernel(board, kernel).local)
+    except BoardlabError:
+        return {}
