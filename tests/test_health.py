@@ -226,25 +226,52 @@ def test_every_lava_board_of_the_real_lab_is_watched_by_its_arbiter():
                 assert f" {board}" in unit.split("ExecStart=")[1].splitlines()[0]
 
 
-@pytest.mark.parametrize("now, unknown", [("Good", False), ("Unknown", False), ("Bad", True),
-                                          ("Maintenance", False), ("Retired", False), ("Looping", False)])
+@pytest.mark.parametrize("now, said, unknown", [
+    ("Good", "", False), ("Unknown", "", False), ("Bad", "", True), ("Maintenance", "fan replaced", False),
+    ("Retired", "", False), ("Looping", "", False), ("Maintenance", "NOT_SERVED", True)])
 def test_lava_server_up_leaves_an_admins_health_alone_and_checks_a_bad_board(monkeypatch, tmp_path,
-                                                                             now, unknown):
+                                                                             now, said, unknown):
     """Registering a board at `lava server up`: Retired stays retired, an admin's
-    Maintenance is not cancelled; only a Bad board is set Unknown (checked again)."""
+    Maintenance is not cancelled; a Bad board is set Unknown (checked again), and so is one
+    an earlier run parked because it did not serve it (its description cleared)."""
     from boardlab.lava import localserver
+    said = localserver.NOT_SERVED if said == "NOT_SERVED" else said
     calls = []
 
     def manage(*args, check=True):
         calls.append(args)
         return subprocess.CompletedProcess(args, 0, "", "")
     monkeypatch.setattr(localserver, "_manage", manage)
-    monkeypatch.setattr(localserver, "_django", lambda expr: now)
+    monkeypatch.setattr(localserver, "_django", lambda expr: repr((now, said)))   # as LAVA's shell prints it
     monkeypatch.setattr(localserver, "CONFIG", tmp_path)
     monkeypatch.setattr(localserver.health, "stage_check_files", lambda board: [])
     localserver.LocalLavaServer(tmp_path, labs=["vlab"], echo=lambda *_: None).register_board("qemu-arm")
     update = [c for c in calls if c[:2] == ("devices", "update")]
-    assert update and (("--health", "UNKNOWN") == update[0][-2:]) == unknown
+    assert update and ("UNKNOWN" in update[0]) == unknown
+    assert (("--description", "") == update[0][-2:]) == (said == localserver.NOT_SERVED)
+
+
+def test_lava_server_up_parks_the_devices_of_earlier_runs_it_does_not_serve(monkeypatch, tmp_path):
+    """`lava server up --board qemu-arm` after a run that served qemu-ppc too: LAVA would
+    schedule qemu-ppc's health checks with nobody serving it (they went Incomplete, then
+    Bad). It is put in Maintenance, saying why; an admin's health is not looked at."""
+    from boardlab.lava import localserver
+    calls, asked = [], []
+
+    def manage(*args, check=True):
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    def django(expr):
+        asked.append(expr)
+        return "qemu-ppc,qemu-arm-noisy"
+    monkeypatch.setattr(localserver, "_manage", manage)
+    monkeypatch.setattr(localserver, "_django", django)
+    srv = localserver.LocalLavaServer(tmp_path, labs=["vlab"], echo=lambda *_: None)
+    assert srv._park_others(["qemu-arm"]) == ["qemu-ppc", "qemu-arm-noisy"]
+    assert "exclude(hostname__in=['qemu-arm'])" in asked[0] and "HEALTH_RETIRED" not in asked[0]
+    assert calls == [("devices", "update", b, "--health", "MAINTENANCE", "--description", localserver.NOT_SERVED)
+                     for b in ("qemu-ppc", "qemu-arm-noisy")]
 
 
 def test_the_recheck_is_scheduled_as_its_own_role_by_cron_and_systemd_alike():

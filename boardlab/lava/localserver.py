@@ -86,6 +86,9 @@ def _reap(pid):
 # `up` sets only Bad Unknown (mended meanwhile? checked again); a new device is Good, checked
 # before its first job; Maintenance, Retired, Looping are an admin's (or the arbiter's): kept
 UNKNOWN_AT_UP = ("Bad",)
+# a device an earlier run registered that this run does not serve: parked in Maintenance
+# (LAVA would schedule its health checks with no worker of ours serving it), until a run does
+NOT_SERVED = "boardlab: not among the boards this LAVA server serves now (lava server up --board)"
 
 
 def worker_env() -> dict:
@@ -199,10 +202,25 @@ class LocalLavaServer:
         if _manage("devices", "details", board.name, check=False).returncode != 0:
             _manage("devices", "add", "--device-type", dtype, "--worker", worker, board.name)
         board.virtual and health.stage_check_files(board)   # its check boots them from its TFTP directory
-        unknown = ["--health", "UNKNOWN"] if _django(
-            f"Device.objects.get(hostname={board.name!r}).get_health_display()") in UNKNOWN_AT_UP else []
-        _manage("devices", "update", board.name, "--worker", worker, *unknown, check=not unknown)
+        device = f"Device.objects.get(hostname={board.name!r})"
+        state = _django(f"({device}.get_health_display(), {device}.description)")
+        parked = NOT_SERVED in state   # the pair's repr holds the description
+        unknown = parked or any(repr(h) in state for h in UNKNOWN_AT_UP)
+        _manage("devices", "update", board.name, "--worker", worker, *(["--health", "UNKNOWN"] if unknown else []),
+                *(["--description", ""] if parked else []), check=not unknown)
         return board.name
+
+    def _park_others(self, served) -> list[str]:
+        """The devices of earlier runs this one does not serve, in Maintenance with why
+        (NOT_SERVED); an admin's Maintenance, Retired or Looping is left as it is."""
+        names = _django("','.join(Device.objects.exclude(hostname__in=%r).filter(health__in=("
+                        "Device.HEALTH_GOOD, Device.HEALTH_UNKNOWN, Device.HEALTH_BAD))"
+                        ".values_list('hostname', flat=True))" % (list(served),))
+        parked = [n for n in names.split(",") if n]
+        for name in parked:
+            _manage("devices", "update", name, "--health", "MAINTENANCE", "--description", NOT_SERVED)
+            self.echo(f"lava server: device {name} in Maintenance: not among this run's boards")
+        return parked
 
     # ---- up / down -----------------------------------------------------------------------
     def up(self, boards=None):
@@ -218,6 +236,7 @@ class LocalLavaServer:
         self._end_leftover_jobs()
         for b in (boards := list(boards or [b for lab in self.labs for b in lab.boards])):
             self.register_board(b)
+        self._park_others(boards)
         binds = [f"127.0.0.1:{self.port}"] + ([f"{load_lab().management_ip}:{self.port}"]
                                               if any(lab.management for lab in self.labs) else [])
         # the workers' requests name the management address: Django lets it in by name
