@@ -140,13 +140,25 @@ def test_a_page_beside_the_study_shows_each_change_the_study_measured_with_its_b
     assert "| jitter." not in section and "| hackbench." not in section   # the study measured neither
 
 
+def _latest_figures(page_data: dict) -> dict:
+    """A stage holding each metric's figures as the page judges them: a later stage's
+    replace an earlier one's."""
+    import copy
+    stages = page_data["booted"]
+    out = copy.deepcopy(stages[0])
+    for st in stages[1:]:
+        for side in ("a", "b"):
+            out[side]["metrics"].update(copy.deepcopy(st[side]["metrics"]))
+    return out
+
+
 def test_the_project_s_programs_beside_an_answer_page_say_per_metric_whether_the_verdict_is_the_same(tmp_path):
     import copy
     import json
     from boardlab.kernel import answerpage, sensitivity
     from boardlab.measure import families
     debian = json.loads((answerpage.DATA_DIR / "kernels-6.1-6.12.json").read_text())
-    own = copy.deepcopy(debian["booted"][0])      # the same figures: every verdict the same
+    own = _latest_figures(debian)      # the same figures: every verdict the same
     for side in (own["a"], own["b"]):
         side["metrics"] = {k: {**m, "settings": {**(m.get("settings") or {}), "tools": families.OWN}}
                            for k, m in side["metrics"].items() if k.startswith(("lmbench.", "hackbench."))}
@@ -166,7 +178,7 @@ def test_some_figures_measured_again_replace_only_theirs_and_the_page_says_when(
     from boardlab.kernel import answerpage, sensitivity
     from boardlab.measure import families
     debian = json.loads((answerpage.DATA_DIR / "kernels-6.1-6.12.json").read_text())
-    own = copy.deepcopy(debian["booted"][0])
+    own = _latest_figures(debian)
     for side in (own["a"], own["b"]):
         side["metrics"] = {k: {**m, "settings": {**(m.get("settings") or {}), "tools": families.OWN}}
                            for k, m in side["metrics"].items() if k.startswith("lmbench.")}
