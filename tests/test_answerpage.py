@@ -153,7 +153,6 @@ def _latest_figures(page_data: dict) -> dict:
 
 
 def test_the_project_s_programs_beside_an_answer_page_say_per_metric_whether_the_verdict_is_the_same(tmp_path):
-    import copy
     import json
     from boardlab.kernel import answerpage, sensitivity
     from boardlab.measure import families

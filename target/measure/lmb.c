@@ -223,7 +223,13 @@ static int start_server(const char *prog, int type, int port, void (*serve)(int 
     sys5(setsockopt, s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct bl_sockaddr_in a;
     sockaddr(&a, 0, port, prog);
-    if ((r = sys3(bind, s, &a, sizeof a)) < 0)
+    /* the last run's server may still be going away (-S signals it and returns, as
+       lmbench's does): its port is free within a few milliseconds, waited for up to 2 s */
+    for (int i = 0; (r = sys3(bind, s, &a, sizeof a)) == -EADDRINUSE && i < 200; i++) {
+        struct bl_timespec pause = { 0, 10 * 1000 * 1000 };
+        sys4(clock_nanosleep, CLOCK_MONOTONIC, 0, &pause, 0);
+    }
+    if (r < 0)
         die(prog, "bind", r);
     if (type == SOCK_STREAM && (r = sys2(listen, s, 64)) < 0)
         die(prog, "listen", r);
@@ -249,7 +255,10 @@ static int start_server(const char *prog, int type, int port, void (*serve)(int 
     return 0;
 }
 
-static long connect_to(const char *prog, const char *host, int port)
+enum { PLAIN = 0, NODELAY = 1 };
+
+/* a connected TCP socket; how: NODELAY (set after connecting) or PLAIN */
+static long connect_to(const char *prog, const char *host, int port, int how)
 {
     long s = sys3(socket, AF_INET, SOCK_STREAM, 0), r;
     if (s < 0)
@@ -259,7 +268,8 @@ static long connect_to(const char *prog, const char *host, int port)
     if ((r = sys3(connect, s, &a, sizeof a)) < 0)
         die(prog, "connect", r);
     int one = 1;
-    sys5(setsockopt, s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (how & NODELAY)
+        sys5(setsockopt, s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return s;
 }
 
@@ -278,12 +288,18 @@ static void serve_echo(int s)
     }
 }
 
+/* lat_connect's server, as lmbench's: each connection read until the client closes it,
+   then closed (the client closes first, so its side keeps the TIME_WAIT) */
 static void serve_close(int s)
 {
     for (;;) {
         long c = sys3(accept, s, 0, 0);
-        if (c >= 0)
-            sys1(close, c);
+        if (c < 0)
+            continue;
+        char byte;
+        while (sys3(read, c, &byte, 1) > 0)
+            ;
+        sys1(close, c);
     }
 }
 
@@ -336,7 +352,7 @@ static int lat_tcp(int argc, char **argv)
         return start_server("lat_tcp", SOCK_STREAM, PORT_TCP, serve_echo);
     if (argc > 1 && bl_streq(argv[1], "-S"))
         return stop_server("lat_tcp");
-    long s = connect_to("lat_tcp", host_arg(argc, argv, "lat_tcp"), PORT_TCP);
+    long s = connect_to("lat_tcp", host_arg(argc, argv, "lat_tcp"), PORT_TCP, NODELAY);
     struct pingpong p = { (int)s, (int)s };
     lat("tcp", op_pingpong, &p);
     sys1(close, s);
@@ -381,7 +397,7 @@ static void op_connect(void *ctx, u64 n)
 {
     (void)ctx;
     while (n--)
-        sys1(close, connect_to("lat_connect", connect_host, PORT_CONNECT));
+        sys1(close, connect_to("lat_connect", connect_host, PORT_CONNECT, PLAIN));
 }
 
 static int lat_connect(int argc, char **argv)
@@ -480,7 +496,7 @@ static int bw_tcp(int argc, char **argv)
     struct reader rd = { 0, bl_map(msg), msg, 1 };
     if (!rd.buf || msg < 1)
         die("bw_tcp", "-m SIZE: a message buffer", 0);
-    rd.fd = (int)connect_to("bw_tcp", host_arg(argc, argv, "bw_tcp"), PORT_BW_TCP);
+    rd.fd = (int)connect_to("bw_tcp", host_arg(argc, argv, "bw_tcp"), PORT_BW_TCP, NODELAY);
     bw("tcp", &rd);
     sys1(close, rd.fd);
     return 0;

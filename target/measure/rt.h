@@ -53,6 +53,7 @@ long sys_call(long n, long a, long b, long c, long d, long e, long f);
 #define SIGCHLD 17
 #define SIGPIPE 13
 #define EINTR 4
+#define EADDRINUSE 98
 
 struct bl_timespec { long tv_sec; long tv_nsec; };      /* the 32-bit time syscalls' */
 struct bl_sockaddr_in { unsigned short family; unsigned short port; u32 addr; char zero[8]; };
