@@ -9,9 +9,10 @@
 # lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
 # the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
 # their output in a log printed when they end. The whole run (no arguments) splits the rest
-# in two: the end-to-end ones (which mostly wait on a board, a replayed console or a server)
-# and the unit tests (which use the CPU those waits leave); with arguments the rest is one
-# session, so a -m of the caller's selects each test once. The exit code is the worst.
+# in three: the PowerPC board's own tests (its QEMU keeps a core busy), the other end-to-end
+# ones (which mostly wait on a replayed console's timeouts or a server) and the unit tests
+# (which use the CPU those waits leave); with arguments the rest is one session, so a -m of
+# the caller's selects each test once. The exit code is the worst.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -33,7 +34,8 @@ stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$
 trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
 if [ $# = 0 ]; then
-  besides=("end-to-end:not slow and vlab" "unit:not slow and not vlab")
+  besides=("powerpc:not slow and ppc_board" "end-to-end:not slow and vlab and not ppc_board"
+           "unit:not slow and not vlab")
 else
   besides=("beside:not slow")
 fi

@@ -30,8 +30,9 @@ def suites(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
 
 
-# mem_eat on qemu-ppc, deterministic clock: 118784 kB on most boots, 118720 on some (7 of
-# the baseline's 30; where the OOM kill falls): judged from samples, not exact here
+# mem_eat on qemu-ppc, deterministic clock: 118720 kB on most boots, 118656 on some (3 of
+# the seeded kernel's 30 in its baseline; where the OOM kill falls): judged from samples,
+# not exact here
 TWO_OUTCOMES = {"memory.mem_eat_kb"}
 
 
@@ -42,7 +43,10 @@ def test_the_suites_run_on_the_powerpc_board_and_are_judged(vlab, tmp_path):
     run = tmp_path / "run"
     r = suites("testsuites/test_boot_time.py", "testsuites/test_memory.py",
                "testsuites/test_shell.py", "testsuites/test_lmbench.py", "testsuites/test_mem_bw.py",
-               "testsuites/test_jitter.py", "testsuites/test_hackbench.py", "--quick", "--run-dir", str(run))
+               "testsuites/test_jitter.py", "testsuites/test_hackbench.py", "--quick", "--run-dir", str(run),
+               # jitter in 10 s runs against their own baselines, as on the ARM board: the path
+               # of the 60 s runs (95 s of this test in 3 runs; 22 s so)
+               "--jitter-duration", "10")
     assert r.returncode == 0, r.stdout[-4000:]
     assert " skipped" not in r.stdout.splitlines()[-1], r.stdout[-3000:]
     metrics = [Metric(**m) for m in json.loads((run / "results.json").read_text())["metrics"]]
