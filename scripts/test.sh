@@ -9,9 +9,9 @@
 # lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
 # the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
 # their output in a log printed when they end. The whole run (no arguments) splits the rest
-# in three: the PowerPC board's own tests (its QEMU keeps a core busy), the other end-to-end
-# ones (which mostly wait on a replayed console's timeouts or a server) and the unit tests
-# (which use the CPU those waits leave); with arguments the rest is one session, so a -m of
+# in three: the PowerPC board's own tests (its QEMU keeps a core busy) and then the unit
+# tests (which use the CPU the waits leave), and beside them the other end-to-end ones (which
+# mostly wait on a replayed console's timeouts or a server); with arguments the rest is one session, so a -m of
 # the caller's selects each test once. The exit code is the worst.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,43 +33,60 @@ fi
 stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
 trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
+# A slot runs its shares one after another ("a;b"): the PowerPC board's tests, then the
+# unit tests, so that at most one QEMU beside the default board's and the unit tests' CPU
+# never share the cores with both (the default board's boots are the run's critical path)
 if [ $# = 0 ]; then
-  besides=("powerpc:not slow and ppc_board" "end-to-end:not slow and vlab and not ppc_board"
-           "unit:not slow and not vlab")
+  slots=("powerpc:not slow and ppc_board;unit:not slow and not vlab"
+         "end-to-end:not slow and vlab and not ppc_board")
 else
-  besides=("beside:not slow")
+  slots=("beside:not slow")
 fi
-pids=() logs=() names=()
-# In a session of its own, SIGINT as a foreground pytest has it (a background job's is
-# ignored): an interrupted run sends it one, and it stops the way Ctrl-C stops this one,
-# its daemons torn down
-stop_besides() { for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null && wait "$pid" || true; done; stop_early; }
+outdir=$(mktemp -d --tmpdir boardlab-tests-beside-XXXXXX)
+# Each share's pytest in a session of its own, SIGINT as a foreground pytest has it (a
+# background job's is ignored): an interrupted run sends the slot a TERM, the slot its
+# running share an INT, and it stops the way Ctrl-C stops this one, its daemons torn down;
+# the shares not started yet say 130
+run_slot() {
+  local child= stop=0 share name marks rc shares
+  trap 'stop=1; [ -z "$child" ] || kill -INT "$child" 2>/dev/null' TERM
+  IFS=';' read -ra shares <<< "$1"; shift
+  for share in "${shares[@]}"; do
+    name=${share%%:*} marks=${share#*:}
+    if [ "$stop" = 1 ]; then echo 130 > "$outdir/$name.rc"; continue; fi
+    setsid env --default-signal=INT .venv/bin/pytest -m "$marks" --on-default-board none --beside-name "$name" "$@" \
+      > "$outdir/$name.log" 2>&1 &
+    child=$!
+    echo "the tests off the default board ($name: -m \"$marks\") run beside these (pid $child, log $outdir/$name.log)"
+    rc=0; wait "$child" || rc=$?
+    while kill -0 "$child" 2>/dev/null; do rc=0; wait "$child" || rc=$?; done   # a TERM ended the wait, not the share
+    echo "$rc" > "$outdir/$name.rc"
+    child=
+  done
+}
+pids=() names=()
+stop_besides() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null && wait "$pid" || true; done; stop_early; }
 trap stop_besides INT TERM EXIT
-for share in "${besides[@]}"; do
-  name=${share%%:*} marks=${share#*:}
-  log=$(mktemp --tmpdir "boardlab-tests-$name-XXXXXX.log")
-  setsid env --default-signal=INT .venv/bin/pytest -m "$marks" --on-default-board none --beside-name "$name" "$@" \
-    > "$log" 2>&1 &
-  pids+=($!) logs+=("$log") names+=("$name")
-  echo "the tests off the default board ($name: -m \"$marks\") run beside these (pid $!, log $log)"
+for slot in "${slots[@]}"; do
+  run_slot "$slot" "$@" &
+  pids+=($!)
+  IFS=';' read -ra shares <<< "$slot"
+  for share in "${shares[@]}"; do names+=("${share%%:*}"); done
 done
 rcs=()
 rc=0
 .venv/bin/pytest -m "not slow" --on-default-board only "$@" || rc=$?
 rcs+=("$rc")
-for i in "${!pids[@]}"; do
-  rc=0
-  wait "${pids[$i]}" || rc=$?
-  rcs+=("$rc")
-done
+for pid in "${pids[@]}"; do wait "$pid" || true; done
 trap - INT TERM EXIT
 if [ -n "$early" ]; then   # long done: the sessions waited on it
   if wait "$early"; then rm -f "$early_log"; else echo "the PowerPC board's images beside the set-up failed (log $early_log): the tests built them"; fi
 fi
-for i in "${!logs[@]}"; do
+for name in "${names[@]}"; do
   echo
-  echo "==================== the tests beside: ${names[$i]} (log ${logs[$i]}) ===================="
-  cat "${logs[$i]}"
+  echo "==================== the tests beside: $name (log $outdir/$name.log) ===================="
+  cat "$outdir/$name.log" 2>/dev/null || echo "(never started)"
+  rcs+=("$(cat "$outdir/$name.rc" 2>/dev/null || echo 1)")
 done
 # 5 is pytest's "no tests collected": a share may be empty (-m "not vlab", a file path)
 worst=5
@@ -78,4 +95,4 @@ for rc in "${rcs[@]}"; do
   [ "$rc" = 0 ] && worst=0
 done
 [ "$worst" = 0 ] || exit 5
-rm -f "${logs[@]}"
+rm -rf "$outdir"
