@@ -9,9 +9,9 @@
 # lab's default board, qemu-arm, here (one after another: a board takes one user at a time),
 # the rest beside them (the PowerPC board's own, scripted consoles, servers, unit tests),
 # their output in a log printed when they end. The whole run (no arguments) splits the rest
-# in three: the PowerPC board's own tests (its QEMU keeps a core busy) and then the unit
-# tests (which use the CPU the waits leave), and beside them the other end-to-end ones (which
-# mostly wait on a replayed console's timeouts or a server); with arguments the rest is one session, so a -m of
+# in three: the unit tests and then the PowerPC board's own tests (its QEMU keeps a core
+# busy), one after another, and beside them the other end-to-end ones (which mostly wait on a
+# replayed console's timeouts or a server); with arguments the rest is one session, so a -m of
 # the caller's selects each test once. The exit code is the worst.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,11 +33,13 @@ fi
 stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
 trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
-# A slot runs its shares one after another ("a;b"): the PowerPC board's tests, then the
-# unit tests, so that at most one QEMU beside the default board's and the unit tests' CPU
-# never share the cores with both (the default board's boots are the run's critical path)
+# A slot runs its shares one after another ("a;b"): the unit tests, then the PowerPC
+# board's, so that the cores hold at most one QEMU beside the default board's and the unit
+# tests never share them with both (the default board's boots are the run's critical path).
+# The unit tests first: on a host's first run the PowerPC board's images are built beside
+# them meanwhile, not waited for.
 if [ $# = 0 ]; then
-  slots=("powerpc:not slow and ppc_board;unit:not slow and not vlab"
+  slots=("unit:not slow and not vlab;powerpc:not slow and ppc_board"
          "end-to-end:not slow and vlab and not ppc_board")
 else
   slots=("beside:not slow")

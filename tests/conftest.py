@@ -47,7 +47,7 @@ def pytest_addoption(parser):
                           "the PowerPC board's own): all tests (default), only those, or none of "
                           "them (scripts/test.sh runs 'only' and 'none' side by side)")
     parser.addoption("--beside-name", default="beside", metavar="NAME",
-                     help="a session beside's name (scripts/test.sh runs three: powerpc, end-to-end and unit): "
+                     help="a session beside's name (scripts/test.sh runs three: unit, powerpc and end-to-end): "
                           "its --junitxml file is FILE-NAME.xml")
     parser.addoption("--order", default="file", metavar="file|reversed|shuffled[:SEED]",
                      help="the tests' order: as in their files (default), reversed, or shuffled "
