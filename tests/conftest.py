@@ -22,12 +22,12 @@ import packageguard  # noqa: E402
 from paths import BUILT_BESIDE, DEFAULT_BOARD, ROOT  # noqa: E402
 
 
-# scripts/test.sh runs two sessions side by side: the tests on the lab's default board
+# scripts/test.sh runs sessions side by side: the tests on the lab's default board
 # (DEFAULT_BOARD, places/lab.yaml: qemu-arm), one after another (a board takes one user at
 # a time, and a test may take its lab host down), and beside them the rest: the PowerPC
-# board's own tests (another lab host) and those that wait on scripted consoles, servers
-# and the cross compiler.
-# --on-default-board picks a session's share. Both may use the lab (vlab.lab.kept_up: the
+# board's own tests (another lab host), those that wait on scripted consoles, servers and
+# the cross compiler, and the unit tests.
+# --on-default-board picks a session's share. All may use the lab (vlab.lab.kept_up: the
 # first one in brings it up, the last one out takes it down).
 SHARES = ("all", "only", "none")
 
