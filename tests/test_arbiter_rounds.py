@@ -429,8 +429,12 @@ def test_each_passed_health_check_is_kept_and_a_drifting_board_quarantined(lab, 
     eighth, 10 % slower on its own clock, quarantines it; no round gives it back."""
     import re
     from boardlab.judge import boardhealth as bh_store
+    from boardlab.lab import healthlog
     from paths import DATA
     monkeypatch.setattr(bh_store, "HEALTH_DIR", tmp_path / "health")
+    # the reference kernel's identity, not this host's image of it: a session beside may be
+    # making that image again meanwhile (a test of the history's levels: test_boardhealth.py)
+    monkeypatch.setattr(healthlog, "reference_identity", lambda board, kernel: {"release": "6.1.0-50-armmp"})
     captured = (DATA / "lava" / "health-check-qemu-arm.output.yaml").read_text()
     log = []
     a = arbiter(tmp_path, log)

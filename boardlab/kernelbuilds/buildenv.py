@@ -32,4 +32,6 @@ def mkimage(kind, src: Path, dst: Path, board: Board, name):
     cmd = ["mkimage", "-A", m.arch, "-O", "linux", "-T", kind, "-C", "none", "-n", name]
     if kind == "kernel":
         cmd += ["-a", m.load_addr, "-e", m.entry]
-    run(cmd + ["-d", str(src), str(dst)])
+    # the header's time is the payload's, not the build's: an image made again of the same
+    # kernel is the same file (its digest is part of the kernel's identity, measure.kernelid)
+    run(cmd + ["-d", str(src), str(dst)], env={**os.environ, "SOURCE_DATE_EPOCH": str(int(src.stat().st_mtime))})
