@@ -315,14 +315,28 @@ static int start_server(const char *prog, int type, int port, void (*serve)(int 
     return 0;
 }
 
-enum { PLAIN = 0, NODELAY = 1 };
+/* lmbench's sock_optimize(): a 1 MB buffer asked for, halved until the kernel takes it
+   (Linux takes any size and caps it at its rmem_max/wmem_max) */
+static void lmbench_buffers(int s, int which)
+{
+    for (int size = 1024 * 1024; size > 0; size >>= 1)
+        if (sys5(setsockopt, s, SOL_SOCKET, which, &size, sizeof size) == 0)
+            return;
+}
 
-/* a connected TCP socket; how: NODELAY (set after connecting) or PLAIN */
+enum { PLAIN = 0, NODELAY = 1, BUFFERS = 2 };
+
+/* a connected TCP socket; how: NODELAY (set after connecting), BUFFERS (lmbench's receive
+   and send buffers, set before connecting, as bw_tcp's client does) or PLAIN */
 static long connect_to(const char *prog, const char *host, int port, int how)
 {
     long s = sys3(socket, AF_INET, SOCK_STREAM, 0), r;
     if (s < 0)
         die(prog, "socket", s);
+    if (how & BUFFERS) {
+        lmbench_buffers((int)s, SO_RCVBUF);
+        lmbench_buffers((int)s, SO_SNDBUF);
+    }
     struct bl_sockaddr_in a;
     sockaddr(&a, host, port, prog);
     if ((r = sys3(connect, s, &a, sizeof a)) < 0)
@@ -375,7 +389,8 @@ static void serve_udp(int s)
     }
 }
 
-/* bw_tcp's server: a request (message size, count) answered by that many messages */
+/* bw_tcp's server: the message size read once, then messages of it sent until the
+   client closes (lmbench's source()); its socket's send buffer as lmbench's */
 static void serve_bw(int s)
 {
     for (;;) {
@@ -384,15 +399,13 @@ static void serve_bw(int s)
             continue;
         if (bl_fork() == 0) {
             sys1(close, s);
-            u32 req[2];
-            char *buf = 0;
-            while (bl_read_all((int)c, req, sizeof req) == sizeof req) {
-                if (!buf && !(buf = bl_map(req[0])))
-                    child_exit(1);
-                for (u32 i = 0; i < req[1]; i++)
-                    if (bl_write_all((int)c, buf, req[0]) < 0)
-                        child_exit(0);
-            }
+            u32 size;
+            char *buf;
+            lmbench_buffers((int)c, SO_SNDBUF);
+            if (bl_read_all((int)c, &size, sizeof size) != sizeof size || !(buf = bl_map(size)))
+                child_exit(1);
+            while (bl_write_all((int)c, buf, size) >= 0)
+                ;
             child_exit(0);
         }
         sys1(close, c);
@@ -474,15 +487,11 @@ static int lat_connect(int argc, char **argv)
 /* ---- bandwidths: 64 KB chunks from a writer that never waits for the reader ----------- */
 #define CHUNK (64 * 1024)
 
-struct reader { int fd; char *buf; size_t chunk; u32 request; };
+struct reader { int fd; char *buf; size_t chunk; };
 
 static void op_read_chunks(void *ctx, u64 n)
 {
     struct reader *r = ctx;
-    if (r->request) {   /* bw_tcp: ask for n messages */
-        u32 req[2] = { (u32)r->chunk, (u32)n };
-        bl_write_all(r->fd, req, sizeof req);
-    }
     while (n--)
         if (bl_read_all(r->fd, r->buf, r->chunk) != (long)r->chunk)
             die("bw", "the writer went away", 0);
@@ -515,7 +524,7 @@ static int bw_pipe(int argc, char **argv)
         writer_loop(p[1], buf);
     }
     sys1(close, p[1]);
-    struct reader rd = { p[0], buf, CHUNK, 0 };
+    struct reader rd = { p[0], buf, CHUNK };
     bw("pipe", &rd);
     sys1(close, p[0]);
     bl_wait_all();
@@ -536,7 +545,7 @@ static int bw_unix(int argc, char **argv)
         writer_loop(sv[1], buf);
     }
     sys1(close, sv[1]);
-    struct reader rd = { sv[0], buf, CHUNK, 0 };
+    struct reader rd = { sv[0], buf, CHUNK };
     bw("unix", &rd);
     sys1(close, sv[0]);
     bl_wait_all();
@@ -553,10 +562,13 @@ static int bw_tcp(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (bl_streq(argv[i], "-m"))
             msg = (size_t)bl_atol(argv[i + 1]);
-    struct reader rd = { 0, bl_map(msg), msg, 1 };
+    struct reader rd = { 0, bl_map(msg), msg };
     if (!rd.buf || msg < 1)
         die("bw_tcp", "-m SIZE: a message buffer", 0);
-    rd.fd = (int)connect_to("bw_tcp", host_arg(argc, argv, "bw_tcp"), PORT_BW_TCP, NODELAY);
+    rd.fd = (int)connect_to("bw_tcp", host_arg(argc, argv, "bw_tcp"), PORT_BW_TCP, BUFFERS);
+    u32 size = (u32)msg;
+    if (bl_write_all(rd.fd, &size, sizeof size) < 0)
+        die("bw_tcp", "the server went away", 0);
     bw("tcp", &rd);
     sys1(close, rd.fd);
     return 0;

@@ -43,6 +43,8 @@ long sys_call(long n, long a, long b, long c, long d, long e, long f);
 #define SOCK_DGRAM 2
 #define SOL_SOCKET 1
 #define SO_REUSEADDR 2
+#define SO_SNDBUF 7
+#define SO_RCVBUF 8
 #define IPPROTO_TCP 6
 #define TCP_NODELAY 1
 #define CLOCK_MONOTONIC 1
