@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from boardlab.bisect import Bisect
 from boardlab.bisect import run as bisect_run
+from boardlab.errors import BoardlabError
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.measure import clocks
 from kerneltree import make_tree  # noqa: E402
@@ -42,8 +43,12 @@ def main():
         shutil.rmtree(probe.build_dir(), ignore_errors=True)
         shutil.rmtree(CACHE_DIR / "ccache", ignore_errors=True)
     t1 = time.monotonic()
-    b = bisect_run.start(tree.path, tree.base, tree.head, args.metric,
-                         out=ROOT / "results" / time.strftime("bench-bisect-%Y%m%d-%H%M%S"))
+    try:
+        b = bisect_run.start(tree.path, tree.base, tree.head, args.metric,
+                             out=ROOT / "results" / time.strftime("bench-bisect-%Y%m%d-%H%M%S"))
+    except BoardlabError as e:   # e.g. a metric the test tree does not regress: one line
+        print(f"bisect_time: {e}", file=sys.stderr)
+        return 2
     total = time.monotonic() - t1
     print(bisect_run.summary(b))
     found = b.first_bad and b.first_bad["rev"] in tree.culprits.values()
