@@ -575,8 +575,8 @@ static int bw_tcp(int argc, char **argv)
     u32 size = (u32)msg;
     if (bl_write_all(rd.fd, &size, sizeof size) < 0)
         die("bw_tcp", "the server went away", 0);
-    /* streamed on the same connection before timing, as lmbench's benchmp warms up: the
-       connection's opening (its window growing) is not what is measured */
+    /* streamed on the same connection before timing, as lmbench's benchmp warms up: in
+       short tries the figure was the connection's first second (METHODS.md) */
     for (u64 end = now_ns() + (u64)(warmup_us > 0 ? warmup_us : 0) * 1000ULL; now_ns() < end; )
         op_read_chunks(&rd, 16);
     bw("tcp", &rd);
