@@ -117,3 +117,36 @@ def test_an_nfs_export_boardlab_did_not_make_is_never_emptied(tmp_path):
     (dst / "stale").write_text("x")
     sync_tree(src, dst)                      # ours: emptied and refilled
     assert not (dst / "stale").exists()
+
+
+def test_two_builds_of_one_package_at_once_build_it_once(tmp_path, monkeypatch):
+    """A board's images and another board's root at once (the unit tests beside the PowerPC
+    board's build, on a fresh host) share a package's build directory: one make at a time,
+    and the second finds it built."""
+    import threading
+    import time
+    from boardlab.images import crossbuild
+    inside, builds, overlaps = [0], [], []
+
+    def recipe(tree, out, ct):
+        inside[0] += 1
+        overlaps.append(inside[0] > 1)
+        time.sleep(0.2)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "busybox").write_text("built")
+        builds.append(out)
+        inside[0] -= 1
+        return {"bin/busybox": out / "busybox"}
+
+    monkeypatch.setattr(crossbuild, "RECIPES", {"busybox": recipe})
+    monkeypatch.setattr(crossbuild, "source_version", lambda pkg: "1:1.35.0-4")
+    monkeypatch.setattr(crossbuild, "fetch_source", lambda pkg, version, cache: tmp_path / "src")
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(crossbuild.build_userland("ppc", ["busybox"], tmp_path)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlaps == [False] and len(builds) == 1
+    assert [files["bin/busybox"].read_text() for files, _ in got] == ["built", "built"]

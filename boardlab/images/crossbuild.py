@@ -9,6 +9,8 @@ built without it and says so (`/etc/boardlab-userland` on the board, and the bui
 progress lines), so the suites that need it skip with that reason."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -67,6 +69,11 @@ def _version_key(v: str):
 
 def fetch_source(pkg: str, version: str, cache: Path) -> Path:
     """Unpacked source tree of pkg at version (downloaded and unpacked once)."""
+    with _lock(cache, f"source-{pkg}"):
+        return _fetched(pkg, version, cache)
+
+
+def _fetched(pkg: str, version: str, cache: Path) -> Path:
     upstream = version.split(":")[-1]
     tree = cache / "src" / f"{pkg}-{upstream}"
     if (tree / ".boardlab-unpacked").exists():
@@ -139,28 +146,45 @@ def build_userland(arch: str, packages, cache: Path,
     files, manifest = {}, {}
     for pkg in packages:
         try:
-            version = source_version(pkg)
-            out = cache / "build" / key / f"{pkg}-{version.split(':')[-1]}"
-            stamp = out / ".boardlab-built"
-            want = recipe_digest()
-            if not (stamp.exists() and stamp.read_text() == want):
-                tree = fetch_source(pkg, version, cache)
-                if pkg not in RECIPES:
-                    raise SourceUnavailable(f"its source {version} is here, but boardlab has "
-                                            f"no cross-build recipe for it yet "
-                                            f"(boardlab/images/crossbuild.py RECIPES)")
-                progress(f"  cross-building {pkg} {version} for {key} ({ct.compiler}, static)")
-                shutil.rmtree(out, ignore_errors=True)
-                built = RECIPES[pkg](tree, out, ct)
-                (out / "files").write_text("".join(f"{k} {v}\n" for k, v in built.items()))
-                stamp.write_text(want)
-            for line in (out / "files").read_text().splitlines():
-                dst, src = line.split(" ", 1)
-                files[dst] = Path(src)
-            manifest[pkg] = version
+            with _lock(cache, f"build-{pkg}"):
+                files.update(_built(pkg, key, ct, cache))
+            manifest[pkg] = source_version(pkg)
         except SourceUnavailable as e:
             if pkg in REQUIRED:
                 raise
             progress(f"  {pkg}: left out of the image: {e}")
             manifest[pkg] = f"missing: {e}"
     return files, manifest
+
+
+@contextlib.contextmanager
+def _lock(cache: Path, name: str):
+    """Held while a package's source is unpacked, or built: two image builds at once (a
+    board's images beside another board's root) share its source tree and build directory,
+    and one make's clean-up would pull files from under the other's."""
+    locks = cache / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def _built(pkg: str, key: str, ct: CrossTarget, cache: Path) -> dict[str, Path]:
+    """{path in root: built file} of pkg for key, built unless its build is up to date."""
+    version = source_version(pkg)
+    out = cache / "build" / key / f"{pkg}-{version.split(':')[-1]}"
+    stamp = out / ".boardlab-built"
+    want = recipe_digest()
+    if not (stamp.exists() and stamp.read_text() == want):
+        tree = fetch_source(pkg, version, cache)
+        if pkg not in RECIPES:
+            raise SourceUnavailable(f"its source {version} is here, but boardlab has "
+                                    f"no cross-build recipe for it yet "
+                                    f"(boardlab/images/crossbuild.py RECIPES)")
+        progress(f"  cross-building {pkg} {version} for {key} ({ct.compiler}, static)")
+        shutil.rmtree(out, ignore_errors=True)
+        built = RECIPES[pkg](tree, out, ct)
+        (out / "files").write_text("".join(f"{k} {v}\n" for k, v in built.items()))
+        stamp.write_text(want)
+    return {dst: Path(src) for dst, src in
+            (line.split(" ", 1) for line in (out / "files").read_text().splitlines())}
