@@ -75,7 +75,8 @@ case "${1:-}" in
   *) printf 'setup: unknown option %s (--main-job, --builds or none)\n' "$1" >&2; exit 2 ;;
 esac
 
-log() { printf 'setup: %s\n' "$*" >&2; }
+# each line with the seconds since the set-up began: where a first run's time goes
+log() { printf 'setup: [%4ds] %s\n' "$SECONDS" "$*" >&2; }
 
 # apt-get install with a progress line per 10 % of its downloads and of its unpacking and
 # configuring (apt's own status on fd 3, APT::Status-Fd): a fresh host takes minutes here

@@ -33,6 +33,7 @@ fi
 stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
 trap stop_early INT TERM EXIT
 bash scripts/setup-host.sh
+echo "set-up done $SECONDS s after the start ($(date +%T)); the tests begin"
 # A slot runs its shares one after another ("a;b"): the unit tests, then the PowerPC
 # board's, so that the cores hold at most one QEMU beside the default board's and the unit
 # tests never share them with both (the default board's boots are the run's critical path).
@@ -59,7 +60,7 @@ run_slot() {
     setsid env --default-signal=INT .venv/bin/pytest -m "$marks" --on-default-board none --beside-name "$name" "$@" \
       > "$outdir/$name.log" 2>&1 &
     child=$!
-    echo "the tests off the default board ($name: -m \"$marks\") run beside these (pid $child, log $outdir/$name.log)"
+    echo "$(date +%T) the tests off the default board ($name: -m \"$marks\") run beside these (pid $child, log $outdir/$name.log)"
     rc=0; wait "$child" || rc=$?
     while kill -0 "$child" 2>/dev/null; do rc=0; wait "$child" || rc=$?; done   # a TERM ended the wait, not the share
     echo "$rc" > "$outdir/$name.rc"
