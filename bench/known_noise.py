@@ -11,7 +11,9 @@ bench/noisy_board.py (--board qemu-arm --load perboot:L: one pool of boots a lev
 - boots per decided answer against a fixed count: the smallest n that, judging exactly n
   boots once, reaches the same rates (A/A alarms no more, A/A rounds decided `same` in
   every metric no fewer: an unknown is no answer, 2 x floor found no fewer), and what the
-  loop saves against it (goal: at least 30 % fewer).
+  loop saves against it (goal: at least 30 % fewer); then the same with every rate the
+  goals name, a shift of the MDC found no fewer too, against the loop's boots over all
+  three kinds of round (A/A, the MDC, 2 x floor).
 
 Runs of one level (board, load size, clock, host, kernel) are pooled: a level measured
 again with other seeds (`--load perboot:1@3807`) adds its boots to the first run's.
@@ -51,16 +53,18 @@ def target_mdc(board, pool: list, family: str, budget: int, clock: str, host: st
 
 
 def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_floors: float, clock: str,
-                budget: int, host: str, stored: int | None = None) -> tuple[int, int, int]:
+                budget: int, host: str, stored: int | None = None,
+                mdc_floors: float | None = None) -> tuple[int, int, int, int]:
     """(A/A rounds with a false alarm in the family, A/A rounds every metric same, shifted
-    rounds whose target is found)
+    rounds whose target is found, MDC-shifted rounds whose target is found)
     judging exactly n boots of B once, by the one judge, against the loop's stored baseline:
     the fixed count's error rates on the loop's own rounds (the same draws: seed 1 the A/A
-    rounds, seed 2 the shifted ones, as level() asks noisy_board.rounds), so the two are
-    compared round by round, not across two resamplings."""
+    rounds, seed 2 the shifted ones, seed 3 the MDC's, as level() asks noisy_board.rounds),
+    so the two are compared round by round, not across two resamplings."""
     keys = nb.judged_keys(pool, family)
-    alarms = same = found = 0
-    for shift, seed in ((0, 1), (shift_floors, 2)):
+    alarms = same = 0
+    found = {2: 0, 3: 0}   # by the rounds' seed: the MDC may be twice the floor too
+    for shift, seed in ((0, 1), (shift_floors, 2)) + (((mdc_floors, 3),) if mdc_floors else ()):
         rng = random.Random(seed)
         for _ in range(n_rounds):
             order = rng.sample(pool, len(pool))
@@ -74,11 +78,11 @@ def fixed_count(board, pool: list, family: str, n: int, n_rounds: int, shift_flo
                 outcomes[key] = decide(spec, Figures(a, clk, host), Figures([x[key] + moved for x in b_boots], clk, host),
                                        board).outcome
             if shift:
-                found += outcomes.get(nb.TARGET[family]) == vd.REGRESSED
+                found[seed] += outcomes.get(nb.TARGET[family]) == vd.REGRESSED
             else:
                 alarms += any(v in (vd.REGRESSED, vd.IMPROVED) for v in outcomes.values())
                 same += all(v == vd.SAME for v in outcomes.values())
-    return alarms, same, found
+    return alarms, same, found[2], found[3]
 
 
 def _level_of(data: dict) -> tuple:
@@ -109,14 +113,16 @@ def level(name: str, data: dict, families, n_rounds: int, budget: int, stored: i
              f"{n_rounds} rounds resampled from the pool, budget {budget} boots, stored baseline "
              + (f"{stored} boots" if stored else "the pool's other boots"), "",
              "| family | target | floor | MDC | MDC shift found | A/A alarms | A/A all same | 2 x floor found "
-             "| loop boots A/A, shift | fixed n for the same rates | boots saved |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| loop boots A/A, shift | fixed n for the same rates | boots saved "
+             "| loop boots A/A, MDC, 2 x floor | fixed n for every rate | boots saved |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     notes = []
     for family in families:
         pool = [b["figures"] for b in data["boots"] if family in b["families"]]
         if len(pool) <= budget + 2:
             continue
         d = target_mdc(board, pool, family, budget, clock, host, stored)
+        floors, r, hit = None, {"boots": []}, 0
         if d.mdc_pct is None:
             mdc_cell, found_mdc = "none in budget", "-"
         else:
@@ -129,19 +135,30 @@ def level(name: str, data: dict, families, n_rounds: int, budget: int, stored: i
         t = nb.tally(aa, sh, family)
         loop_mean = statistics.mean(aa["boots"] + sh["boots"])
         loop_same = sum(all(v == vd.SAME for v in r.values()) for r in aa["verdicts"])
-        rates = {n: fixed_count(board, pool, family, n, n_rounds, 2, clock, budget, host, stored=stored)
+        rates = {n: fixed_count(board, pool, family, n, n_rounds, 2, clock, budget, host, stored=stored,
+                                mdc_floors=floors)
                  for n in range(1, budget + 1)}
-        fixed = next((n for n, (a, s_, f) in rates.items()
+        fixed = next((n for n, (a, s_, f, _) in rates.items()
                       if a <= t["alarms"] and s_ >= loop_same and f >= t["found"][nb.TARGET[family]]), None)
-        saved = f"{100 * (1 - loop_mean / fixed):.0f} %" if fixed else "-"
-        notes.append(f"- {family}, a fixed count of n boots (A/A alarms, A/A all same, 2 x floor found, of "
-                     f"{n_rounds}): " + "; ".join(f"n={n}: {a}, {s_}, {f}" for n, (a, s_, f) in rates.items()))
+        every = next((n for n, (a, s_, f, fm) in rates.items() if a <= t["alarms"] and s_ >= loop_same
+                      and f >= t["found"][nb.TARGET[family]] and fm >= hit), None)
+        loop_every = statistics.mean(aa["boots"] + r["boots"] + sh["boots"])
+        mdc_boots = f"{statistics.mean(r['boots']):.1f}" if r["boots"] else "-"
+        notes.append(f"- {family}, a fixed count of n boots (A/A alarms, A/A all same, 2 x floor found, MDC found, "
+                     f"of {n_rounds}): " + "; ".join(f"n={n}: {a}, {s_}, {f}, {fm if floors else '-'}"
+                                                     for n, (a, s_, f, fm) in rates.items()))
         lines.append(f"| {family} | {nb.TARGET[family]} | {d.floor_pct:.3g} % | {mdc_cell} | {found_mdc} | "
                      f"{t['alarms']} of {t['rounds']} | {loop_same} of {t['rounds']} | "
                      f"{t['found'][nb.TARGET[family]]} of {t['shifted_rounds']} | "
                      f"{statistics.mean(aa['boots']):.1f}, {statistics.mean(sh['boots']):.1f} | "
-                     f"{fixed if fixed else 'none up to the budget'} | {saved} |")
+                     f"{fixed if fixed else 'none up to the budget'} | {_saved(loop_mean, fixed)} | "
+                     f"{statistics.mean(aa['boots']):.1f}, {mdc_boots}, {statistics.mean(sh['boots']):.1f} | "
+                     f"{every if every else 'none up to the budget'} | {_saved(loop_every, every)} |")
     return lines + [""] + notes
+
+
+def _saved(loop_mean: float, fixed: int | None) -> str:
+    return f"{100 * (1 - loop_mean / fixed):.0f} %" if fixed else "-"
 
 
 def main():
