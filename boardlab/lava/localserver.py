@@ -31,7 +31,7 @@ from boardlab.errors import LAB, LabFault
 from boardlab.facts.board import load_board
 from boardlab.facts.labfacts import ARBITER_STATE, load_lab
 from boardlab.facts.labhosts import lab_hosts, load_lab_host
-from boardlab.lava import arbiterstart, devices, health, identities, joboutput
+from boardlab.lava import arbiterstart, devices, health, identities, joboutput, manage
 from boardlab.lava.run import dispatcher_config
 from boardlab.net import tcp_open
 from boardlab.procs import running
@@ -65,7 +65,7 @@ class ServerError(LabFault):
 
 
 def _manage(*args, check=True) -> subprocess.CompletedProcess:
-    r = subprocess.run(["lava-server", "manage", *args], capture_output=True, text=True)
+    r = manage.run(*args)
     if check and r.returncode != 0:
         raise ServerError(f"lava-server manage {' '.join(args)}: {(r.stderr or r.stdout).strip()[-800:]}")
     return r
@@ -230,13 +230,14 @@ class LocalLavaServer:
             raise ServerError(f"127.0.0.1:{self.port} is already in use: another LAVA server? "
                               f"(choose another port)")
         postgres.up(PG_USER, echo=self.echo)
-        # a user and a token per role, none a superuser's (lava.identities)
-        tokens = identities.role_tokens(_manage("shell", "-c", identities.SETUP).stdout)
-        token_files = {lab.name: self._ensure_worker(lab) for lab in self.labs}
-        self._end_leftover_jobs()
-        for b in (boards := list(boards or [b for lab in self.labs for b in lab.boards])):
-            self.register_board(b)
-        self._park_others(boards)
+        with manage.one_process():   # the registrations: one Django start, not twenty
+            # a user and a token per role, none a superuser's (lava.identities)
+            tokens = identities.role_tokens(_manage("shell", "-c", identities.SETUP).stdout)
+            token_files = {lab.name: self._ensure_worker(lab) for lab in self.labs}
+            self._end_leftover_jobs()
+            for b in (boards := list(boards or [b for lab in self.labs for b in lab.boards])):
+                self.register_board(b)
+            self._park_others(boards)
         binds = [f"127.0.0.1:{self.port}"] + ([f"{load_lab().management_ip}:{self.port}"]
                                               if any(lab.management for lab in self.labs) else [])
         # the workers' requests name the management address: Django lets it in by name
