@@ -639,12 +639,15 @@ def test_server_loop_submit_wait_results(ppc_board, tmp_path, capsys):
 
     from boardlab import cli
     from boardlab.lava.localserver import LocalLavaServer, worker_name
+    jobs = {"qemu-arm": "qemu-arm-armmp-nightly", "qemu-ppc": "qemu-ppc-virt-nfs-nightly"}
     with LocalLavaServer(tmp_path / "server", port=free_port(), identity="boardlab-test") as srv:
-        srv.up()
+        # these two boards alone: a third on qemu-arm's host (qemu-arm-noisy, new in a fresh
+        # database) ran its health check on that host's worker, one boot at a time, and held
+        # qemu-arm's jobs back until qemu-ppc's had ended (seen on a fresh host)
+        srv.up(boards=list(jobs))
         # a board whose health is Unknown (new, or its last job failed: a test before this
         # one) runs its health check first; the other board's short jobs could then end
         # before this one's start, and "at the same time" would not be shown
-        jobs = {"qemu-arm": "qemu-arm-armmp-nightly", "qemu-ppc": "qemu-ppc-virt-nfs-nightly"}
         health_checks_done(srv.identity, jobs)
         ids = []
         for n in range(2):   # the schedule's nightly job of each board, twice

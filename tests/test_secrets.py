@@ -1,6 +1,7 @@
 """The lab's secrets stay out of every command line (a process's argv is world-readable in
 /proc/<pid>/cmdline) and in files only their owner reads: LAVA's worker and role tokens,
 SQUAD's database, secret key and submit token."""
+import contextlib
 import json
 import os
 import stat
@@ -57,6 +58,9 @@ def faked_up(tmp_path, monkeypatch, fake):
     from boardlab.lava import localserver
     monkeypatch.setattr(localserver.subprocess, "run", fake.run)
     monkeypatch.setattr(localserver.subprocess, "Popen", fake.popen)
+    # each manage command a process of its own, so the fake sees its argv (one process
+    # takes them on its stdin: tests/test_lava_manage.py)
+    monkeypatch.setattr(localserver.manage, "one_process", contextlib.nullcontext)
     monkeypatch.setattr(localserver.postgres, "up", lambda *a, **k: 5432)
     opened = iter([False])   # the port is free, then the web server answers
     monkeypatch.setattr(localserver, "tcp_open", lambda *a, **k: next(opened, True))
