@@ -9,8 +9,6 @@ built without it and says so (`/etc/boardlab-userland` on the board, and the bui
 progress lines), so the suites that need it skip with that reason."""
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -19,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from boardlab.files import locked
 from boardlab.images import aptanswers
 from boardlab.log import progress
 from boardlab.images.debs import ImageBuildError, run
@@ -69,7 +68,8 @@ def _version_key(v: str):
 
 def fetch_source(pkg: str, version: str, cache: Path) -> Path:
     """Unpacked source tree of pkg at version (downloaded and unpacked once)."""
-    with _lock(cache, f"source-{pkg}"):
+    # two image builds at once share the source tree: one unpacks, the other waits
+    with locked(cache / "locks" / f"source-{pkg}"):
         return _fetched(pkg, version, cache)
 
 
@@ -146,7 +146,8 @@ def build_userland(arch: str, packages, cache: Path,
     files, manifest = {}, {}
     for pkg in packages:
         try:
-            with _lock(cache, f"build-{pkg}"):
+            # and its build directory: one make at a time, the second finds it built
+            with locked(cache / "locks" / f"build-{pkg}"):
                 files.update(_built(pkg, key, ct, cache))
             manifest[pkg] = source_version(pkg)
         except SourceUnavailable as e:
@@ -155,18 +156,6 @@ def build_userland(arch: str, packages, cache: Path,
             progress(f"  {pkg}: left out of the image: {e}")
             manifest[pkg] = f"missing: {e}"
     return files, manifest
-
-
-@contextlib.contextmanager
-def _lock(cache: Path, name: str):
-    """Held while a package's source is unpacked, or built: two image builds at once (a
-    board's images beside another board's root) share its source tree and build directory,
-    and one make's clean-up would pull files from under the other's."""
-    locks = cache / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    with open(locks / f"{name}.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
 
 
 def _built(pkg: str, key: str, ct: CrossTarget, cache: Path) -> dict[str, Path]:
