@@ -277,18 +277,18 @@ def test_a_kernel_that_panics(ppc, tmp_path):
 
 def test_a_kernel_that_prints_nothing_after_starting_kernel(ppc, tmp_path):
     """A valid uImage whose every instruction branches to itself (PowerPC's `b .`): U-Boot
-    jumps into it, and nothing comes back: the boot's timeout (3 s, before the hang watch's
-    7 s of silence: a scripted console's test calls that one, test_scripted_boards) names
+    jumps into it, and nothing comes back: the boot's timeout (4 s, before the hang watch's
+    5 s of silence: a scripted console's test calls that one, test_scripted_boards) names
     the milestone it waited for and the last one reached."""
     payload = tmp_path / "spin"
     payload.write_bytes(bytes.fromhex("48000000") * 16384)
     silent = tmp_path / "silent.uImage"
     images.mkimage("kernel", payload, silent, PPC, "Linux-silent")
     ppc.select(kernel=str(silent))
-    ppc.boot_timeout = 3.0
+    ppc.boot_timeout = 4.0
     with pytest.raises(BootError) as err:
         ppc.transition("shell")
-    log = assert_failed_cleanly(err, ppc, "timeout: no 'Linux version' within 3 s",
+    log = assert_failed_cleanly(err, ppc, "timeout: no 'Linux version' within 4 s",
                                 "last milestone reached: Starting kernel at")
     assert PPC.uboot.kernel_message in log
 
