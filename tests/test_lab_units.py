@@ -1,6 +1,7 @@
 """The systemd units `boardlab gen` writes for a real lab: the exporter, the arbiter and
 the recheck timer come back by themselves, in order after what they need, each LAVA
 role with its own identity; systemd itself reads them without a complaint."""
+import functools
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ def _keys(text: str) -> dict[str, str]:
     return dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln and not ln.startswith("#"))
 
 
+@functools.cache   # one `gen` for the module's tests: the project's facts do not change under them
 def _generated() -> dict[str, str]:
     return {p.relative_to(PLACES_DIR).as_posix(): text for p, text in envgen.generated_files().items()
             if p.suffix in (".service", ".timer") and p.parent.name in ("labhost1", "management", "vlab")}
