@@ -140,21 +140,23 @@ def test_ssh_staging_copies_once(ssh_lab_host, tmp_path):
 
 
 @pytest.mark.vlab
-def test_board_boots_a_kernel_staged_to_its_remote_lab_host(vlab, ssh_lab_host, tmp_path):
-    """The virtual board's env with its TFTP provider on LAB_HOST: a kernel under a new
-    name goes there over ssh, U-Boot loads it by TFTP and the board boots it."""
+def test_board_boots_a_kernel_staged_to_its_remote_lab_host(ppc_board, ssh_lab_host, tmp_path):
+    """A virtual board's env with its TFTP provider on LAB_HOST: a kernel under a new
+    name goes there over ssh, U-Boot loads it by TFTP and the board boots it. On the
+    PowerPC board, beside the default board's session: staging is every board's."""
     from labgrid import Environment
-    board = load_board("qemu-arm")
+    board = load_board("qemu-ppc")
     data = envgen.labgrid_env(board)
     t = data["targets"]["main"]
     local = t["resources"].pop("TFTPProvider")
     t["resources"]["RemoteTFTPProvider"] = dict(local, host=LAB_HOST)
-    t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / "qemu-arm.yaml"),
+    t["drivers"]["BoardStrategy"] = {"facts": str(ROOT / "boards" / f"{board.name}.yaml"),
                                      "log_dir": str(tmp_path)}
-    envfile = tmp_path / "qemu-arm-remote-tftp.yaml"
+    envfile = tmp_path / f"{board.name}-remote-tftp.yaml"
     envfile.write_text(yaml.safe_dump(data, sort_keys=False))
-    uimage = Path(board.images.dir) / board.images.kernels["armmp"].uimage
-    kernel = tmp_path / f"armmp-{uuid.uuid4().hex[:8]}.uImage"
+    default = board.images.default_kernel
+    uimage = Path(board.images.dir) / board.images.kernels[default].uimage
+    kernel = tmp_path / f"{default}-{uuid.uuid4().hex[:8]}.uImage"
     kernel.write_bytes(uimage.read_bytes())
     staged = Path(local["internal"]) / kernel.name
     env = Environment(str(envfile))
