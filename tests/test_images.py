@@ -150,3 +150,49 @@ def test_two_builds_of_one_package_at_once_build_it_once(tmp_path, monkeypatch):
         t.join()
     assert overlaps == [False] and len(builds) == 1
     assert [files["bin/busybox"].read_text() for files, _ in got] == ["built", "built"]
+
+
+def _twice_at_once(build) -> list:
+    """build() from two threads at once -> what each got."""
+    import threading
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(build())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got
+
+
+def test_the_programs_built_twice_at_once_compile_once(tmp_path, monkeypatch):
+    """Two roots built at once on one lab host want the same CPU's programs: one compiles,
+    the other waits and finds them (none removes the other's while it is in use)."""
+    from boardlab.images import ownprograms
+    real, calls = ownprograms._build, []
+    monkeypatch.setattr(ownprograms, "_build", lambda *a: calls.append(a) or real(*a))
+    got = _twice_at_once(lambda: ownprograms.build("603e", tmp_path))
+    assert len(calls) == 1 and got[0] == got[1] and got[0].is_file()
+
+
+def test_the_soft_float_library_built_twice_at_once_builds_once(tmp_path, monkeypatch):
+    """The TQM860L's musl and soft-fp sysroot (minutes of a first run): built once, the
+    second builder waits for it."""
+    import time
+    from boardlab.images import crossbuild, softfloat
+    built = []
+
+    def musl(src, tmp, cross, cflags):
+        built.append(tmp)
+        time.sleep(0.2)
+
+    monkeypatch.setattr(softfloat, "cc_version", lambda cross: ("12", "gcc 12.2.0"))
+    monkeypatch.setattr(softfloat, "_candidate", lambda pkg: "12.2.0-14")
+    monkeypatch.setattr(crossbuild, "source_version", lambda pkg: "1.2.3-1")
+    monkeypatch.setattr(crossbuild, "fetch_source", lambda pkg, version, cache: tmp_path / "src")
+    monkeypatch.setattr(softfloat, "_gcc_softfp_tree", lambda *a: tmp_path / "gcc")
+    monkeypatch.setattr(softfloat, "_musl", musl)
+    monkeypatch.setattr(softfloat, "_softfp", lambda *a: None)
+    monkeypatch.setattr(softfloat, "_kernel_headers", lambda *a: None)
+    monkeypatch.setattr(softfloat, "_driver", lambda tmp, root, cross, cflags: (tmp / "cc").write_text("cc"))
+    got = _twice_at_once(lambda: softfloat.sysroot("powerpc-linux-gnu", ("-mcpu=860",), tmp_path / "cache"))
+    assert len(built) == 1 and got[0] == got[1] and (got[0] / "cc").read_text() == "cc"

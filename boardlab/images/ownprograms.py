@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlab.errors import Bug, InputError
+from boardlab.files import locked
 from boardlab.images.rootfs import TARGET_DIR
 from boardlab.kernelbuilds.buildenv import CACHE_DIR
 from boardlab.log import progress
@@ -108,6 +109,11 @@ def build(isa: str, cache: Path | None = None, board: str | None = None) -> Path
     binary = out / BINARY
     if binary.exists():
         return binary
+    with locked(out):   # one build at a time: the second finds it, none removes another's
+        return binary if binary.exists() else _build(isa, c, out)
+
+
+def _build(isa: str, c, out: Path) -> Path:
     progress(f"  building the project's measurement programs for {isa} ({c.cc} {' '.join(c.flags)})")
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -126,7 +132,7 @@ def build(isa: str, cache: Path | None = None, board: str | None = None) -> Path
                                     f"({', '.join(found[:3])}): its kernel would kill it")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
-    return binary
+    return out / BINARY
 
 
 # PowerPC's floating-point instructions: the f* arithmetic, loads and stores of FPRs, the

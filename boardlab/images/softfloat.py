@@ -23,6 +23,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from boardlab.files import locked
 from boardlab.images.debs import ImageBuildError, run
 from boardlab.log import progress
 
@@ -75,20 +76,23 @@ def sysroot(cross: str, flags: tuple, cache: Path) -> Path:
     gcc_v = _candidate(gcc_src)
     h = hashlib.sha256(RECIPE.read_bytes() + repr((cross, flags, line, musl_v, gcc_v)).encode())
     root = cache / "softfloat" / h.hexdigest()[:16]
-    if (root / "cc").exists():
-        return root
-    progress(f"  building a soft-float C library ({' '.join(flags)}): musl {musl_v}, "
-             f"libgcc's soft-fp from {gcc_src} {gcc_v}")
-    tmp = root.with_name(root.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "lib").mkdir(parents=True)
-    cflags = [*flags, "-mlong-double-64", "-O2"]
-    _musl(fetch_source("musl", musl_v, cache), tmp, cross, cflags)
-    _softfp(_gcc_softfp_tree(gcc_src, gcc_v, cache), tmp, cross, cflags)
-    _kernel_headers(cross, tmp / "kinclude")
-    _driver(tmp, root, cross, cflags)
-    shutil.rmtree(root, ignore_errors=True)
-    tmp.rename(root)
+    # one build at a time (two roots built at once on one lab host): the second waits and
+    # finds it, instead of removing the first's sysroot while the first compiles with it
+    with locked(root):
+        if (root / "cc").exists():
+            return root
+        progress(f"  building a soft-float C library ({' '.join(flags)}): musl {musl_v}, "
+                 f"libgcc's soft-fp from {gcc_src} {gcc_v}")
+        tmp = root.with_name(root.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "lib").mkdir(parents=True)
+        cflags = [*flags, "-mlong-double-64", "-O2"]
+        _musl(fetch_source("musl", musl_v, cache), tmp, cross, cflags)
+        _softfp(_gcc_softfp_tree(gcc_src, gcc_v, cache), tmp, cross, cflags)
+        _kernel_headers(cross, tmp / "kinclude")
+        _driver(tmp, root, cross, cflags)
+        shutil.rmtree(root, ignore_errors=True)
+        tmp.rename(root)
     return root
 
 
