@@ -11,18 +11,32 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--
          "--virtual-time-budget=8000"]
 
 
-def screenshot(url: str, path: Path, size=(1200, 1400)) -> Image.Image:
+# A page whose scripts fetch its data from a server (SQUAD's charts) can be rendered before
+# the answer came on a loaded host (seen once in CI): `until` says what the page must show,
+# and it is rendered again, up to TRIES times, as a person reloads it. A static page's
+# tests pass no `until`: rendered once.
+TRIES = 3
+
+
+def screenshot(url: str, path: Path, size=(1200, 1400), until=None) -> Image.Image:
     assert CHROMIUM, "no chromium: scripts/setup-host.sh installs Debian's"
-    r = subprocess.run([CHROMIUM, *FLAGS, f"--window-size={size[0]},{size[1]}", f"--screenshot={path}", url],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and path.exists(), r.stderr[-2000:]
-    return Image.open(path).convert("RGB")
+    for _ in range(TRIES if until else 1):
+        r = subprocess.run([CHROMIUM, *FLAGS, f"--window-size={size[0]},{size[1]}", f"--screenshot={path}", url],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and path.exists(), r.stderr[-2000:]
+        img = Image.open(path).convert("RGB")
+        if until is None or until(img):
+            break
+    return img
 
 
-def dom(url: str) -> str:
-    """The page's DOM after its scripts ran."""
-    r = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
+def dom(url: str, until=None) -> str:
+    """The page's DOM after its scripts ran (until: see TRIES)."""
+    for _ in range(TRIES if until else 1):
+        r = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        if until is None or until(r.stdout):
+            break
     return r.stdout
 
 

@@ -175,10 +175,14 @@ def look_at_the_pictures(server, tmp_path):
     metric = "boot_time/guest_login"
     url = (f"{server.url}/boardlab/{server.project}/metrics/?environment=qemu-arm.guest-deterministic"
            f"&metric={metric}&range_{metric}=0,100")
-    assert f">{metric}<" in dom(url).replace(" ", "")             # the chart panel is there
-    shot = screenshot(url, tmp_path / "squad.png")
-    # SQUAD draws a build's note as a vertical line with a label on rgba(51,122,183,0.5)
-    assert pixels_near(shot, (153, 188, 219), 12) > 500, "SQUAD's chart shows no note"
+    def panel(text):
+        return f">{metric}<" in text.replace(" ", "")
+
+    def note(img):   # SQUAD draws a build's note as a vertical line with a label on rgba(51,122,183,0.5)
+        return pixels_near(img, (153, 188, 219), 12) > 500
+
+    assert panel(dom(url, until=panel)), "SQUAD's page shows no chart panel"
+    assert note(screenshot(url, tmp_path / "squad.png", until=note)), "SQUAD's chart shows no note"
 
 
 def nightly_builds(tree) -> list:
