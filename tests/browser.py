@@ -18,26 +18,33 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--
 TRIES = 3
 
 
+def _rendered(render, until):
+    """render() once, or again up to TRIES times while until(what it gave) is false."""
+    for _ in range(TRIES if until else 1):
+        got = render()
+        if until is None or until(got):
+            break
+    return got
+
+
 def screenshot(url: str, path: Path, size=(1200, 1400), until=None) -> Image.Image:
     assert CHROMIUM, "no chromium: scripts/setup-host.sh installs Debian's"
-    for _ in range(TRIES if until else 1):
+
+    def render():
         r = subprocess.run([CHROMIUM, *FLAGS, f"--window-size={size[0]},{size[1]}", f"--screenshot={path}", url],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and path.exists(), r.stderr[-2000:]
-        img = Image.open(path).convert("RGB")
-        if until is None or until(img):
-            break
-    return img
+        return Image.open(path).convert("RGB")
+    return _rendered(render, until)
 
 
 def dom(url: str, until=None) -> str:
     """The page's DOM after its scripts ran (until: see TRIES)."""
-    for _ in range(TRIES if until else 1):
+    def render():
         r = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr[-2000:]
-        if until is None or until(r.stdout):
-            break
-    return r.stdout
+        return r.stdout
+    return _rendered(render, until)
 
 
 def pixels_near(img: Image.Image, rgb: tuple, tolerance: int = 12, box=None) -> int:
