@@ -18,17 +18,17 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 # The PowerPC board's images are a clean kernel build of their own, and the longest step
 # of a host's first run: the whole run (no arguments) starts it as soon as its tools are
-# in, beside the rest of the set-up (apt's downloads leave the CPU mostly idle). The
-# sessions' own build (tests/conftest.py) then waits on the board's image lock and finds
-# them built; if this one fails, that one builds them and says why.
+# in, beside the rest of the set-up (apt's downloads leave the CPU mostly idle), and the
+# real boards' roots after them (scripts/build-beside.sh). The sessions' own builds
+# (tests/conftest.py, test_realroot.py) then wait on the same locks and find them built;
+# if this one fails, they build them and say why.
 bash scripts/setup-host.sh --builds
 early=
 if [ $# = 0 ]; then
   early_log=$(mktemp --tmpdir boardlab-tests-ppc-images-early-XXXXXX.log)
-  setsid nice -n 19 ionice -c 3 .venv/bin/boardlab vlab build --board "$(.venv/bin/python tests/paths.py)" \
-    > "$early_log" 2>&1 &
+  setsid nice -n 19 ionice -c 3 bash scripts/build-beside.sh > "$early_log" 2>&1 &
   early=$!
-  echo "the PowerPC board's images build beside the set-up (pid $early, log $early_log)"
+  echo "the PowerPC board's images, then the real boards' roots, build beside the set-up (pid $early, log $early_log)"
 fi
 stop_early() { [ -z "$early" ] || { kill -TERM -- -"$early" 2>/dev/null; wait "$early" 2>/dev/null; } || true; }
 trap stop_early INT TERM EXIT
@@ -83,7 +83,11 @@ rcs+=("$rc")
 for pid in "${pids[@]}"; do wait "$pid" || true; done
 trap - INT TERM EXIT
 if [ -n "$early" ]; then   # long done: the sessions waited on it
-  if wait "$early"; then rm -f "$early_log"; else echo "the PowerPC board's images beside the set-up failed (log $early_log): the tests built them"; fi
+  if wait "$early"; then
+    grep -h " built$" "$early_log"; rm -f "$early_log"
+  else
+    echo "the builds beside the set-up failed (log $early_log): the tests built what they needed"
+  fi
 fi
 for name in "${names[@]}"; do
   echo

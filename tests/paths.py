@@ -10,5 +10,17 @@ DEFAULT_BOARD = default_board()   # the lab's (places/lab.yaml): the session the
 # set-up and the default board's tests (scripts/test.sh, conftest.py)
 BUILT_BESIDE = "qemu-ppc"
 
+
+def real_roots() -> list[str]:
+    """The boards `boardlab images root` builds a root for (tests/test_realroot.py): on a
+    host's first run their cross builds (musl, soft-fp, busybox) follow the PowerPC
+    board's images beside the set-up, so the unit tests find them built."""
+    from boardlab.facts.board import BOARDS_DIR, load_board
+    from boardlab.images.realroot import refuse_why
+    boards = (load_board(p) for p in sorted(BOARDS_DIR.glob("*.yaml")))
+    return [b.name for b in boards if refuse_why(b) is None]
+
+
 if __name__ == "__main__":
-    print(BUILT_BESIDE)
+    import sys
+    print(" ".join(real_roots()) if sys.argv[1:] == ["--real-roots"] else BUILT_BESIDE)
