@@ -2,6 +2,8 @@
 built for every CPU the lab's boards have, the MPC8xx build without one floating-point
 instruction, each run under QEMU's user mode for its CPU, their output read by the same
 parsers as lmbench's and cyclictest's; bad input and bad output said in one line."""
+import base64
+import gzip
 import os
 import re
 import shutil
@@ -287,6 +289,42 @@ class _Shell:
         if "> /" + ownprograms.ON_BOARD_DIR + "/." in cmd:
             self.stamp = cmd.rsplit("echo ", 1)[1].split(" >", 1)[0]
         return []
+
+
+class _LocalShell:
+    """A shell that runs each command in sh here, as a board's shell would (a POSIX shell,
+    base64 and gunzip), answering as labgrid's ShellDriver does."""
+    def __init__(self, path):
+        self.path, self.ran = path, []
+
+    def run(self, cmd):
+        self.ran.append(cmd)
+        r = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, env={"PATH": self.path})
+        return r.stdout.splitlines(), r.stderr.splitlines(), r.returncode
+
+    def run_check(self, cmd):
+        out, err, rc = self.run(cmd)
+        assert rc == 0, (cmd[:80], err)
+        return out
+
+
+@pytest.mark.parametrize("gunzip", [True, False], ids=["gunzip", "no-gunzip"])
+def test_a_program_written_over_the_console_is_the_same_bytes(tmp_path, gunzip):
+    """Chunked base64 lines decoded on the board, gzip'd first where it has gunzip (half the
+    console lines): the file written is the blob, byte for byte, and executable."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for tool in ("sh", "printf", "rm", "mkdir", "base64", "chmod") + (("gunzip", "gzip") if gunzip else ()):
+        os.symlink(shutil.which(tool), bins / tool)
+    blob = os.urandom(3000) + bytes(20000)   # a program: some of it compresses
+    dest = tmp_path / "board/usr/lib/prog"
+    sh = _LocalShell(str(bins))
+    ownprograms.over_console(sh, blob, str(dest))
+    assert dest.read_bytes() == blob and os.access(dest, os.X_OK)
+    lines = sum(c.startswith("printf") for c in sh.ran)
+    assert lines == -(-len(base64.b64encode(gzip.compress(blob, 9, mtime=0) if gunzip else blob))
+                      // ownprograms.CONSOLE_CHUNK)
+    assert not (tmp_path / "board/usr/lib/prog.b64").exists()
 
 
 def test_programs_go_onto_a_board_unless_that_very_build_is_there(built, monkeypatch):
