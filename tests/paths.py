@@ -11,6 +11,16 @@ DEFAULT_BOARD = default_board()   # the lab's (places/lab.yaml): the session the
 BUILT_BESIDE = "qemu-ppc"
 
 
+def lmbench_deselected(groups) -> list[str]:
+    """pytest's --deselect for each of lmbench's groups (testsuites/test_lmbench.py), each
+    checked to be there: pytest ignores a --deselect that names no test, so a renamed group
+    would come back in silence."""
+    suite = ROOT / "testsuites" / "test_lmbench.py"
+    lacking = [g for g in groups if f"def {g}(" not in suite.read_text()]
+    assert not lacking, f"{suite}: no {lacking}"
+    return [f"--deselect=testsuites/test_lmbench.py::{g}" for g in groups]
+
+
 def real_roots() -> list[str]:
     """The boards `boardlab images root` builds a root for (tests/test_realroot.py): on a
     host's first run their cross builds (musl, soft-fp, busybox) follow the PowerPC

@@ -19,7 +19,7 @@ from boardlab.judge import verdict as vd
 from boardlab.judge.results import Metric, update_baselines
 from boardlab.measure import catalogue, clocks
 from boardlab.images import images
-from paths import ROOT
+from paths import ROOT, lmbench_deselected
 
 pytestmark = pytest.mark.vlab
 
@@ -33,9 +33,6 @@ def suites(*args, timeout=1800):
 @pytest.fixture(scope="module")
 def armmp_run(vlab, tmp_path_factory):
     run = tmp_path_factory.mktemp("armmp") / "run"
-    # pytest ignores a --deselect that names no test: a renamed group would come back in silence
-    lmbench = (ROOT / "testsuites/test_lmbench.py").read_text()
-    assert all(f"def {t}(" in lmbench for t in LMBENCH_SLOW), LMBENCH_SLOW
     # the build-size suite's clean kernel build is slow work: its own test below. Two
     # samples of a noisy figure at most: what this checks is every suite's path to a
     # verdict, a second sample in the same boot included (the verdict's decisions are unit
@@ -43,7 +40,7 @@ def armmp_run(vlab, tmp_path_factory):
     # runs, judged against their own baselines: the path of the suite's 60 s runs (78 s each)
     r = suites("testsuites/", "--quick", "-m", "not slow", "--run-dir", str(run), "--jitter-duration", "10",
                "--junitxml", str(run / "junit.xml"), "--max-repeats", "2",
-               *(f"--deselect=testsuites/test_lmbench.py::{t}" for t in LMBENCH_SLOW))
+               *lmbench_deselected(LMBENCH_SLOW))
     return r, run
 
 
