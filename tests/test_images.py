@@ -123,7 +123,6 @@ def test_two_builds_of_one_package_at_once_build_it_once(tmp_path, monkeypatch):
     """A board's images and another board's root at once (the unit tests beside the PowerPC
     board's build, on a fresh host) share a package's build directory: one make at a time,
     and the second finds it built."""
-    import threading
     import time
     from boardlab.images import crossbuild
     inside, builds, overlaps = [0], [], []
@@ -141,13 +140,7 @@ def test_two_builds_of_one_package_at_once_build_it_once(tmp_path, monkeypatch):
     monkeypatch.setattr(crossbuild, "RECIPES", {"busybox": recipe})
     monkeypatch.setattr(crossbuild, "source_version", lambda pkg: "1:1.35.0-4")
     monkeypatch.setattr(crossbuild, "fetch_source", lambda pkg, version, cache: tmp_path / "src")
-    got = []
-    threads = [threading.Thread(target=lambda: got.append(crossbuild.build_userland("ppc", ["busybox"], tmp_path)))
-               for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got = _twice_at_once(lambda: crossbuild.build_userland("ppc", ["busybox"], tmp_path))
     assert overlaps == [False] and len(builds) == 1
     assert [files["bin/busybox"].read_text() for files, _ in got] == ["built", "built"]
 
